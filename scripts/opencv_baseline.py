@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""OpenCV's Sobel pipeline on the same image, timed like `cuda_sobel bench` times the CPU variants:
+cvtColor → two Sobel (CV_32F) → magnitude → convertScaleAbs, median of many runs after a warm-up.
+(The numbers compared are times, not bytes: OpenCV's grey weights are 0.299/0.587/0.114 and its
+border is BORDER_REFLECT_101.)  Usage: opencv_baseline.py IMAGE [THREADS] [RUNS]"""
+import statistics
+import sys
+import time
+
+import cv2
+
+path = sys.argv[1]
+threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+runs = int(sys.argv[3]) if len(sys.argv) > 3 else 50
+cv2.setNumThreads(threads)
+bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+if bgr is None:
+    sys.exit(f"{path}: cannot decode")
+
+
+def pipeline():
+    grey = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
+    return cv2.convertScaleAbs(cv2.magnitude(gx, gy))
+
+
+for _ in range(5):
+    pipeline()
+times = []
+for _ in range(runs):
+    t = time.perf_counter()
+    pipeline()
+    times.append((time.perf_counter() - t) * 1e3)
+h, w = bgr.shape[:2]
+print(f"opencv {cv2.__version__} {w}x{h} threads={threads}: median {statistics.median(times):.3f} ms "
+      f"(min {min(times):.3f}, max {max(times):.3f}, {runs} runs)")

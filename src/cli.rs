@@ -1,0 +1,122 @@
+//! The command line: clap definitions, turned into typed [`pipeline::Options`]. Only this module and
+//! `main.rs` know about clap; exit codes are decided here, in one place.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+
+use crate::pipeline::{self, Variant};
+use crate::sobel::Border;
+use crate::{generate, image_io, report};
+
+const EXAMPLES: &str = "\
+Examples:
+  cuda_sobel imgs_in/2048x1024.png            every variant, n = 1, output in imgs_out/
+  cuda_sobel imgs_in/2048x1024.png 4          gpu-n1 with 4 pixels per thread
+  cuda_sobel photo.jpg --variant cpu-rayon,gpu-fused --border reflect101 --out edges.png
+  cuda_sobel imgs_in/512x512.png --intermediate --json
+  cuda_sobel generate 7680x4320               draw a test image into imgs_in/7680x4320.png
+
+Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input or usage.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cuda_sobel",
+    version,
+    about = "Sobel edge detection on the GPU and CPU, every variant checked byte for byte against a scalar reference",
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Image to process (PNG, JPEG, BMP, GIF, TIFF, WebP; alpha is dropped, 16-bit reduced to 8)
+    #[arg(required = true)]
+    image: Option<PathBuf>,
+    /// Pixels per thread for the gpu-n1 variant
+    #[arg(default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    n: u32,
+    /// Variants to run (comma-separated); default: all. cpu-scalar always runs as the reference.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    variant: Vec<Variant>,
+    /// What the stencil sees beyond the image edge
+    #[arg(long, value_enum, default_value_t)]
+    border: Border,
+    /// Output PNG [default: imgs_out/<stem>_sobel.png]
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the measurements as JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    /// Also write the grey, |Gx| and |Gy| images (like the report's INTERMEDIATE_OUTPUT)
+    #[arg(long)]
+    intermediate: bool,
+    /// Print nothing but errors
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Draw the deterministic test scene (rings, lines, texture, text) tiled to WIDTHxHEIGHT
+    Generate {
+        /// Size as WIDTHxHEIGHT, e.g. 7680x4320
+        #[arg(value_parser = generate::parse_size)]
+        size: (u32, u32),
+        /// Output PNG [default: imgs_in/<W>x<H>.png]
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Some(Command::Generate { size: (w, h), out }) => {
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
+            create_parent(&out)?;
+            let img = generate::scene(w, h);
+            image_io::write_png(&out, w, h, img.as_raw(), image::ExtendedColorType::Rgb8)?;
+            println!("wrote {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        None => run_image(cli.run),
+    }
+}
+
+fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let input = args.image.expect("clap requires the image without a subcommand");
+    let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
+    let mut variants = if args.variant.is_empty() { Variant::ALL.to_vec() } else { args.variant };
+    variants.sort_by_key(|v| Variant::ALL.iter().position(|a| a == v));
+    variants.dedup();
+    let opts =
+        pipeline::Options { input, output, n: args.n, border: args.border, variants, intermediate: args.intermediate };
+
+    create_parent(&opts.output)?;
+    let report = pipeline::run(&opts)?;
+    if args.json {
+        println!("{}", report::json(&report));
+    } else if !args.quiet {
+        print!("{}", report::table(&report));
+    }
+    Ok(if report.all_identical() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn create_parent(path: &std::path::Path) -> anyhow::Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create output folder", dir.display()))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,135 @@
+//! Deterministic test images. The report tiled one photograph to its four sizes; we draw a 512×512 tile
+//! with edges of every orientation (rings, a starburst of lines), smooth gradients (no edges), a fine
+//! texture (checkerboard) and text-like detail (rows of dot glyphs), and tile it to any size.
+//! Integer arithmetic only, so every machine draws the same bytes.
+
+use ::rayon::prelude::*;
+use image::RgbImage;
+
+pub const TILE: u32 = 512;
+
+/// The scene, tiled to `width × height`.
+pub fn scene(width: u32, height: u32) -> RgbImage {
+    let mut buf = vec![0u8; width as usize * height as usize * 3];
+    if !buf.is_empty() {
+        buf.par_chunks_mut(width as usize * 3).enumerate().for_each(|(y, row)| {
+            for (x, px) in row.chunks_exact_mut(3).enumerate() {
+                px.copy_from_slice(&tile_pixel(x as u32 % TILE, y as u32 % TILE));
+            }
+        });
+    }
+    RgbImage::from_raw(width, height, buf).expect("width × height × 3 bytes")
+}
+
+/// Directions of the starburst's lines, every 15°, as (cos, sin) · 1024.
+const RAYS: [(i32, i32); 12] = [
+    (1024, 0),
+    (989, 265),
+    (887, 512),
+    (724, 724),
+    (512, 887),
+    (265, 989),
+    (0, 1024),
+    (-265, 989),
+    (-512, 887),
+    (-724, 724),
+    (-887, 512),
+    (-989, 265),
+];
+
+fn tile_pixel(x: u32, y: u32) -> [u8; 3] {
+    let (x, y) = (x as i32, y as i32);
+    // Smooth background: gradients everywhere, no edges.
+    let mut rgb = [(x / 2) as u8, (y / 2) as u8, (255 - (x + y) / 4) as u8];
+
+    if x < 256 && y < 256 {
+        // Concentric rings: edges at every orientation, at one scale.
+        let (dx, dy) = (x - 128, y - 128);
+        let d = isqrt(dx * dx + dy * dy);
+        if d < 120 {
+            rgb = if (d / 10) % 2 == 0 { [230, 90 + d as u8, 40] } else { [30, 40, 120 + d as u8] };
+        }
+    } else if y < 256 {
+        // Starburst: thin lines at 15° steps through one centre, alternating colours.
+        let (dx, dy) = (x - 384, y - 128);
+        if dx * dx + dy * dy < 120 * 120 {
+            for (k, &(c, s)) in RAYS.iter().enumerate() {
+                if (dx * s - dy * c).abs() < 2 * 1024 {
+                    rgb = if k % 2 == 0 { [250, 250, 250] } else { [10, 10, 10] };
+                }
+            }
+        }
+    } else if x < 256 {
+        // Texture: an 8-pixel checkerboard whose colours drift with position.
+        rgb = if ((x / 8) + (y / 8)) % 2 == 0 {
+            [200, (60 + x / 2) as u8, 40]
+        } else {
+            [40, 90, (100 + (y - 256) / 2) as u8]
+        };
+    } else {
+        // Text-like detail: rows of 5×7 dot glyphs (2 px a dot) on paper, drawn from a hash.
+        rgb = [235, 230, 220];
+        let (tx, ty) = (x - 264, y - 264);
+        if (0..240).contains(&tx) && (0..240).contains(&ty) {
+            let glyph = (ty / 16 * 20 + tx / 12) as u32;
+            let (cx, cy) = ((tx % 12) / 2, (ty % 16) / 2);
+            if cx < 5 && cy < 7 && (hash(glyph) >> (cy * 5 + cx)) & 1 == 1 {
+                rgb = [20, 20, 30];
+            }
+        }
+    }
+    // A disk across the tile's centre gives one large curved edge over all four regions.
+    let (dx, dy) = (x - 256, y - 256);
+    if dx * dx + dy * dy < 40 * 40 {
+        rgb = [250, 220, 0];
+    }
+    rgb
+}
+
+fn isqrt(v: i32) -> i32 {
+    let mut r = (v as f64).sqrt() as i32;
+    while r * r > v {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= v {
+        r += 1;
+    }
+    r
+}
+
+/// A small integer hash (splitmix-style) for the glyph bits.
+fn hash(v: u32) -> u64 {
+    let mut z = (v as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Parses `WIDTHxHEIGHT`.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT"))?;
+    let dim = |d: &str| {
+        d.parse::<u32>().ok().filter(|&v| v > 0).ok_or_else(|| format!("'{d}' in '{s}' is not a positive number"))
+    };
+    Ok((dim(w)?, dim(h)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scene_is_tiled_and_deterministic() {
+        let a = scene(700, 600);
+        assert_eq!(a.get_pixel(10, 20), a.get_pixel(10 + TILE, 20));
+        assert_eq!(a.get_pixel(100, 50), a.get_pixel(100, 50 + TILE));
+        assert_eq!(a.as_raw(), scene(700, 600).as_raw());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("2048x1024"), Ok((2048, 1024)));
+        assert!(parse_size("2048").is_err());
+        assert!(parse_size("0x5").is_err());
+    }
+}

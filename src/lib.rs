@@ -1,0 +1,11 @@
+//! `cuda_sobel`: the Sobel pipeline (grey → Gx, Gy → magnitude) as CPU and GPU variants that must all
+//! produce the bytes [`sobel`] defines. See README.md for the semantics and the command line.
+
+pub mod cli;
+pub mod cpu;
+pub mod error;
+pub mod generate;
+pub mod image_io;
+pub mod pipeline;
+pub mod report;
+pub mod sobel;

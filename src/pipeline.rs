@@ -1,0 +1,257 @@
+//! The variant list and one run of every selected variant on one image, with the report's timing
+//! categories: I/O (decode + encode), GPU memory movement, computation, total.
+//!
+//! `cpu-scalar` always runs: it is the reference every other variant's bytes are compared with.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use image::{ExtendedColorType, RgbImage};
+use serde::Serialize;
+
+use crate::cpu;
+use crate::error::Result;
+use crate::image_io;
+use crate::sobel::Border;
+
+/// Every variant the tool knows, in the order the table lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// The reference: four passes like the report's C program, one thread.
+    CpuScalar,
+    /// Fused and parallel over row bands with rayon.
+    CpuRayon,
+    /// The report's 1:1 version: four kernels, one thread per pixel.
+    GpuMap,
+    /// The report's map fusion: a grey kernel, then one kernel for Gx, Gy and magnitude.
+    GpuFusedMap,
+    /// n pixels per thread (n from the command line), coalesced.
+    GpuN1,
+    /// One kernel from RGB bytes to magnitude bytes.
+    GpuFused,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 6] = [
+        Variant::CpuScalar,
+        Variant::CpuRayon,
+        Variant::GpuMap,
+        Variant::GpuFusedMap,
+        Variant::GpuN1,
+        Variant::GpuFused,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::CpuScalar => "cpu-scalar",
+            Variant::CpuRayon => "cpu-rayon",
+            Variant::GpuMap => "gpu-map",
+            Variant::GpuFusedMap => "gpu-fused-map",
+            Variant::GpuN1 => "gpu-n1",
+            Variant::GpuFused => "gpu-fused",
+        }
+    }
+
+    pub fn is_gpu(self) -> bool {
+        self.name().starts_with("gpu")
+    }
+}
+
+/// What to run, already validated (the CLI builds it; nothing here knows about clap).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    /// Pixels per thread for `gpu-n1`, 1..=64.
+    pub n: u32,
+    pub border: Border,
+    pub variants: Vec<Variant>,
+    /// Also write the grey, |Gx| and |Gy| images beside the output.
+    pub intermediate: bool,
+}
+
+/// Everything one run measured; the table and `--json` are two views of it.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub border: Border,
+    pub n: u32,
+    pub decode_ms: f64,
+    pub encode_ms: f64,
+    pub gpu: GpuStatus,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum GpuStatus {
+    /// The GPU ran; context start-up (the dummy allocation) is reported apart, as in the report.
+    Available {
+        device: String,
+        context_init_ms: f64,
+        kernel_load_ms: f64,
+    },
+    Unavailable {
+        reason: String,
+    },
+    /// No GPU variant was selected.
+    NotRequested,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub variant: Variant,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum Outcome {
+    Ran {
+        #[serde(flatten)]
+        timings: Timings,
+        /// Pixels whose byte differs from `cpu-scalar`'s; anything but 0 is a failure.
+        mismatched_pixels: u64,
+    },
+    Skipped {
+        reason: String,
+    },
+}
+
+/// One variant's times in milliseconds, in the report's categories.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Timings {
+    /// Decode + encode. Every variant reads the same file and writes the same bytes, so both are
+    /// measured once per image and attributed to every row.
+    pub io_ms: f64,
+    /// Allocations, host↔device copies and frees (GPU variants only).
+    pub gpu_memory_ms: Option<f64>,
+    pub compute_ms: f64,
+    pub total_ms: f64,
+}
+
+impl Report {
+    /// True when every variant that ran produced the reference's bytes.
+    pub fn all_identical(&self) -> bool {
+        self.rows.iter().all(|r| !matches!(r.outcome, Outcome::Ran { mismatched_pixels: 1.., .. }))
+    }
+
+    pub fn reference_compute_ms(&self) -> Option<f64> {
+        self.rows.iter().find(|r| r.variant == Variant::CpuScalar).and_then(|r| match r.outcome {
+            Outcome::Ran { timings, .. } => Some(timings.compute_ms),
+            Outcome::Skipped { .. } => None,
+        })
+    }
+}
+
+/// Measures `f` with the wall clock, in milliseconds.
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let start = Instant::now();
+    let value = f();
+    (value, start.elapsed().as_secs_f64() * 1e3)
+}
+
+/// The default output path: `imgs_out/<stem>_sobel.png`.
+pub fn default_output(input: &Path) -> PathBuf {
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
+    Path::new("imgs_out").join(format!("{stem}_sobel.png"))
+}
+
+pub fn run(opts: &Options) -> Result<Report> {
+    let (rgb, decode_ms) = timed(|| image_io::decode_rgb(&opts.input));
+    let rgb = rgb?;
+    let (width, height) = rgb.dimensions();
+
+    let (reference, scalar_ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.border));
+
+    let gpu_wanted = opts.variants.iter().any(|v| v.is_gpu());
+    let gpu = if gpu_wanted {
+        GpuStatus::Unavailable { reason: "this build has no GPU support yet".into() }
+    } else {
+        GpuStatus::NotRequested
+    };
+
+    let mut measured = Vec::new();
+    for &variant in &opts.variants {
+        let outcome = match variant {
+            Variant::CpuScalar => Ok((reference.magnitude.clone(), scalar_ms, None)),
+            Variant::CpuRayon => Ok(run_cpu_rayon(&rgb, opts.border)),
+            _ => Err(match &gpu {
+                GpuStatus::Unavailable { reason } => reason.clone(),
+                _ => unreachable!("a GPU variant was selected"),
+            }),
+        };
+        measured.push((variant, outcome));
+    }
+
+    let (written, encode_ms) = timed(|| write_outputs(opts, width, height, &reference));
+    written?;
+    let io_ms = decode_ms + encode_ms;
+
+    let rows = measured
+        .into_iter()
+        .map(|(variant, outcome)| Row {
+            variant,
+            outcome: match outcome {
+                Ok((bytes, compute_ms, gpu_memory_ms)) => Outcome::Ran {
+                    timings: Timings {
+                        io_ms,
+                        gpu_memory_ms,
+                        compute_ms,
+                        total_ms: io_ms + compute_ms + gpu_memory_ms.unwrap_or(0.0),
+                    },
+                    mismatched_pixels: count_mismatches(&bytes, &reference.magnitude),
+                },
+                Err(reason) => Outcome::Skipped { reason },
+            },
+        })
+        .collect();
+
+    Ok(Report {
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        width,
+        height,
+        border: opts.border,
+        n: opts.n,
+        decode_ms,
+        encode_ms,
+        gpu,
+        rows,
+    })
+}
+
+fn run_cpu_rayon(rgb: &RgbImage, border: Border) -> (Vec<u8>, f64, Option<f64>) {
+    // Start rayon's thread pool outside the timed region: its start-up is not the variant's work.
+    ::rayon::broadcast(|_| ());
+    let (out, ms) = timed(|| cpu::rayon::sobel(rgb, border));
+    (out.into_raw(), ms, None)
+}
+
+pub fn count_mismatches(a: &[u8], b: &[u8]) -> u64 {
+    assert_eq!(a.len(), b.len(), "outputs of different sizes");
+    a.iter().zip(b).filter(|(x, y)| x != y).count() as u64
+}
+
+fn write_outputs(opts: &Options, width: u32, height: u32, stages: &cpu::scalar::Stages) -> Result<()> {
+    image_io::write_png(&opts.output, width, height, &stages.magnitude, ExtendedColorType::L8)?;
+    if opts.intermediate {
+        // |Gx| and |Gy| saturate at 255 to fit a byte; the grey image is exact.
+        let abs8 = |g: &[i16]| g.iter().map(|&v| v.unsigned_abs().min(255) as u8).collect::<Vec<u8>>();
+        for (suffix, bytes) in [("grey", stages.grey.clone()), ("gx", abs8(&stages.gx)), ("gy", abs8(&stages.gy))] {
+            image_io::write_png(&sibling(&opts.output, suffix), width, height, &bytes, ExtendedColorType::L8)?;
+        }
+    }
+    Ok(())
+}
+
+/// `out/x_sobel.png` → `out/x_sobel_<suffix>.png`.
+pub fn sibling(output: &Path, suffix: &str) -> PathBuf {
+    let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    output.with_file_name(format!("{stem}_{suffix}.png"))
+}

@@ -1,0 +1,66 @@
+//! Two views of one [`Report`]: the terminal table (the report's categories per variant) and JSON.
+
+use std::fmt::Write as _;
+
+use crate::pipeline::{GpuStatus, Outcome, Report};
+
+pub fn json(report: &Report) -> String {
+    serde_json::to_string_pretty(report).expect("a Report always serialises")
+}
+
+pub fn table(report: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} ({}×{}, border {}, n = {})",
+        report.input.display(),
+        report.width,
+        report.height,
+        report.border.name(),
+        report.n
+    );
+    match &report.gpu {
+        GpuStatus::Available { device, context_init_ms, kernel_load_ms } => {
+            let _ = writeln!(s, "GPU {device}: context init (dummy 1-byte allocation) {context_init_ms:.1} ms, kernels compiled/loaded in {kernel_load_ms:.1} ms (both excluded below)");
+        }
+        GpuStatus::Unavailable { reason } => {
+            let _ = writeln!(s, "GPU variants skipped: {reason}");
+        }
+        GpuStatus::NotRequested => {}
+    }
+    let _ = writeln!(
+        s,
+        "I/O: decode {:.2} ms + encode {:.2} ms → {}\n",
+        report.decode_ms,
+        report.encode_ms,
+        report.output.display()
+    );
+    let _ = writeln!(
+        s,
+        "{:<14} {:>9} {:>11} {:>11} {:>10} {:>13}  check",
+        "variant", "I/O ms", "GPU mem ms", "compute ms", "total ms", "vs cpu-scalar"
+    );
+    let reference = report.reference_compute_ms();
+    for row in &report.rows {
+        let name = row.variant.name();
+        match &row.outcome {
+            Outcome::Ran { timings: t, mismatched_pixels } => {
+                let mem = t.gpu_memory_ms.map_or("–".into(), |m| format!("{m:.3}"));
+                let speedup = reference.map_or("–".into(), |r| format!("{:.2}×", r / t.compute_ms));
+                let check = match mismatched_pixels {
+                    0 => "identical".to_string(),
+                    n => format!("DIFFERS in {n} pixels"),
+                };
+                let _ = writeln!(
+                    s,
+                    "{name:<14} {:>9.2} {mem:>11} {:>11.3} {:>10.2} {speedup:>13}  {check}",
+                    t.io_ms, t.compute_ms, t.total_ms
+                );
+            }
+            Outcome::Skipped { reason } => {
+                let _ = writeln!(s, "{name:<14} skipped: {reason}");
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,23 @@
+//! Helpers shared by the integration tests. Paths are relative to the current directory (the repo root)
+//! so that test binaries also run on the GPU machine, away from cargo; `CUDA_SOBEL_BIN` overrides the
+//! path of the binary built here.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use image::RgbImage;
+
+/// An RGB image whose every pixel is grey `v` (R = G = B, so the grey pass returns `v` unchanged).
+pub fn grey_rgb(width: u32, height: u32, values: &[u8]) -> RgbImage {
+    assert_eq!(values.len(), (width * height) as usize);
+    RgbImage::from_fn(width, height, |x, y| {
+        let v = values[(y * width + x) as usize];
+        image::Rgb([v, v, v])
+    })
+}
+
+/// The `cuda_sobel` binary under test.
+pub fn bin() -> assert_cmd::Command {
+    let path = std::env::var_os("CUDA_SOBEL_BIN").map(PathBuf::from).unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
+    assert_cmd::Command::new(path)
+}
