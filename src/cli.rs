@@ -17,9 +17,11 @@ Examples:
   cuda_sobel imgs_in/2048x1024.png 4          gpu-n1 with 4 pixels per thread
   cuda_sobel photo.jpg --variant cpu-rayon,gpu-fused --border reflect101 --out edges.png
   cuda_sobel imgs_in/512x512.png --intermediate --json
+  cuda_sobel --emit-ptx ptx/                  write the PTX of every kernel file, to read
   cuda_sobel generate 7680x4320               draw a test image into imgs_in/7680x4320.png
 
-Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input or usage.";
+Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input or usage,
+3 --gpu-required and the GPU variants could not run.";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,7 +42,7 @@ pub struct Cli {
 #[derive(Args, Debug)]
 struct RunArgs {
     /// Image to process (PNG, JPEG, BMP, GIF, TIFF, WebP; alpha is dropped, 16-bit reduced to 8)
-    #[arg(required = true)]
+    #[arg(required_unless_present = "emit_ptx")]
     image: Option<PathBuf>,
     /// Pixels per thread for the gpu-n1 variant
     #[arg(default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -63,6 +65,12 @@ struct RunArgs {
     /// Print nothing but errors
     #[arg(short, long)]
     quiet: bool,
+    /// Exit with code 3 if the GPU variants could not run (default: they are reported as skipped, exit 0)
+    #[arg(long)]
+    gpu_required: bool,
+    /// Write the PTX NVRTC makes of each cuda/*.cu file into DIR (needs NVRTC, not a GPU)
+    #[arg(long, value_name = "DIR")]
+    emit_ptx: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -94,7 +102,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let input = args.image.expect("clap requires the image without a subcommand");
+    if let Some(dir) = &args.emit_ptx {
+        for path in crate::gpu::emit_ptx(dir)? {
+            if !args.quiet {
+                println!("wrote {}", path.display());
+            }
+        }
+    }
+    let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
     let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
     let mut variants = if args.variant.is_empty() { Variant::ALL.to_vec() } else { args.variant };
     variants.sort_by_key(|v| Variant::ALL.iter().position(|a| a == v));
@@ -109,7 +124,14 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else if !args.quiet {
         print!("{}", report::table(&report));
     }
-    Ok(if report.all_identical() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    if !report.all_identical() {
+        return Ok(ExitCode::from(1));
+    }
+    if args.gpu_required && matches!(report.gpu, pipeline::GpuStatus::Unavailable { .. }) {
+        eprintln!("cuda_sobel: --gpu-required, but the GPU variants could not run");
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn create_parent(path: &std::path::Path) -> anyhow::Result<()> {

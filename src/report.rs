@@ -20,8 +20,22 @@ pub fn table(report: &Report) -> String {
         report.n
     );
     match &report.gpu {
-        GpuStatus::Available { device, context_init_ms, kernel_load_ms } => {
-            let _ = writeln!(s, "GPU {device}: context init (dummy 1-byte allocation) {context_init_ms:.1} ms, kernels compiled/loaded in {kernel_load_ms:.1} ms (both excluded below)");
+        GpuStatus::Available { device, context_init_ms, kernel_load_ms, kernels } => {
+            let _ = writeln!(s, "GPU: {device}");
+            let _ = writeln!(
+                s,
+                "context init (dummy 1-byte cudaMalloc): {context_init_ms:.1} ms (excluded below, as in the report)"
+            );
+            let _ = writeln!(
+                s,
+                "kernels: {kernel_load_ms:.1} ms ({} compiled by NVRTC, {} from the PTX cache; excluded below)",
+                kernels.compiled, kernels.from_cache
+            );
+            let _ = writeln!(
+                s,
+                "GPU computation: median of {} event-timed runs after a warm-up; GB/s = 4 bytes per pixel / computation",
+                crate::pipeline::GPU_REPS
+            );
         }
         GpuStatus::Unavailable { reason } => {
             let _ = writeln!(s, "GPU variants skipped: {reason}");
@@ -37,8 +51,8 @@ pub fn table(report: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<14} {:>9} {:>11} {:>11} {:>10} {:>13}  check",
-        "variant", "I/O ms", "GPU mem ms", "compute ms", "total ms", "vs cpu-scalar"
+        "{:<14} {:>9} {:>11} {:>11} {:>10} {:>8} {:>13}  check",
+        "variant", "I/O ms", "GPU mem ms", "compute ms", "total ms", "GB/s", "vs cpu-scalar"
     );
     let reference = report.reference_compute_ms();
     for row in &report.rows {
@@ -46,6 +60,7 @@ pub fn table(report: &Report) -> String {
         match &row.outcome {
             Outcome::Ran { timings: t, mismatched_pixels } => {
                 let mem = t.gpu_memory_ms.map_or("–".into(), |m| format!("{m:.3}"));
+                let gbps = t.effective_gbps.map_or("–".into(), |g| format!("{g:.0}"));
                 let speedup = reference.map_or("–".into(), |r| format!("{:.2}×", r / t.compute_ms));
                 let check = match mismatched_pixels {
                     0 => "identical".to_string(),
@@ -53,7 +68,7 @@ pub fn table(report: &Report) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{name:<14} {:>9.2} {mem:>11} {:>11.3} {:>10.2} {speedup:>13}  {check}",
+                    "{name:<14} {:>9.2} {mem:>11} {:>11.4} {:>10.2} {gbps:>8} {speedup:>13}  {check}",
                     t.io_ms, t.compute_ms, t.total_ms
                 );
             }

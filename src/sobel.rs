@@ -49,18 +49,19 @@ pub fn magnitude_from_squared(s: u32) -> u8 {
     (r + (s > r * r + r) as u32) as u8
 }
 
-/// What a 3×3 stencil sees beyond the image edge.
+/// What a 3×3 stencil sees beyond the image edge. The discriminants are passed to the kernels as `int`
+/// and must equal `BORDER_*` in `cuda/sobel.cuh` (a test checks).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Border {
     /// The nearest edge pixel is repeated: `…a a | a b c | c c…` (NPP's and kornia's choice).
     #[default]
-    Replicate,
+    Replicate = 0,
     /// Pixels outside the image are 0 (the report's program).
-    Zero,
+    Zero = 1,
     /// Mirror without repeating the edge: `…c b | a b c | b a…` (OpenCV's default, `BORDER_REFLECT_101`).
     /// An image one pixel wide or high repeats its only pixel.
-    Reflect101,
+    Reflect101 = 2,
 }
 
 impl Border {

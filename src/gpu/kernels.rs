@@ -1,0 +1,253 @@
+//! The kernel table: every `.cu` file in `cuda/`, compiled to PTX by NVRTC at run time, cached on disk,
+//! and loaded once per process into a typed [`Kernels`] struct — no kernel-name strings elsewhere.
+//!
+//! Compile options, and why (the equivalence contract in `cuda/sobel.cuh` depends on them):
+//! - `--gpu-architecture=compute_XY` of the device, so the driver JIT-compiles PTX for the exact chip;
+//! - `--prec-sqrt=true` (NVRTC's default, stated explicitly): `sqrtf` correctly rounded, which makes the
+//!   magnitude exact;
+//! - `--fmad=false`: no fused multiply-add contraction; our arithmetic is integer apart from one `sqrtf`,
+//!   but this keeps any future float expression evaluated as written, as on the CPU.
+//!
+//! The PTX cache lives in `$CUDA_SOBEL_CACHE`, else `$XDG_CACHE_HOME/cuda_sobel`, else
+//! `~/.cache/cuda_sobel`. An entry is keyed by the source text, the options and the NVRTC version, and
+//! carries a checksum of its own body: a truncated or corrupt entry is detected, deleted and rebuilt,
+//! never trusted. If the driver still refuses cached PTX, it is compiled afresh.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use super::GpuError;
+
+/// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
+pub struct KernelSource {
+    pub name: &'static str,
+    pub source: &'static str,
+}
+
+/// The shared header every kernel file includes.
+pub const HEADER: &str = include_str!("../../cuda/sobel.cuh");
+const INCLUDE_LINE: &str = "#include \"sobel.cuh\"";
+
+/// Every kernel file, one parallel pattern each.
+pub const SOURCES: [KernelSource; 4] = [
+    KernelSource { name: "map", source: include_str!("../../cuda/map.cu") },
+    KernelSource { name: "fused_map", source: include_str!("../../cuda/fused_map.cu") },
+    KernelSource { name: "fused", source: include_str!("../../cuda/fused.cu") },
+    KernelSource { name: "n_per_thread", source: include_str!("../../cuda/n_per_thread.cu") },
+];
+
+/// Every kernel function, loaded. Field comments name the file and the variant that uses it.
+pub struct Kernels {
+    /// map.cu — gpu-map, gpu-fused-map
+    pub grey: CudaFunction,
+    /// map.cu — gpu-map
+    pub sobel_x: CudaFunction,
+    /// map.cu — gpu-map
+    pub sobel_y: CudaFunction,
+    /// map.cu — gpu-map
+    pub magnitude: CudaFunction,
+    /// fused_map.cu — gpu-fused-map
+    pub gradient_magnitude: CudaFunction,
+    /// fused.cu — gpu-fused
+    pub fused: CudaFunction,
+    /// n_per_thread.cu — gpu-n1
+    pub n_per_thread: CudaFunction,
+}
+
+/// How the kernels were obtained this time, for the report.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct LoadStats {
+    pub compiled: usize,
+    pub from_cache: usize,
+}
+
+impl Kernels {
+    pub fn load(ctx: &Arc<CudaContext>, arch: &str) -> Result<(Kernels, LoadStats), GpuError> {
+        let cache = PtxCache::new();
+        let mut stats = LoadStats { compiled: 0, from_cache: 0 };
+        let mut modules = Vec::with_capacity(SOURCES.len());
+        for src in &SOURCES {
+            modules.push(load_module(ctx, src, arch, &cache, &mut stats)?);
+        }
+        let [map, fused_map, fused, n_per_thread] = <[Arc<CudaModule>; 4]>::try_from(modules).expect("4 modules");
+        let f = |m: &Arc<CudaModule>, name: &str| m.load_function(name).map_err(GpuError::Driver);
+        let kernels = Kernels {
+            grey: f(&map, "grey_kernel")?,
+            sobel_x: f(&map, "sobel_x_kernel")?,
+            sobel_y: f(&map, "sobel_y_kernel")?,
+            magnitude: f(&map, "magnitude_kernel")?,
+            gradient_magnitude: f(&fused_map, "gradient_magnitude_kernel")?,
+            fused: f(&fused, "sobel_fused")?,
+            n_per_thread: f(&n_per_thread, "sobel_n_per_thread")?,
+        };
+        Ok((kernels, stats))
+    }
+}
+
+/// The `--gpu-architecture` value for a compute capability.
+pub fn arch_option(major: i32, minor: i32) -> String {
+    format!("--gpu-architecture=compute_{major}{minor}")
+}
+
+fn options(arch: &str) -> Vec<String> {
+    vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()]
+}
+
+/// The source as NVRTC sees it: the `#include "sobel.cuh"` line replaced by the header's text.
+pub fn expanded_source(src: &KernelSource) -> String {
+    assert!(src.source.contains(INCLUDE_LINE), "{}.cu includes sobel.cuh", src.name);
+    src.source.replacen(INCLUDE_LINE, HEADER, 1)
+}
+
+/// Compiles one kernel file to PTX text.
+pub fn compile(src: &KernelSource, arch: &str) -> Result<String, GpuError> {
+    let opts = CompileOptions { options: options(arch), name: Some(format!("{}.cu", src.name)), ..Default::default() };
+    match cudarc::nvrtc::compile_ptx_with_opts(expanded_source(src), opts) {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
+            Err(GpuError::Compile { module: src.name, log: log.to_string_lossy().trim().to_owned() })
+        }
+        Err(e) => Err(GpuError::Compile { module: src.name, log: format!("{e:?}") }),
+    }
+}
+
+fn load_module(
+    ctx: &Arc<CudaContext>,
+    src: &KernelSource,
+    arch: &str,
+    cache: &PtxCache,
+    stats: &mut LoadStats,
+) -> Result<Arc<CudaModule>, GpuError> {
+    let key = cache_key(src, arch);
+    if let Some(ptx) = cache.get(src.name, key) {
+        if let Ok(module) = ctx.load_module(Ptx::from_src(ptx)) {
+            stats.from_cache += 1;
+            return Ok(module);
+        }
+        // The driver refused PTX that passed its checksum (e.g. written by a newer NVRTC): rebuild.
+    }
+    let ptx = compile(src, arch)?;
+    cache.put(src.name, key, &ptx);
+    stats.compiled += 1;
+    ctx.load_module(Ptx::from_src(ptx)).map_err(GpuError::Driver)
+}
+
+fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: nvrtcVersion writes two ints through valid pointers; the caller checked libnvrtc is present.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}
+
+fn cache_key(src: &KernelSource, arch: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    (expanded_source(src), options(arch), nvrtc_version(), env!("CARGO_PKG_VERSION")).hash(&mut h);
+    h.finish()
+}
+
+fn checksum(body: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    body.hash(&mut h);
+    h.finish()
+}
+
+/// PTX files on disk. Every failure to read or write it just means compiling again.
+struct PtxCache {
+    dir: Option<PathBuf>,
+}
+
+const CACHE_MAGIC: &str = "// cuda_sobel PTX cache entry, body checksum ";
+
+impl PtxCache {
+    fn new() -> Self {
+        let dir = std::env::var_os("CUDA_SOBEL_CACHE")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("cuda_sobel")))
+            .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/cuda_sobel")));
+        PtxCache { dir }
+    }
+
+    fn path(&self, name: &str, key: u64) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{name}-{key:016x}.ptx")))
+    }
+
+    /// The cached PTX, if present and intact; a damaged entry is removed.
+    fn get(&self, name: &str, key: u64) -> Option<String> {
+        let path = self.path(name, key)?;
+        let text = std::fs::read(&path).ok()?;
+        let intact = String::from_utf8(text).ok().and_then(|t| {
+            let (first, body) = t.split_once('\n')?;
+            let sum = u64::from_str_radix(first.strip_prefix(CACHE_MAGIC)?, 16).ok()?;
+            (sum == checksum(body) && !body.contains('\0')).then(|| body.to_owned())
+        });
+        if intact.is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
+        intact
+    }
+
+    fn put(&self, name: &str, key: u64, ptx: &str) {
+        let Some(path) = self.path(name, key) else { return };
+        let write = || -> std::io::Result<()> {
+            let dir = path.parent().expect("cache entries live in a folder");
+            std::fs::create_dir_all(dir)?;
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut tmp, format!("{CACHE_MAGIC}{:016x}\n{ptx}", checksum(ptx)).as_bytes())?;
+            tmp.persist(&path)?;
+            Ok(())
+        };
+        let _ = write(); // a read-only cache folder only costs a compile next time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_border_constants_match_the_rust_enum() {
+        use crate::sobel::Border;
+        for b in Border::ALL {
+            let line = format!("#define BORDER_{} {}", b.name().to_uppercase(), b as i32);
+            assert!(HEADER.contains(&line), "sobel.cuh must contain `{line}`");
+        }
+        let sat = format!("#define SATURATED_SQUARE {}u", crate::sobel::SATURATED_SQUARE);
+        assert!(HEADER.contains(&sat), "sobel.cuh must contain `{sat}`");
+    }
+
+    #[test]
+    fn a_damaged_cache_entry_is_removed_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = PtxCache { dir: Some(dir.path().to_owned()) };
+        let ptx = ".version 9.0\n.target sm_90\n// a kernel\n";
+        cache.put("k", 7, ptx);
+        assert_eq!(cache.get("k", 7).as_deref(), Some(ptx));
+        assert_eq!(cache.get("k", 8), None, "another key is another entry");
+
+        let path = cache.path("k", 7).unwrap();
+        let full = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &full[..full.len() - 5]).unwrap(); // truncated
+        assert_eq!(cache.get("k", 7), None);
+        assert!(!path.exists(), "the damaged entry is deleted");
+
+        cache.put("k", 7, ptx);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] ^= 0x20; // one flipped bit in the body
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(cache.get("k", 7), None);
+    }
+
+    #[test]
+    fn every_file_includes_the_header_and_starts_with_its_pattern() {
+        for src in &SOURCES {
+            assert!(expanded_source(src).contains("BORDER_REFLECT101"));
+            let first = src.source.lines().next().unwrap();
+            assert!(first.starts_with(&format!("// {}.cu — pattern: ", src.name)), "{first}");
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Every kernel launch — and so every `unsafe` block that launches — lives here.
+//!
+//! Safety contract, common to all: a kernel may touch exactly the bytes its buffers hold. Each function
+//! below states what its kernel reads and writes for an image of `Dims`, checks that the buffers are at
+//! least that large (a failed check is a bug in the caller, so it panics before anything is launched), and
+//! passes the arguments in the order and types of the kernel's C signature, which is repeated above each
+//! launch. `Dims` guarantees width, height > 0 and that they fit the kernels' `int` parameters.
+//! Launch errors (bad configuration, too many resources) come back from `launch` as `DriverError`;
+//! errors during execution surface at the next synchronisation, which every caller performs.
+
+use cudarc::driver::{CudaSlice, DriverError, LaunchConfig, PushKernelArg};
+
+use super::{Gpu, GpuError};
+use crate::sobel::Border;
+
+/// Image dimensions as the kernels take them.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub width: i32,
+    pub height: i32,
+}
+
+/// 16×16 = 256 threads: the map kernels' block (a square tile, as the report's 2D mapping suggests).
+const MAP_BLOCK: (u32, u32) = (16, 16);
+/// 32×8: a warp spans 32 consecutive pixels of one row, so its loads and stores are coalesced.
+const FUSED_BLOCK: (u32, u32) = (32, 8);
+/// Threads per block of the 1D n:1 kernel.
+pub const N1_BLOCK: u32 = 256;
+/// CUDA's limit on grid.y (grid.x allows 2^31 − 1).
+const MAX_GRID_Y: u64 = 65_535;
+
+impl Dims {
+    pub fn new(width: u32, height: u32) -> Result<Dims, GpuError> {
+        let fits = |v: u32| v > 0 && v <= i32::MAX as u32;
+        if !(fits(width) && fits(height)) {
+            return Err(GpuError::Unsupported(format!("a {width}×{height} image")));
+        }
+        if height.div_ceil(MAP_BLOCK.1.min(FUSED_BLOCK.1)) as u64 > MAX_GRID_Y {
+            return Err(GpuError::Unsupported(format!("images over {} rows", MAX_GRID_Y * 8)));
+        }
+        Ok(Dims { width: width as i32, height: height as i32 })
+    }
+
+    pub fn pixels(self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    fn grid(self, block: (u32, u32)) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: ((self.width as u32).div_ceil(block.0), (self.height as u32).div_ceil(block.1), 1),
+            block_dim: (block.0, block.1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+fn border_arg(border: Border) -> i32 {
+    border as i32
+}
+
+impl Gpu {
+    /// `grey_kernel(const u8* rgb, u8* grey, int width, int height)`: reads 3·w·h, writes w·h bytes.
+    pub fn launch_grey(&self, rgb: &CudaSlice<u8>, grey: &mut CudaSlice<u8>, d: Dims) -> Result<(), DriverError> {
+        assert!(rgb.len() >= 3 * d.pixels() && grey.len() >= d.pixels());
+        let mut b = self.stream.launch_builder(&self.kernels.grey);
+        b.arg(rgb).arg(grey).arg(&d.width).arg(&d.height);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(d.grid(MAP_BLOCK)) }.map(drop)
+    }
+
+    /// `sobel_x_kernel(const u8* grey, short* gx, int width, int height, int border)` and its `sobel_y`
+    /// twin: read w·h grey bytes, write w·h shorts.
+    pub fn launch_gradient(
+        &self,
+        axis: Axis,
+        grey: &CudaSlice<u8>,
+        out: &mut CudaSlice<i16>,
+        d: Dims,
+        border: Border,
+    ) -> Result<(), DriverError> {
+        assert!(grey.len() >= d.pixels() && out.len() >= d.pixels());
+        let f = match axis {
+            Axis::X => &self.kernels.sobel_x,
+            Axis::Y => &self.kernels.sobel_y,
+        };
+        let border = border_arg(border);
+        let mut b = self.stream.launch_builder(f);
+        b.arg(grey).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(d.grid(MAP_BLOCK)) }.map(drop)
+    }
+
+    /// `magnitude_kernel(const short* gx, const short* gy, u8* out, int width, int height)`:
+    /// reads w·h shorts from each gradient, writes w·h bytes.
+    pub fn launch_magnitude(
+        &self,
+        gx: &CudaSlice<i16>,
+        gy: &CudaSlice<i16>,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+    ) -> Result<(), DriverError> {
+        assert!(gx.len() >= d.pixels() && gy.len() >= d.pixels() && out.len() >= d.pixels());
+        let mut b = self.stream.launch_builder(&self.kernels.magnitude);
+        b.arg(gx).arg(gy).arg(out).arg(&d.width).arg(&d.height);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(d.grid(MAP_BLOCK)) }.map(drop)
+    }
+
+    /// `gradient_magnitude_kernel(const u8* grey, u8* out, int width, int height, int border)`:
+    /// reads w·h grey bytes, writes w·h bytes.
+    pub fn launch_gradient_magnitude(
+        &self,
+        grey: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+        border: Border,
+    ) -> Result<(), DriverError> {
+        assert!(grey.len() >= d.pixels() && out.len() >= d.pixels());
+        let border = border_arg(border);
+        let mut b = self.stream.launch_builder(&self.kernels.gradient_magnitude);
+        b.arg(grey).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(d.grid(MAP_BLOCK)) }.map(drop)
+    }
+
+    /// `sobel_fused(const u8* rgb, u8* out, int width, int height, int border)`:
+    /// reads 3·w·h bytes, writes w·h bytes.
+    pub fn launch_fused(
+        &self,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+        border: Border,
+    ) -> Result<(), DriverError> {
+        assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels());
+        let border = border_arg(border);
+        let mut b = self.stream.launch_builder(&self.kernels.fused);
+        b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(d.grid(FUSED_BLOCK)) }.map(drop)
+    }
+
+    /// `sobel_n_per_thread(const u8* rgb, u8* out, int width, int height, int border, int n)`:
+    /// reads 3·w·h bytes, writes w·h bytes; each of ⌈w·h / n⌉ threads writes up to n of them.
+    pub fn launch_n_per_thread(
+        &self,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+        border: Border,
+        n: u32,
+    ) -> Result<(), DriverError> {
+        assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels());
+        assert!((1..=64).contains(&n), "n is 1..=64");
+        let blocks = (d.pixels() as u64).div_ceil(n as u64 * N1_BLOCK as u64);
+        let cfg = LaunchConfig {
+            grid_dim: (u32::try_from(blocks).expect("at most 2^31 blocks for images under 2^39 pixels"), 1, 1),
+            block_dim: (N1_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (border, n) = (border_arg(border), n as i32);
+        let mut b = self.stream.launch_builder(&self.kernels.n_per_thread);
+        b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border).arg(&n);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(cfg) }.map(drop)
+    }
+}
+
+/// Which Sobel kernel of map.cu.
+#[derive(Clone, Copy, Debug)]
+pub enum Axis {
+    X,
+    Y,
+}

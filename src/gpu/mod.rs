@@ -1,0 +1,115 @@
+//! The GPU side: one CUDA context and stream per run, kernels compiled and loaded once
+//! ([`kernels`]), launched from one place ([`launch`]), and the variants built from them ([`variants`]).
+//!
+//! Opening the GPU never panics and never stops the CPU variants: a missing driver library, a missing
+//! NVRTC, no device, or a compile failure each become a [`GpuError`] whose one-line message the report
+//! prints as "GPU variants skipped: …".
+
+pub mod kernels;
+pub mod launch;
+pub mod variants;
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream, DriverError};
+
+use crate::pipeline::timed;
+use kernels::{Kernels, LoadStats};
+
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("no CUDA driver (libcuda.so not found: no NVIDIA driver on this machine)")]
+    NoDriver,
+    #[error("no NVRTC (libnvrtc.so.13 not found: install the CUDA toolkit or put its lib folder on LD_LIBRARY_PATH)")]
+    NoNvrtc,
+    #[error("no CUDA device visible")]
+    NoDevice,
+    #[error("CUDA driver error: {0}")]
+    Driver(#[from] DriverError),
+    #[error("the GPU variants do not support {0}")]
+    Unsupported(String),
+    #[error("NVRTC could not compile cuda/{module}.cu: {log}")]
+    Compile { module: &'static str, log: String },
+}
+
+/// True when libnvrtc can be loaded (checked before any NVRTC call: cudarc panics otherwise).
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library by its usual names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// True when libcuda can be loaded.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library by its usual names.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// An open GPU: context, stream, loaded kernels, and what opening them cost.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub kernels: Kernels,
+    pub device: String,
+    /// Context creation plus the dummy 1-byte allocation (the report's way to absorb start-up).
+    pub context_init_ms: f64,
+    /// NVRTC compile (or cache read) and module load of every kernel file.
+    pub kernel_load_ms: f64,
+    pub kernel_stats: LoadStats,
+}
+
+impl Gpu {
+    /// Opens device 0. The first GPU action is a dummy 1-byte allocation that absorbs context
+    /// start-up, timed on its own, as the report did.
+    pub fn open() -> Result<Gpu, GpuError> {
+        if !driver_present() {
+            return Err(GpuError::NoDriver);
+        }
+        if !nvrtc_present() {
+            return Err(GpuError::NoNvrtc);
+        }
+        if CudaContext::device_count()? < 1 {
+            return Err(GpuError::NoDevice);
+        }
+        let (opened, context_init_ms) = timed(|| -> Result<_, DriverError> {
+            let ctx = CudaContext::new(0)?;
+            let stream = ctx.default_stream();
+            let dummy = stream.alloc_zeros::<u8>(1)?;
+            stream.synchronize()?;
+            drop(dummy);
+            Ok((ctx, stream))
+        });
+        let (ctx, stream) = opened?;
+        let device = ctx.name()?;
+        let (major, minor) = ctx.compute_capability()?;
+        let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &kernels::arch_option(major, minor)));
+        let (kernels, kernel_stats) = loaded?;
+        Ok(Gpu { ctx, stream, kernels, device, context_init_ms, kernel_load_ms, kernel_stats })
+    }
+}
+
+/// Compiles every kernel file and writes `<dir>/<name>.ptx`, for students to read. Needs NVRTC only;
+/// targets the device's architecture when one is visible, else `compute_90` (Hopper).
+pub fn emit_ptx(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, anyhow::Error> {
+    use anyhow::Context as _;
+    if !nvrtc_present() {
+        return Err(GpuError::NoNvrtc.into());
+    }
+    let arch = device_arch().unwrap_or_else(|| kernels::arch_option(9, 0));
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    let mut written = Vec::new();
+    for src in &kernels::SOURCES {
+        let ptx = kernels::compile(src, &arch)?;
+        let path = dir.join(format!("{}.ptx", src.name));
+        std::fs::write(&path, ptx).with_context(|| format!("{}: cannot write", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn device_arch() -> Option<String> {
+    if !driver_present() || CudaContext::device_count().ok()? < 1 {
+        return None;
+    }
+    let (major, minor) = CudaContext::new(0).ok()?.compute_capability().ok()?;
+    Some(kernels::arch_option(major, minor))
+}

@@ -1,0 +1,56 @@
+//! Every `.cu` file compiles to PTX through NVRTC and exports the kernels the host loads. Needs NVRTC
+//! only, not a GPU: CI installs it from the `nvidia-cuda-nvrtc` wheel and sets `CUDA_SOBEL_REQUIRE_NVRTC=1`,
+//! so there a missing NVRTC fails. Elsewhere the tests skip, saying why.
+
+use std::io::Write;
+
+use cuda_sobel::gpu::{self, kernels};
+
+/// False (after printing why) when NVRTC is absent and not required.
+fn nvrtc_or_skip(test: &str) -> bool {
+    if gpu::nvrtc_present() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CUDA_SOBEL_REQUIRE_NVRTC").is_none(),
+        "{test}: NVRTC required: {}",
+        gpu::GpuError::NoNvrtc
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {}", gpu::GpuError::NoNvrtc);
+    false
+}
+
+#[test]
+fn every_kernel_file_compiles_with_nvrtc() {
+    if !nvrtc_or_skip("every_kernel_file_compiles_with_nvrtc") {
+        return;
+    }
+    let expected: [(&str, &[&str]); 4] = [
+        ("map", &["grey_kernel", "sobel_x_kernel", "sobel_y_kernel", "magnitude_kernel"]),
+        ("fused_map", &["gradient_magnitude_kernel"]),
+        ("fused", &["sobel_fused"]),
+        ("n_per_thread", &["sobel_n_per_thread"]),
+    ];
+    for (src, (name, entries)) in kernels::SOURCES.iter().zip(expected) {
+        assert_eq!(src.name, name);
+        let ptx = kernels::compile(src, &kernels::arch_option(9, 0)).unwrap_or_else(|e| panic!("{e}"));
+        for entry in entries {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{name}.cu exports {entry}");
+        }
+        // No local-memory spills or stack frames in these simple kernels.
+        assert!(!ptx.contains(".local"), "{name}.cu uses local memory");
+    }
+}
+
+#[test]
+fn a_broken_kernel_reports_the_compiler_log() {
+    if !nvrtc_or_skip("a_broken_kernel_reports_the_compiler_log") {
+        return;
+    }
+    let broken = kernels::KernelSource {
+        name: "broken",
+        source: "#include \"sobel.cuh\"\n__global__ void k() { undeclared(); }",
+    };
+    let err = kernels::compile(&broken, &kernels::arch_option(9, 0)).unwrap_err().to_string();
+    assert!(err.contains("cuda/broken.cu") && err.contains("undeclared"), "{err}");
+}
