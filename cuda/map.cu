@@ -28,20 +28,23 @@ __device__ __forceinline__ void neighbourhood(const u8* grey, int x, int y, int 
         for (int dx = 0; dx < 3; ++dx) g[dy][dx] = grey_pixel(grey, x + dx - 1, y + dy - 1, width, height, border);
 }
 
-extern "C" __global__ void sobel_x_kernel(const u8* grey, short* gx, int width, int height, int border) {
+// One gradient per thread; AXIS 0 is Gx, 1 is Gy (the report had two kernels, and so do we: two entry
+// points over one body).
+template <int AXIS>
+__device__ __forceinline__ void gradient(const u8* grey, short* out, int width, int height, int border) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
     int g[3][3];
     neighbourhood(grey, x, y, width, height, border, g);
-    gx[(size_t)y * width + x] = (short)sobel_x(g);
+    out[(size_t)y * width + x] = (short)(AXIS == 0 ? sobel_x(g) : sobel_y(g));
+}
+
+extern "C" __global__ void sobel_x_kernel(const u8* grey, short* gx, int width, int height, int border) {
+    gradient<0>(grey, gx, width, height, border);
 }
 
 extern "C" __global__ void sobel_y_kernel(const u8* grey, short* gy, int width, int height, int border) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height) return;
-    int g[3][3];
-    neighbourhood(grey, x, y, width, height, border, g);
-    gy[(size_t)y * width + x] = (short)sobel_y(g);
+    gradient<1>(grey, gy, width, height, border);
 }
 
 extern "C" __global__ void magnitude_kernel(const short* gx, const short* gy, u8* out, int width, int height) {

@@ -19,6 +19,8 @@ Examples:
   cuda_sobel imgs_in/512x512.png --intermediate --json
   cuda_sobel --emit-ptx ptx/                  write the PTX of every kernel file, to read
   cuda_sobel generate 7680x4320               draw a test image into imgs_in/7680x4320.png
+  cuda_sobel bench                            the report's experiments (or: bash bench.sh)
+  cuda_sobel bench --sizes 2048x1024,7680x4320 --runs 5 --variant gpu-fused,cpu-rayon
 
 Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input or usage,
 3 --gpu-required and the GPU variants could not run.";
@@ -75,6 +77,9 @@ struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// The report's experiments: whole-pipeline ten-run averages per size and variant, the n:1 sweep,
+    /// computation-only medians against the copy-bandwidth roofline; tables, CSV, JSON and SVG plots
+    Bench(BenchArgs),
     /// Draw the deterministic test scene (rings, lines, texture, text) tiled to WIDTHxHEIGHT
     Generate {
         /// Size as WIDTHxHEIGHT, e.g. 7680x4320
@@ -84,6 +89,38 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// Image sizes (made on demand when not in imgs_in/)
+    #[arg(long, value_delimiter = ',', value_parser = generate::parse_size,
+          default_value = "512x512,1024x512,1024x1024,2048x1024")]
+    sizes: Vec<(u32, u32)>,
+    /// Whole-pipeline runs per size and variant (after one warm-up run)
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Computation-only repetitions (the median is reported)
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    kernel_reps: u32,
+    /// Pixels per thread for the gpu-n1 sweep
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    ns: Vec<u32>,
+    /// Variants to measure (comma-separated); default: all
+    #[arg(long, value_enum, value_delimiter = ',')]
+    variant: Vec<Variant>,
+    #[arg(long, value_enum, default_value_t)]
+    border: Border,
+    /// Folder for results.{json,csv,md} and the SVG plots
+    #[arg(long, default_value = "bench/out")]
+    out: PathBuf,
+    /// Folder where sizes not in imgs_in/ are drawn and kept
+    #[arg(long, default_value = "bench/images")]
+    images: PathBuf,
+    /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4 (overrides those flags)
+    #[arg(long)]
+    quick: bool,
 }
 
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
@@ -97,6 +134,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("wrote {}", out.display());
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Bench(args)) => run_bench(args),
         None => run_image(cli.run),
     }
 }
@@ -130,6 +168,38 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.gpu_required && matches!(report.gpu, pipeline::GpuStatus::Unavailable { .. }) {
         eprintln!("cuda_sobel: --gpu-required, but the GPU variants could not run");
         return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = crate::bench::BenchOptions {
+        sizes: a.sizes,
+        runs: a.runs as usize,
+        kernel_reps: a.kernel_reps as usize,
+        cpu_budget_s: 2.0,
+        ns: a.ns,
+        variants: if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant },
+        border: a.border,
+        image_dir: a.images,
+        out_dir: a.out,
+    };
+    if a.quick {
+        opts = crate::bench::BenchOptions {
+            sizes: vec![(64, 48), (161, 97)],
+            runs: 2,
+            kernel_reps: 5,
+            cpu_budget_s: 0.2,
+            ns: vec![1, 2, 4],
+            ..opts
+        };
+    }
+    opts.ns.sort_unstable();
+    opts.ns.dedup();
+    let results = crate::bench::run(&opts)?;
+    print!("{}", crate::bench::export::markdown(&results));
+    for path in crate::bench::export::write_all(&results, &opts.out_dir)? {
+        println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

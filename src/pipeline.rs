@@ -195,7 +195,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         let outcome = match (variant, &gpu) {
             (Variant::CpuScalar, _) => Ok((reference.magnitude.clone(), scalar_ms, None)),
             (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.border)),
-            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.border, opts.n, GPU_REPS)
+            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.border, opts.n, true, GPU_REPS)
                 .map(|r| (r.output, r.compute_ms, Some(r.memory_ms)))
                 .map_err(|e| e.to_string()),
             (_, Some(Err(_))) => Err("GPU unavailable (reason above)".to_string()),

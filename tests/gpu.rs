@@ -47,7 +47,7 @@ fn check_all_variants(gpu: &Gpu, rgb: &RgbImage, label: &str) {
             [Variant::GpuMap, Variant::GpuFusedMap, Variant::GpuFused].iter().map(|&v| (v, 1)).collect();
         runs.extend(NS.iter().map(|&n| (Variant::GpuN1, n)));
         for (variant, n) in runs {
-            let run = variants::run(gpu, variant, rgb, border, n, 1)
+            let run = variants::run(gpu, variant, rgb, border, n, false, 1)
                 .unwrap_or_else(|e| panic!("{label} {border:?} {} n={n}: {e}", variant.name()));
             let differing = run.output.iter().zip(reference.as_raw()).filter(|(a, b)| a != b).count();
             assert_eq!(
@@ -89,6 +89,6 @@ fn gpu_variants_saturate_on_extreme_edges() {
         image::Rgb([v, v, v])
     });
     check_all_variants(&gpu, &rgb, "stripes");
-    let out = variants::run(&gpu, Variant::GpuFused, &rgb, Border::Zero, 1, 1).unwrap().output;
+    let out = variants::run(&gpu, Variant::GpuFused, &rgb, Border::Zero, 1, false, 1).unwrap().output;
     assert!(out.contains(&255));
 }

@@ -113,3 +113,51 @@ fn device_arch() -> Option<String> {
     let (major, minor) = CudaContext::new(0).ok()?.compute_capability().ok()?;
     Some(kernels::arch_option(major, minor))
 }
+
+/// What the benchmark records about the device.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub compute_capability: String,
+    pub multiprocessors: i32,
+    pub memory_bytes: usize,
+    pub l2_bytes: usize,
+    pub driver_version: String,
+}
+
+impl Gpu {
+    pub fn info(&self) -> Result<DeviceInfo, GpuError> {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let (major, minor) = self.ctx.compute_capability()?;
+        let mut driver = 0;
+        // SAFETY: writes one int through a valid pointer; the driver library is loaded (the context exists).
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) };
+        Ok(DeviceInfo {
+            name: self.device.clone(),
+            compute_capability: format!("{major}.{minor}"),
+            multiprocessors: self.ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            memory_bytes: self.ctx.total_mem()?,
+            l2_bytes: self.ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            driver_version: format!("CUDA {}.{}", driver / 1000, driver % 1000 / 10),
+        })
+    }
+
+    /// The device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written: the roofline
+    /// for a kernel that reads its input once and writes its output once. A `bytes`-sized copy (choose it
+    /// well above the L2 size), one warm-up, then the median of `reps` event-timed copies.
+    pub fn copy_bandwidth_gbps(&self, bytes: usize, reps: usize) -> Result<f64, GpuError> {
+        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let src = self.stream.alloc_zeros::<u8>(bytes)?;
+        let mut dst = self.stream.alloc_zeros::<u8>(bytes)?;
+        self.stream.memcpy_dtod(&src, &mut dst)?;
+        let mut samples = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            let start = self.stream.record_event(Some(CU_EVENT_DEFAULT))?;
+            self.stream.memcpy_dtod(&src, &mut dst)?;
+            let end = self.stream.record_event(Some(CU_EVENT_DEFAULT))?;
+            samples.push(start.elapsed_ms(&end)? as f64);
+        }
+        let ms = crate::stats::median(&mut samples);
+        Ok(2.0 * bytes as f64 / (ms * 1e6))
+    }
+}

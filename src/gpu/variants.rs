@@ -1,9 +1,11 @@
-//! The GPU variants, each a sequence of launches over device buffers, run with the report's timing
-//! categories:
-//! - **GPU memory movement** (wall clock, each call synchronised): allocate, copy host→device, and at the
-//!   end copy device→host and free;
-//! - **GPU computation** (CUDA events with timing enabled, around the variant's kernels): one warm-up
-//!   run, then the median of `reps` timed runs.
+//! The GPU variants, each a sequence of launches over device buffers, in three steps that the CLI and
+//! the benchmark share:
+//! 1. [`Prepared::upload`] — allocate and copy host→device (**GPU memory movement**, wall clock, synchronised);
+//! 2. [`Prepared::time`] — run the kernels, each run between two CUDA events with timing enabled
+//!    (**GPU computation**);
+//! 3. [`Prepared::download`] — copy device→host and free (**GPU memory movement**).
+
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -32,8 +34,18 @@ struct Buffers {
     gradients: Option<(CudaSlice<i16>, CudaSlice<i16>)>,
 }
 
+/// Device bytes one set of a variant's buffers takes for `pixels` pixels.
+pub fn buffer_bytes(variant: Variant, pixels: usize) -> usize {
+    pixels
+        * match variant {
+            Variant::GpuMap => 3 + 1 + 1 + 2 + 2,
+            Variant::GpuFusedMap => 3 + 1 + 1,
+            _ => 3 + 1,
+        }
+}
+
 impl Buffers {
-    fn alloc(stream: &std::sync::Arc<CudaStream>, variant: Variant, pixels: usize) -> Result<Buffers, GpuError> {
+    fn alloc(stream: &Arc<CudaStream>, variant: Variant, pixels: usize) -> Result<Buffers, GpuError> {
         let grey = matches!(variant, Variant::GpuMap | Variant::GpuFusedMap);
         let gradients = variant == Variant::GpuMap;
         // SAFETY (alloc): uninitialised device memory is fine here — `rgb` is filled by the upload and every
@@ -49,64 +61,113 @@ impl Buffers {
     }
 }
 
-/// Enqueues the variant's kernels once.
-fn enqueue(gpu: &Gpu, variant: Variant, b: &mut Buffers, d: Dims, border: Border, n: u32) -> Result<(), GpuError> {
-    match variant {
-        Variant::GpuMap => {
-            let grey = b.grey.as_mut().expect("gpu-map allocates grey");
-            gpu.launch_grey(&b.rgb, grey, d)?;
-            let (gx, gy) = b.gradients.as_mut().expect("gpu-map allocates gradients");
-            gpu.launch_gradient(Axis::X, grey, gx, d, border)?;
-            gpu.launch_gradient(Axis::Y, grey, gy, d, border)?;
-            gpu.launch_magnitude(gx, gy, &mut b.out, d)?;
-        }
-        Variant::GpuFusedMap => {
-            let grey = b.grey.as_mut().expect("gpu-fused-map allocates grey");
-            gpu.launch_grey(&b.rgb, grey, d)?;
-            gpu.launch_gradient_magnitude(grey, &mut b.out, d, border)?;
-        }
-        Variant::GpuN1 => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, n)?,
-        Variant::GpuFused => gpu.launch_fused(&b.rgb, &mut b.out, d, border)?,
-        Variant::CpuScalar | Variant::CpuRayon => unreachable!("{} is not a GPU variant", variant.name()),
-    }
-    Ok(())
+/// A variant with its input on the device, ready to run.
+pub struct Prepared<'g> {
+    gpu: &'g Gpu,
+    variant: Variant,
+    d: Dims,
+    border: Border,
+    n: u32,
+    /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
+    /// small image does not measure data left in the L2 cache by the previous run.
+    copies: Vec<Buffers>,
 }
 
-/// Runs one GPU variant on `rgb`: upload, warm-up, `reps` timed runs, download.
+impl<'g> Prepared<'g> {
+    /// Allocates `copies` sets of buffers and uploads `rgb` into each; synchronised.
+    pub fn upload(
+        gpu: &'g Gpu,
+        variant: Variant,
+        rgb: &RgbImage,
+        border: Border,
+        n: u32,
+        copies: usize,
+    ) -> Result<Self, GpuError> {
+        assert!(variant.is_gpu(), "{} is not a GPU variant", variant.name());
+        let d = Dims::new(rgb.width(), rgb.height())?;
+        let mut sets = Vec::with_capacity(copies.max(1));
+        for _ in 0..copies.max(1) {
+            let mut b = Buffers::alloc(&gpu.stream, variant, d.pixels())?;
+            gpu.stream.memcpy_htod(rgb.as_raw().as_slice(), &mut b.rgb)?;
+            sets.push(b);
+        }
+        gpu.stream.synchronize()?;
+        Ok(Prepared { gpu, variant, d, border, n, copies: sets })
+    }
+
+    /// Enqueues the variant's kernels once, on buffer set `k`.
+    fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
+        let (gpu, d, border) = (self.gpu, self.d, self.border);
+        let b = &mut self.copies[k];
+        match self.variant {
+            Variant::GpuMap => {
+                let grey = b.grey.as_mut().expect("gpu-map allocates grey");
+                gpu.launch_grey(&b.rgb, grey, d)?;
+                let (gx, gy) = b.gradients.as_mut().expect("gpu-map allocates gradients");
+                gpu.launch_gradient(Axis::X, grey, gx, d, border)?;
+                gpu.launch_gradient(Axis::Y, grey, gy, d, border)?;
+                gpu.launch_magnitude(gx, gy, &mut b.out, d)?;
+            }
+            Variant::GpuFusedMap => {
+                let grey = b.grey.as_mut().expect("gpu-fused-map allocates grey");
+                gpu.launch_grey(&b.rgb, grey, d)?;
+                gpu.launch_gradient_magnitude(grey, &mut b.out, d, border)?;
+            }
+            Variant::GpuN1 => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, self.n)?,
+            Variant::GpuFused => gpu.launch_fused(&b.rgb, &mut b.out, d, border)?,
+            Variant::CpuScalar | Variant::CpuRayon => unreachable!("checked in upload"),
+        }
+        Ok(())
+    }
+
+    /// One untimed run on every buffer set (module loading, caches, clocks), synchronised.
+    pub fn warm_up(&mut self) -> Result<(), GpuError> {
+        for k in 0..self.copies.len() {
+            self.enqueue(k)?;
+        }
+        self.gpu.stream.synchronize()?;
+        Ok(())
+    }
+
+    /// `reps` runs, each timed between two CUDA events; milliseconds per run.
+    pub fn time(&mut self, reps: usize) -> Result<Vec<f64>, GpuError> {
+        let stream = self.gpu.stream.clone();
+        let mut samples = Vec::with_capacity(reps);
+        for rep in 0..reps {
+            let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            self.enqueue(rep % self.copies.len())?;
+            let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            samples.push(start.elapsed_ms(&end)? as f64);
+        }
+        Ok(samples)
+    }
+
+    /// Copies the output of buffer set 0 to the host and frees everything; synchronised.
+    pub fn download(self) -> Result<Vec<u8>, GpuError> {
+        let stream = self.gpu.stream.clone();
+        let out = stream.clone_dtoh(&self.copies[0].out)?;
+        drop(self.copies);
+        stream.synchronize()?;
+        Ok(out)
+    }
+}
+
+/// One whole GPU pass: upload, optionally one warm-up run, `reps` timed runs (median), download.
 pub fn run(
     gpu: &Gpu,
     variant: Variant,
     rgb: &RgbImage,
     border: Border,
     n: u32,
+    warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
-    let d = Dims::new(rgb.width(), rgb.height())?;
-    let stream = &gpu.stream;
-
-    let (uploaded, upload_ms) = timed(|| -> Result<Buffers, GpuError> {
-        let mut b = Buffers::alloc(stream, variant, d.pixels())?;
-        stream.memcpy_htod(rgb.as_raw().as_slice(), &mut b.rgb)?;
-        stream.synchronize()?;
-        Ok(b)
-    });
-    let mut bufs = uploaded?;
-
-    enqueue(gpu, variant, &mut bufs, d, border, n)?;
-    stream.synchronize()?;
-    let mut samples = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        enqueue(gpu, variant, &mut bufs, d, border, n)?;
-        let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        samples.push(start.elapsed_ms(&end)? as f64);
+    let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, rgb, border, n, 1));
+    let mut prepared = prepared?;
+    if warm_up {
+        prepared.warm_up()?;
     }
-
-    let (downloaded, download_ms) = timed(|| -> Result<Vec<u8>, GpuError> {
-        let out = stream.clone_dtoh(&bufs.out)?;
-        drop(bufs);
-        stream.synchronize()?;
-        Ok(out)
-    });
-    Ok(GpuRun { output: downloaded?, memory_ms: upload_ms + download_ms, compute_ms: median(&mut samples) })
+    let mut samples = prepared.time(reps.max(1))?;
+    let (output, download_ms) = timed(|| prepared.download());
+    Ok(GpuRun { output: output?, memory_ms: upload_ms + download_ms, compute_ms: median(&mut samples) })
 }

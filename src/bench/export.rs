@@ -1,0 +1,277 @@
+//! Files: `results.json` (every raw number, the machine and GPU, the commit), `results.csv` (one row per
+//! run), `results.md` (tables shaped like the report's), and the SVG plots (see [`super::plots`]).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+use super::{n_label, plots, BenchResults, Category, PipelineSeries};
+use crate::pipeline::Variant;
+use crate::stats::{ratio, Summary};
+
+/// Writes every export into `dir` and returns the paths written.
+pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    let mut written = Vec::new();
+    for (name, text) in [("results.json", json(r)), ("results.csv", csv(r)?), ("results.md", markdown(r))] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+        written.push(path);
+    }
+    written.extend(plots::write_all(r, dir)?);
+    Ok(written)
+}
+
+pub fn json(r: &BenchResults) -> String {
+    serde_json::to_string_pretty(r).expect("results always serialise")
+}
+
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    kind: &'a str,
+    width: u32,
+    height: u32,
+    variant: &'a str,
+    n: Option<u32>,
+    run: usize,
+    io_ms: Option<f64>,
+    gpu_memory_ms: Option<f64>,
+    compute_ms: f64,
+    total_ms: Option<f64>,
+}
+
+/// One row per whole-pipeline run (`kind = pipeline`) and per computation-only sample (`kind = kernel`).
+pub fn csv(r: &BenchResults) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for s in &r.pipeline {
+        for (run, t) in s.runs.iter().enumerate() {
+            w.serialize(CsvRow {
+                kind: "pipeline",
+                width: s.width,
+                height: s.height,
+                variant: s.variant.name(),
+                n: s.n,
+                run,
+                io_ms: Some(t.io_ms),
+                gpu_memory_ms: t.gpu_memory_ms,
+                compute_ms: t.compute_ms,
+                total_ms: Some(t.total_ms),
+            })?;
+        }
+    }
+    for k in &r.kernels {
+        for (run, &ms) in k.samples_ms.iter().enumerate() {
+            w.serialize(CsvRow {
+                kind: "kernel",
+                width: k.width,
+                height: k.height,
+                variant: k.variant.name(),
+                n: k.n,
+                run,
+                io_ms: None,
+                gpu_memory_ms: None,
+                compute_ms: ms,
+                total_ms: None,
+            })?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// `v` with three significant figures (at least), as plain decimals.
+fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// "mean ± σ" with σ at the mean's precision.
+fn pm(s: Option<Summary>) -> String {
+    match s {
+        None => "–".into(),
+        Some(s) => {
+            let m = sig(s.mean);
+            let decimals = m.split_once('.').map_or(0, |(_, d)| d.len());
+            format!("{m} ± {:.decimals$}", s.sd)
+        }
+    }
+}
+
+fn size_label((w, h): (u32, u32)) -> String {
+    format!("{w}x{h}")
+}
+
+fn categories_row(s: &PipelineSeries) -> String {
+    format!(
+        "{} | {} | {} | {}",
+        pm(s.summary(Category::Io)),
+        pm(s.summary(Category::GpuMemory)),
+        pm(s.summary(Category::Computation)),
+        pm(s.summary(Category::Total))
+    )
+}
+
+pub fn markdown(r: &BenchResults) -> String {
+    let m = &r.meta;
+    let sizes = r.sizes();
+    let mut s = String::new();
+    let gpu = m.gpu.as_ref().map_or("no GPU".to_string(), |g| {
+        format!(
+            "{} (compute capability {}, {} SMs, {})",
+            g.name, g.compute_capability, g.multiprocessors, g.driver_version
+        )
+    });
+    let _ = writeln!(s, "# cuda_sobel bench\n");
+    let _ = writeln!(s, "- cuda_sobel {} (commit {}), border `{}`", m.tool_version, m.git_commit, m.border.name());
+    let _ = writeln!(s, "- GPU: {gpu}");
+    let _ = writeln!(s, "- CPU: {} ({} threads), {}", m.host.cpu, m.host.threads, m.host.os);
+    if let Some(bw) = m.copy_bandwidth_gbps {
+        let _ = writeln!(s, "- Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written): the roofline");
+    }
+    if let (Some(init), Some(load)) = (m.context_init_ms, m.kernel_load_ms) {
+        let _ = writeln!(s, "- Context init (dummy 1-byte allocation): {init:.1} ms; kernel compile/load {load:.1} ms — both excluded, as in the report");
+    }
+    let _ = writeln!(
+        s,
+        "- Whole pipeline: mean ± σ of {} runs (after one warm-up) in ms; computation alone: median of up to {} runs",
+        m.runs, m.kernel_reps
+    );
+    for sk in &r.skipped {
+        let _ = writeln!(s, "- Skipped {}: {}", sk.variant.name(), sk.reason);
+    }
+
+    let _ = writeln!(s, "\n## Whole pipeline by image size (report Tables 7 and 8)\n");
+    let ns = r.ns();
+    for (variant, n) in r.variants(&ns) {
+        let _ = writeln!(s, "### {}{}\n", variant.name(), n_label(n));
+        let _ = writeln!(s, "| image | I/O | GPU memory | computation | total |\n|---|---|---|---|---|");
+        for &size in &sizes {
+            if let Some(p) = r.series(size, variant, n) {
+                let _ = writeln!(s, "| {} | {} |", size_label(size), categories_row(p));
+            }
+        }
+        s.push('\n');
+    }
+
+    if !ns.is_empty() {
+        let _ = writeln!(s, "## n:1 — gpu-n1 by pixels per thread (report Tables 11–14)\n");
+        for &size in &sizes {
+            let Some(base) = r.series(size, Variant::GpuN1, Some(ns[0])) else { continue };
+            let _ = writeln!(s, "### {}\n", size_label(size));
+            let _ = writeln!(
+                s,
+                "| n | I/O | GPU memory | computation | total | speed-up vs n={} (computation) | (total) |\n|---|---|---|---|---|---|---|",
+                ns[0]
+            );
+            for &n in &ns {
+                let Some(p) = r.series(size, Variant::GpuN1, Some(n)) else { continue };
+                let speedup = |c| match (base.summary(c), p.summary(c)) {
+                    (Some(b), Some(x)) => {
+                        let (v, sd) = ratio(&b, &x);
+                        format!("{v:.2} ± {sd:.2}")
+                    }
+                    _ => "–".into(),
+                };
+                let _ = writeln!(
+                    s,
+                    "| {n} | {} | {} | {} |",
+                    categories_row(p),
+                    speedup(Category::Computation),
+                    speedup(Category::Total)
+                );
+            }
+            s.push('\n');
+        }
+
+        let _ = writeln!(s, "## 1:1 against n:1 (report Table 15)\n");
+        let _ = writeln!(
+            s,
+            "GPU computation of gpu-map (1:1, four kernels) ÷ that of gpu-n1 at each n (whole-pipeline means).\n"
+        );
+        let _ = writeln!(
+            s,
+            "| image |{}\n|---|{}",
+            ns.iter().map(|n| format!(" n={n} |")).collect::<String>(),
+            "---|".repeat(ns.len())
+        );
+        for &size in &sizes {
+            let Some(map) = r.series(size, Variant::GpuMap, None).and_then(|p| p.summary(Category::Computation)) else {
+                continue;
+            };
+            let cells: String = ns
+                .iter()
+                .map(|&n| {
+                    match r.series(size, Variant::GpuN1, Some(n)).and_then(|p| p.summary(Category::Computation)) {
+                        Some(x) => format!(" {:.2} |", ratio(&map, &x).0),
+                        None => " – |".into(),
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "| {} |{cells}", size_label(size));
+        }
+        s.push('\n');
+    }
+
+    let has = |v| r.pipeline.iter().any(|p| p.variant == v);
+    if has(Variant::GpuMap) && has(Variant::GpuFusedMap) {
+        let _ = writeln!(s, "## Map fusion against 1:1 (report Figure 13)\n");
+        let _ = writeln!(s, "| image | GPU memory, map | GPU memory, fused map | computation, map | computation, fused map | fusion speed-up (computation) |\n|---|---|---|---|---|---|");
+    }
+    for &size in &sizes {
+        let (Some(map), Some(fused)) =
+            (r.series(size, Variant::GpuMap, None), r.series(size, Variant::GpuFusedMap, None))
+        else {
+            continue;
+        };
+        let speedup = match (map.summary(Category::Computation), fused.summary(Category::Computation)) {
+            (Some(a), Some(b)) => {
+                let (v, sd) = ratio(&a, &b);
+                format!("{v:.2} ± {sd:.2}")
+            }
+            _ => "–".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {speedup} |",
+            size_label(size),
+            pm(map.summary(Category::GpuMemory)),
+            pm(fused.summary(Category::GpuMemory)),
+            pm(map.summary(Category::Computation)),
+            pm(fused.summary(Category::Computation))
+        );
+    }
+
+    let _ = writeln!(s, "\n## Computation alone\n");
+    let _ = writeln!(s, "Median; GPU kernels between CUDA events on device-resident data, rotating over enough buffer copies to defeat the L2 cache. GB/s = 4 bytes per pixel (3 read + 1 written) / time.\n");
+    let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar | × vs cpu-rayon |\n|---|---|---|---|---|---|---|---|");
+    for &size in &sizes {
+        let cpu = |v| r.kernel(size, v, None).map(|k| k.summary());
+        let (scalar, rayon) = (cpu(Variant::CpuScalar), cpu(Variant::CpuRayon));
+        for k in r.kernels.iter().filter(|k| (k.width, k.height) == size) {
+            let ks = k.summary();
+            let (gbps, pct) = if k.variant.is_gpu() {
+                let g = k.effective_gbps();
+                (format!("{g:.0}"), m.copy_bandwidth_gbps.map_or("–".into(), |bw| format!("{:.1}", 100.0 * g / bw)))
+            } else {
+                ("–".into(), "–".into())
+            };
+            let vs = |base: Option<Summary>| base.map_or("–".into(), |b| format!("{:.1}", ratio(&b, &ks).0));
+            let _ = writeln!(
+                s,
+                "| {} | {}{} | {} | {} | {gbps} | {pct} | {} | {} |",
+                size_label(size),
+                k.variant.name(),
+                n_label(k.n),
+                sig(ks.median),
+                ks.count,
+                vs(scalar),
+                vs(rayon)
+            );
+        }
+    }
+    s
+}

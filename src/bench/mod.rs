@@ -1,0 +1,421 @@
+//! `cuda_sobel bench`: the report's experiments on your machine.
+//!
+//! - **Whole pipeline**, like the report: each run decodes the PNG, uploads, computes, downloads and
+//!   encodes; `runs` runs per image size and variant (ten by default) after one untimed warm-up run, in
+//!   the report's categories. GPU context start-up (the dummy allocation) is recorded apart, excluded.
+//! - **n:1 sweep**: gpu-n1 for every n in `ns`, whole pipeline and kernel-only.
+//! - **Kernel-only**: the computation alone, many repetitions, median; GPU kernels between CUDA events on
+//!   device-resident data, rotating over enough copies of the buffers that the L2 cache does not hold the
+//!   previous run's data. Effective GB/s is set against the device-to-device copy bandwidth, measured in
+//!   the same run (the roofline).
+//!
+//! One [`BenchResults`] holds every number; [`export`] and [`terminal`] are views of it.
+
+pub mod export;
+pub mod plots;
+pub mod terminal;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use image::{ExtendedColorType, RgbImage};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::gpu::variants::{self, Prepared};
+use crate::gpu::{DeviceInfo, Gpu};
+use crate::pipeline::{timed, Variant};
+use crate::sobel::Border;
+use crate::stats::Summary;
+use crate::{cpu, generate, image_io};
+
+/// What to measure (built by the CLI).
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub sizes: Vec<(u32, u32)>,
+    /// Whole-pipeline runs per size and variant.
+    pub runs: usize,
+    /// Kernel-only repetitions (CPU variants stop earlier when they pass `cpu_budget_s`).
+    pub kernel_reps: usize,
+    pub cpu_budget_s: f64,
+    /// n values of the gpu-n1 sweep.
+    pub ns: Vec<u32>,
+    pub variants: Vec<Variant>,
+    pub border: Border,
+    /// Where sizes not in `imgs_in/` are drawn (by `generate`) and kept for the next run.
+    pub image_dir: PathBuf,
+    /// Where the results and plots go.
+    pub out_dir: PathBuf,
+}
+
+/// Every number one benchmark produced.
+#[derive(Debug, Serialize)]
+pub struct BenchResults {
+    pub meta: Meta,
+    /// Whole-pipeline runs.
+    pub pipeline: Vec<PipelineSeries>,
+    /// Computation-only repetitions.
+    pub kernels: Vec<KernelSeries>,
+    /// Variants that could not run, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Meta {
+    pub tool_version: String,
+    pub git_commit: String,
+    /// Seconds since the Unix epoch when the benchmark started.
+    pub started_unix_s: u64,
+    pub host: HostInfo,
+    pub gpu: Option<DeviceInfo>,
+    pub context_init_ms: Option<f64>,
+    pub kernel_load_ms: Option<f64>,
+    /// Device-to-device copy bandwidth (bytes read + written), GB/s.
+    pub copy_bandwidth_gbps: Option<f64>,
+    pub border: Border,
+    pub runs: usize,
+    pub kernel_reps: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HostInfo {
+    pub cpu: String,
+    pub threads: usize,
+    pub os: String,
+}
+
+/// One variant (and n, for gpu-n1) at one size: every whole-pipeline run.
+#[derive(Debug, Serialize)]
+pub struct PipelineSeries {
+    pub width: u32,
+    pub height: u32,
+    pub variant: Variant,
+    pub n: Option<u32>,
+    pub runs: Vec<RunTimings>,
+}
+
+/// One whole-pipeline run, milliseconds.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct RunTimings {
+    pub io_ms: f64,
+    pub gpu_memory_ms: Option<f64>,
+    pub compute_ms: f64,
+    pub total_ms: f64,
+}
+
+/// One variant (and n) at one size: computation-only samples, milliseconds.
+#[derive(Debug, Serialize)]
+pub struct KernelSeries {
+    pub width: u32,
+    pub height: u32,
+    pub variant: Variant,
+    pub n: Option<u32>,
+    /// How many copies of the device buffers the runs rotated over (1 for CPU variants).
+    pub buffer_copies: usize,
+    pub samples_ms: Vec<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Skipped {
+    pub variant: Variant,
+    pub reason: String,
+}
+
+/// The category a summary is taken over.
+#[derive(Clone, Copy, Debug)]
+pub enum Category {
+    Io,
+    GpuMemory,
+    Computation,
+    Total,
+}
+
+impl PipelineSeries {
+    pub fn summary(&self, c: Category) -> Option<Summary> {
+        let values: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|r| match c {
+                Category::Io => Some(r.io_ms),
+                Category::GpuMemory => r.gpu_memory_ms,
+                Category::Computation => Some(r.compute_ms),
+                Category::Total => Some(r.total_ms),
+            })
+            .collect();
+        Summary::of(&values)
+    }
+}
+
+impl KernelSeries {
+    pub fn summary(&self) -> Summary {
+        Summary::of(&self.samples_ms).expect("a kernel series has samples")
+    }
+
+    pub fn pixels(&self) -> f64 {
+        self.width as f64 * self.height as f64
+    }
+
+    /// Bytes that must move (3 read + 1 written per pixel) over the median time, GB/s.
+    pub fn effective_gbps(&self) -> f64 {
+        4.0 * self.pixels() / (self.summary().median * 1e6)
+    }
+}
+
+impl BenchResults {
+    pub fn series(&self, (w, h): (u32, u32), variant: Variant, n: Option<u32>) -> Option<&PipelineSeries> {
+        self.pipeline.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant && s.n == n)
+    }
+
+    pub fn kernel(&self, (w, h): (u32, u32), variant: Variant, n: Option<u32>) -> Option<&KernelSeries> {
+        self.kernels.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant && s.n == n)
+    }
+
+    /// Image sizes in the order measured.
+    pub fn sizes(&self) -> Vec<(u32, u32)> {
+        let mut sizes: Vec<(u32, u32)> = Vec::new();
+        for s in &self.pipeline {
+            if !sizes.contains(&(s.width, s.height)) {
+                sizes.push((s.width, s.height));
+            }
+        }
+        sizes
+    }
+
+    /// Each variant measured, once, in the order measured; gpu-n1 at the sweep's smallest n.
+    pub fn variants(&self, ns: &[u32]) -> Vec<(Variant, Option<u32>)> {
+        let mut out: Vec<(Variant, Option<u32>)> = Vec::new();
+        for p in &self.pipeline {
+            if !out.iter().any(|v| v.0 == p.variant) {
+                out.push((p.variant, if p.variant == Variant::GpuN1 { ns.first().copied() } else { None }));
+            }
+        }
+        out
+    }
+
+    /// The n values of the gpu-n1 sweep, ascending.
+    pub fn ns(&self) -> Vec<u32> {
+        let mut ns: Vec<u32> = self.pipeline.iter().filter_map(|s| s.n).collect();
+        ns.sort_unstable();
+        ns.dedup();
+        ns
+    }
+}
+
+/// The "n" a variant's series is keyed by: every n of the sweep for gpu-n1, none for the others.
+fn series_keys(variant: Variant, ns: &[u32]) -> Vec<Option<u32>> {
+    if variant == Variant::GpuN1 {
+        ns.iter().map(|&n| Some(n)).collect()
+    } else {
+        vec![None]
+    }
+}
+
+/// The image of a size: `imgs_in/WxH.png` when present, else drawn into `image_dir` (kept for next time).
+pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> {
+    let name = format!("{}x{}.png", size.0, size.1);
+    let committed = Path::new("imgs_in").join(&name);
+    if committed.is_file() {
+        return Ok(committed);
+    }
+    let path = image_dir.join(&name);
+    if !path.is_file() {
+        std::fs::create_dir_all(image_dir)?;
+        let img = generate::scene(size.0, size.1);
+        image_io::write_png(&path, size.0, size.1, img.as_raw(), ExtendedColorType::Rgb8)?;
+    }
+    Ok(path)
+}
+
+pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
+    let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(Gpu::open);
+    let mut skipped = Vec::new();
+    let gpu = match gpu {
+        Some(Ok(g)) => Some(g),
+        Some(Err(e)) => {
+            for &variant in opts.variants.iter().filter(|v| v.is_gpu()) {
+                skipped.push(Skipped { variant, reason: e.to_string() });
+            }
+            None
+        }
+        None => None,
+    };
+    let info = gpu.as_ref().map(Gpu::info).transpose()?;
+    // 1 GiB each way, ~17× the H200's L2; smaller only if the device is small.
+    let copy_bytes = info.as_ref().map_or(0, |i| (1usize << 30).min(i.memory_bytes / 8));
+    let copy_bandwidth_gbps = gpu.as_ref().map(|g| g.copy_bandwidth_gbps(copy_bytes, 20)).transpose()?;
+
+    let variants: Vec<Variant> = opts.variants.iter().copied().filter(|v| !v.is_gpu() || gpu.is_some()).collect();
+    let series_per_size: usize = variants.iter().map(|&v| series_keys(v, &opts.ns).len()).sum();
+    let progress = ProgressBar::new((opts.sizes.len() * series_per_size * (opts.runs + 2)) as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}")
+            .expect("a valid template"),
+    );
+
+    let mut results = BenchResults {
+        meta: Meta {
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: env!("CUDA_SOBEL_GIT_COMMIT").into(),
+            started_unix_s,
+            host: host_info(),
+            gpu: info,
+            context_init_ms: gpu.as_ref().map(|g| g.context_init_ms),
+            kernel_load_ms: gpu.as_ref().map(|g| g.kernel_load_ms),
+            copy_bandwidth_gbps,
+            border: opts.border,
+            runs: opts.runs,
+            kernel_reps: opts.kernel_reps,
+        },
+        pipeline: Vec::new(),
+        kernels: Vec::new(),
+        skipped,
+    };
+    if let Some(bw) = copy_bandwidth_gbps {
+        progress.suspend(|| println!("Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written)\n"));
+    }
+
+    std::fs::create_dir_all(&opts.out_dir)?;
+    let scratch = opts.out_dir.join(".scratch_output.png");
+    for &size in &opts.sizes {
+        let path = image_for(size, &opts.image_dir)?;
+        let rgb = image_io::decode_rgb(&path)?;
+        let reference = cpu::scalar::sobel(&rgb, opts.border).into_raw();
+        for &variant in &variants {
+            for n in series_keys(variant, &opts.ns) {
+                progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(n)));
+                let ctx = Ctx { opts, gpu: gpu.as_ref(), path: &path, scratch: &scratch, reference: &reference };
+                let series = ctx.pipeline_series(variant, n, size, &progress)?;
+                let kernel = ctx.kernel_series(variant, n, &rgb)?;
+                progress.inc(1);
+                progress.suspend(|| print!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
+                results.pipeline.push(series);
+                results.kernels.push(kernel);
+            }
+        }
+        progress.suspend(|| print!("{}", terminal::size_summary(&results, size)));
+    }
+    let _ = std::fs::remove_file(&scratch);
+    progress.finish_and_clear();
+    Ok(results)
+}
+
+pub fn n_label(n: Option<u32>) -> String {
+    n.map(|n| format!(" n={n}")).unwrap_or_default()
+}
+
+/// What every measurement of one image needs.
+struct Ctx<'a> {
+    opts: &'a BenchOptions,
+    gpu: Option<&'a Gpu>,
+    path: &'a Path,
+    scratch: &'a Path,
+    reference: &'a [u8],
+}
+
+impl Ctx<'_> {
+    /// One warm-up run, then `runs` timed whole-pipeline runs; every output checked against the reference.
+    fn pipeline_series(
+        &self,
+        variant: Variant,
+        n: Option<u32>,
+        (width, height): (u32, u32),
+        progress: &ProgressBar,
+    ) -> anyhow::Result<PipelineSeries> {
+        let mut runs = Vec::with_capacity(self.opts.runs);
+        for i in 0..=self.opts.runs {
+            let run = self.pipeline_once(variant, n.unwrap_or(1))?;
+            if i > 0 {
+                runs.push(run);
+            }
+            progress.inc(1);
+        }
+        Ok(PipelineSeries { width, height, variant, n, runs })
+    }
+
+    fn pipeline_once(&self, variant: Variant, n: u32) -> anyhow::Result<RunTimings> {
+        let (rgb, decode_ms) = timed(|| image_io::decode_rgb(self.path));
+        let rgb = rgb?;
+        let border = self.opts.border;
+        let (out, compute_ms, gpu_memory_ms) = match variant {
+            Variant::CpuScalar => {
+                let (o, ms) = timed(|| cpu::scalar::sobel(&rgb, border));
+                (o.into_raw(), ms, None)
+            }
+            Variant::CpuRayon => {
+                let (o, ms) = timed(|| cpu::rayon::sobel(&rgb, border));
+                (o.into_raw(), ms, None)
+            }
+            gpu_variant => {
+                let gpu = self.gpu.expect("GPU variants run only with a GPU");
+                let r = variants::run(gpu, gpu_variant, &rgb, border, n, false, 1)?;
+                (r.output, r.compute_ms, Some(r.memory_ms))
+            }
+        };
+        anyhow::ensure!(
+            out == self.reference,
+            "{}: {}{} differs from cpu-scalar — not timing wrong output",
+            self.path.display(),
+            variant.name(),
+            n_label(Some(n))
+        );
+        let (written, encode_ms) =
+            timed(|| image_io::write_png(self.scratch, rgb.width(), rgb.height(), &out, ExtendedColorType::L8));
+        written?;
+        let io_ms = decode_ms + encode_ms;
+        Ok(RunTimings { io_ms, gpu_memory_ms, compute_ms, total_ms: io_ms + gpu_memory_ms.unwrap_or(0.0) + compute_ms })
+    }
+
+    /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU
+    /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget).
+    fn kernel_series(&self, variant: Variant, n: Option<u32>, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+        let (width, height) = rgb.dimensions();
+        let border = self.opts.border;
+        let (samples_ms, buffer_copies) = if let (true, Some(gpu)) = (variant.is_gpu(), self.gpu) {
+            let info = gpu.info()?;
+            let set_bytes = variants::buffer_bytes(variant, width as usize * height as usize).max(1);
+            let (free, _) = gpu.ctx.mem_get_info()?;
+            // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
+            let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
+            let mut prepared = Prepared::upload(gpu, variant, rgb, border, n.unwrap_or(1), copies)?;
+            prepared.warm_up()?;
+            let samples = prepared.time(self.opts.kernel_reps)?;
+            prepared.download()?;
+            (samples, copies)
+        } else {
+            let f = |rgb: &RgbImage| match variant {
+                Variant::CpuScalar => cpu::scalar::sobel(rgb, border),
+                _ => cpu::rayon::sobel(rgb, border),
+            };
+            std::hint::black_box(f(rgb)); // warm-up
+            let start = Instant::now();
+            let mut samples = Vec::new();
+            while samples.len() < self.opts.kernel_reps
+                && (samples.len() < 3 || start.elapsed().as_secs_f64() < self.opts.cpu_budget_s)
+            {
+                let (out, ms) = timed(|| f(rgb));
+                std::hint::black_box(out);
+                samples.push(ms);
+            }
+            (samples, 1)
+        };
+        Ok(KernelSeries { width, height, variant, n, buffer_copies, samples_ms })
+    }
+}
+
+fn host_info() -> HostInfo {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.into());
+    HostInfo {
+        cpu,
+        threads: ::rayon::current_num_threads(),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+    }
+}

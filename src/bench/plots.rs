@@ -1,0 +1,131 @@
+//! SVG plots with `plotters` (SVG backend: no system fonts needed), shaped like the report's figures:
+//! time against image size per variant (Figures 7 and 8), time against n (Figure 10), and 1:1 against
+//! map fusion (Figure 13). All axes are logarithmic: times span five decades.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use super::{BenchResults, Category};
+use crate::pipeline::Variant;
+
+type Line = (String, Vec<(f64, f64)>);
+
+pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let ns = r.ns();
+    let megapixels = |(w, h): (u32, u32)| w as f64 * h as f64 / 1e6;
+    let sizes = r.sizes();
+
+    let pipeline: Vec<Line> = r
+        .variants(&ns)
+        .into_iter()
+        .map(|(v, n)| {
+            let pts = sizes
+                .iter()
+                .filter_map(|&s| Some((megapixels(s), r.series(s, v, n)?.summary(Category::Total)?.mean)))
+                .collect();
+            (format!("{}{}", v.name(), super::n_label(n)), pts)
+        })
+        .collect();
+
+    let mut kernel: Vec<Line> = r
+        .variants(&ns)
+        .into_iter()
+        .map(|(v, n)| {
+            let pts =
+                sizes.iter().filter_map(|&s| Some((megapixels(s), r.kernel(s, v, n)?.summary().median))).collect();
+            (format!("{}{}", v.name(), super::n_label(n)), pts)
+        })
+        .collect();
+    if let Some(bw) = r.meta.copy_bandwidth_gbps {
+        // The roofline: 4 bytes per pixel at the copy bandwidth.
+        let pts = sizes.iter().map(|&s| (megapixels(s), 4.0 * megapixels(s) * 1e6 / (bw * 1e6))).collect();
+        kernel.push(("roofline (4 B/px at copy bandwidth)".into(), pts));
+    }
+
+    let n_sweep: Vec<Line> = sizes
+        .iter()
+        .map(|&s| {
+            let pts = ns
+                .iter()
+                .filter_map(|&n| Some((n as f64, r.kernel(s, Variant::GpuN1, Some(n))?.summary().median * 1e3)))
+                .collect();
+            (format!("{}x{}", s.0, s.1), pts)
+        })
+        .collect();
+
+    let mut fusion: Vec<Line> = Vec::new();
+    for (v, label) in [(Variant::GpuMap, "1:1 (gpu-map)"), (Variant::GpuFusedMap, "map fusion (gpu-fused-map)")] {
+        for (c, what) in [(Category::Computation, "computation"), (Category::GpuMemory, "memory movement")] {
+            let pts =
+                sizes.iter().filter_map(|&s| Some((megapixels(s), r.series(s, v, None)?.summary(c)?.mean))).collect();
+            fusion.push((format!("{label}, {what}"), pts));
+        }
+    }
+
+    let plots = [
+        ("pipeline_vs_size.svg", "Whole pipeline, mean of runs (report Figures 7/8)", "megapixels", "ms", pipeline),
+        ("computation_vs_size.svg", "Computation alone, median", "megapixels", "ms", kernel),
+        ("n_sweep.svg", "gpu-n1: computation against pixels per thread (report Figure 10)", "n", "µs", n_sweep),
+        ("fusion_vs_map.svg", "1:1 against map fusion (report Figure 13)", "megapixels", "ms", fusion),
+    ];
+    let mut written = Vec::new();
+    for (name, title, x, y, lines) in plots {
+        let path = dir.join(name);
+        log_log_chart(&path, title, x, y, &lines)
+            .map_err(|e| anyhow::anyhow!("{}: cannot draw: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// A log-log line chart; a chart with no data says so instead of drawing axes.
+fn log_log_chart(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let points: Vec<(f64, f64)> =
+        lines.iter().flat_map(|(_, p)| p.iter().copied()).filter(|p| p.0 > 0.0 && p.1 > 0.0).collect();
+    if points.is_empty() {
+        root.titled(title, ("sans-serif", 22))?.draw(&Text::new(
+            "no data (GPU variants skipped)",
+            (300, 260),
+            ("sans-serif", 18),
+        ))?;
+        root.present()?;
+        return Ok(());
+    }
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        let lo = points.iter().map(f).fold(f64::INFINITY, f64::min);
+        let hi = points.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
+        (lo / 1.5)..(hi * 1.5)
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(span(|p| p.0).log_scale(), span(|p| p.1).log_scale())?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw()?;
+    for (i, (name, pts)) in lines.iter().enumerate().filter(|(_, (_, p))| !p.is_empty()) {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}

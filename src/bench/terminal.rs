@@ -1,0 +1,79 @@
+//! The terminal view, shaped like hyperfine's: `Time (mean ± σ)`, `Range (min … max)`, and
+//! "X ± σ times faster than …" summaries.
+
+use std::fmt::Write as _;
+
+use super::{n_label, BenchResults, Category, KernelSeries, PipelineSeries};
+use crate::stats::{ratio, Summary};
+
+/// A duration given in milliseconds, in the unit that suits it.
+pub fn fmt_time(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{:.3} s", ms / 1000.0)
+    } else if ms >= 1.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{:.1} µs", ms * 1000.0)
+    }
+}
+
+fn pm(s: &Summary) -> String {
+    format!("{} ± {}", fmt_time(s.mean), fmt_time(s.sd))
+}
+
+/// The lines for one variant at one size.
+pub fn series(p: &PipelineSeries, k: &KernelSeries, copy_gbps: Option<f64>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}x{} · {}{}", p.width, p.height, p.variant.name(), n_label(p.n));
+    let cat = |c| p.summary(c);
+    if let (Some(total), Some(io), Some(comp)) = (cat(Category::Total), cat(Category::Io), cat(Category::Computation)) {
+        let mem = cat(Category::GpuMemory).map(|m| format!(" · GPU memory {}", fmt_time(m.mean))).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  Time (mean ± σ):     {:>22}    [I/O {}{mem} · computation {}]",
+            pm(&total),
+            fmt_time(io.mean),
+            fmt_time(comp.mean)
+        );
+        let _ = writeln!(
+            s,
+            "  Range (min … max):   {:>22}    {} runs",
+            format!("{} … {}", fmt_time(total.min), fmt_time(total.max)),
+            total.count
+        );
+    }
+    let ks = k.summary();
+    let mut line = format!("  Computation alone:   {:>22}    median of {}", fmt_time(ks.median), ks.count);
+    if p.variant.is_gpu() {
+        let gbps = k.effective_gbps();
+        let _ = write!(line, " over {} buffer copies · {gbps:.0} GB/s", k.buffer_copies);
+        if let Some(bw) = copy_gbps {
+            let _ = write!(line, " = {:.1} % of copy bandwidth", 100.0 * gbps / bw);
+        }
+    }
+    let _ = writeln!(s, "{line}\n");
+    s
+}
+
+/// "Fastest ran X ± σ times faster than …" for one size, on computation-only means.
+pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
+    let mut ks: Vec<&KernelSeries> = r.kernels.iter().filter(|k| (k.width, k.height) == size).collect();
+    if ks.len() < 2 {
+        return String::new();
+    }
+    ks.sort_by(|a, b| a.summary().mean.total_cmp(&b.summary().mean));
+    let fastest = ks[0];
+    let mut s = format!(
+        "Summary {}x{} (computation alone, means)\n  {}{} ran\n",
+        size.0,
+        size.1,
+        fastest.variant.name(),
+        n_label(fastest.n)
+    );
+    for other in &ks[1..] {
+        let (x, sd) = ratio(&other.summary(), &fastest.summary());
+        let _ = writeln!(s, "    {x:>10.2} ± {sd:.2} times faster than {}{}", other.variant.name(), n_label(other.n));
+    }
+    s.push('\n');
+    s
+}

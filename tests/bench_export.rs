@@ -1,0 +1,135 @@
+//! The benchmark's exports on a fixed, hand-made set of results (snapshots in tests/snapshots/;
+//! `cargo insta review` or `INSTA_UPDATE=always` to accept a deliberate change), and the whole
+//! `bench --quick` run producing every file.
+
+mod common;
+
+use cuda_sobel::bench::{export, BenchResults, HostInfo, KernelSeries, Meta, PipelineSeries, RunTimings, Skipped};
+use cuda_sobel::gpu::DeviceInfo;
+use cuda_sobel::pipeline::Variant;
+use cuda_sobel::sobel::Border;
+
+fn runs(io: f64, mem: Option<f64>, compute: &[f64]) -> Vec<RunTimings> {
+    compute
+        .iter()
+        .map(|&c| RunTimings { io_ms: io, gpu_memory_ms: mem, compute_ms: c, total_ms: io + mem.unwrap_or(0.0) + c })
+        .collect()
+}
+
+fn fixture() -> BenchResults {
+    let size = (2048, 1024);
+    let p = |variant, n, mem, compute: &[f64]| PipelineSeries {
+        width: size.0,
+        height: size.1,
+        variant,
+        n,
+        runs: runs(20.0, mem, compute),
+    };
+    let k = |variant, n, samples: &[f64]| KernelSeries {
+        width: size.0,
+        height: size.1,
+        variant,
+        n,
+        buffer_copies: if variant == Variant::CpuScalar { 1 } else { 12 },
+        samples_ms: samples.to_vec(),
+    };
+    BenchResults {
+        meta: Meta {
+            tool_version: "0.1.0".into(),
+            git_commit: "0123456789ab".into(),
+            started_unix_s: 1_795_000_000,
+            host: HostInfo { cpu: "Test CPU".into(), threads: 16, os: "linux x86_64".into() },
+            gpu: Some(DeviceInfo {
+                name: "Test GPU".into(),
+                compute_capability: "9.0".into(),
+                multiprocessors: 132,
+                memory_bytes: 150_000_000_000,
+                l2_bytes: 62_914_560,
+                driver_version: "CUDA 13.0".into(),
+            }),
+            context_init_ms: Some(100.0),
+            kernel_load_ms: Some(5.0),
+            copy_bandwidth_gbps: Some(4000.0),
+            border: Border::Replicate,
+            runs: 3,
+            kernel_reps: 4,
+        },
+        pipeline: vec![
+            p(Variant::CpuScalar, None, None, &[40.0, 42.0, 44.0]),
+            p(Variant::GpuMap, None, Some(2.0), &[0.05, 0.06, 0.07]),
+            p(Variant::GpuFusedMap, None, Some(1.5), &[0.03, 0.03, 0.03]),
+            p(Variant::GpuN1, Some(1), Some(1.5), &[0.04, 0.04, 0.04]),
+            p(Variant::GpuN1, Some(4), Some(1.5), &[0.02, 0.02, 0.02]),
+        ],
+        kernels: vec![
+            k(Variant::CpuScalar, None, &[40.0, 41.0, 42.0, 43.0]),
+            k(Variant::GpuMap, None, &[0.05, 0.05, 0.06, 0.06]),
+            k(Variant::GpuFusedMap, None, &[0.03, 0.03, 0.03, 0.03]),
+            k(Variant::GpuN1, Some(1), &[0.04, 0.04, 0.04, 0.04]),
+            k(Variant::GpuN1, Some(4), &[0.008, 0.008, 0.008, 0.008]),
+        ],
+        skipped: vec![Skipped { variant: Variant::GpuFused, reason: "left out of this fixture".into() }],
+    }
+}
+
+#[test]
+fn markdown_tables() {
+    insta::assert_snapshot!(export::markdown(&fixture()));
+}
+
+#[test]
+fn csv_rows() {
+    insta::assert_snapshot!(export::csv(&fixture()).unwrap());
+}
+
+#[test]
+fn json_document() {
+    insta::assert_snapshot!(export::json(&fixture()));
+}
+
+#[test]
+fn plots_are_svg_with_every_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = export::write_all(&fixture(), dir.path()).unwrap();
+    assert_eq!(written.len(), 7);
+    let svg = std::fs::read_to_string(dir.path().join("computation_vs_size.svg")).unwrap();
+    assert!(svg.starts_with("<svg"));
+    for label in ["cpu-scalar", "gpu-map", "gpu-fused-map", "gpu-n1 n=1", "roofline"] {
+        assert!(svg.contains(label), "legend names {label}");
+    }
+    let sweep = std::fs::read_to_string(dir.path().join("n_sweep.svg")).unwrap();
+    assert!(sweep.contains("2048x1024"));
+}
+
+#[test]
+fn bench_quick_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    common::bin()
+        .args(["bench", "--quick", "--out"])
+        .arg(&out)
+        .arg("--images")
+        .arg(dir.path().join("images"))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Time (mean ± σ)"))
+        .stdout(predicates::str::contains("times faster than"));
+    for name in [
+        "results.json",
+        "results.csv",
+        "results.md",
+        "pipeline_vs_size.svg",
+        "computation_vs_size.svg",
+        "n_sweep.svg",
+        "fusion_vs_map.svg",
+    ] {
+        assert!(out.join(name).metadata().map(|m| m.len() > 0).unwrap_or(false), "{name} written");
+    }
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let pipeline = json["pipeline"].as_array().unwrap();
+    // Two sizes × (2 CPU variants, or 2 CPU + 3 GPU + 3 gpu-n1 values with a GPU).
+    assert!(pipeline.len() == 4 || pipeline.len() == 16, "{} series", pipeline.len());
+    assert!(pipeline.iter().all(|s| s["runs"].as_array().unwrap().len() == 2));
+    assert!(json["meta"]["git_commit"].as_str().unwrap().len() >= 7);
+    assert!(dir.path().join("images/64x48.png").is_file(), "sizes not in imgs_in are drawn on demand");
+}
