@@ -247,7 +247,7 @@ pub fn markdown(r: &BenchResults) -> String {
 
     let _ = writeln!(s, "\n## Computation alone\n");
     let _ = writeln!(s, "Median; GPU kernels between CUDA events on device-resident data, rotating over enough buffer copies to defeat the L2 cache. GB/s = 4 bytes per pixel (3 read + 1 written) / time.\n");
-    let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar | × vs cpu-rayon |\n|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar (means) | × vs cpu-rayon (means) |\n|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
         let cpu = |v| r.kernel(size, v, None).map(|k| k.summary());
         let (scalar, rayon) = (cpu(Variant::CpuScalar), cpu(Variant::CpuRayon));
@@ -259,7 +259,7 @@ pub fn markdown(r: &BenchResults) -> String {
             } else {
                 ("–".into(), "–".into())
             };
-            let vs = |base: Option<Summary>| base.map_or("–".into(), |b| format!("{:.1}", ratio(&b, &ks).0));
+            let vs = |base: Option<Summary>| base.map_or("–".into(), |b| sig(ratio(&b, &ks).0));
             let _ = writeln!(
                 s,
                 "| {} | {}{} | {} | {} | {gbps} | {pct} | {} | {} |",
