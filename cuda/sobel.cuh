@@ -8,9 +8,10 @@
 //                --prec-sqrt=true, which the host passes explicitly), so it is exact below 2^24.
 //  - offsets into images are 64-bit (size_t): width·height·3 passes 2^31 at about 26 000 × 26 000.
 //
-// The host replaces the line `#include "sobel.cuh"` in each .cu file with this text before NVRTC
-// compiles it, so `nvcc -ptx cuda/fused.cu` works too.
-#pragma once
+// The host replaces each `#include "…cuh"` line with that header's text before NVRTC compiles a file
+// (so the headers use include guards), and `nvcc -ptx cuda/fused.cu` works as well.
+#ifndef CUDA_SOBEL_SOBEL_CUH
+#define CUDA_SOBEL_SOBEL_CUH
 
 // Border modes: the values of the Rust enum `Border` (checked by a test).
 #define BORDER_REPLICATE 0
@@ -74,3 +75,5 @@ __device__ __forceinline__ u8 sobel_pixel_from_rgb(const u8* rgb, int x, int y, 
         for (int dx = 0; dx < 3; ++dx) g[dy][dx] = grey_at(rgb, x + dx - 1, y + dy - 1, width, height, border);
     return magnitude_of(sobel_x(g), sobel_y(g));
 }
+
+#endif  // CUDA_SOBEL_SOBEL_CUH

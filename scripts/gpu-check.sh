@@ -46,7 +46,7 @@ sanitize() {
   for img in "$WORK/small.png" "$WORK/odd.png"; do
     for b in replicate zero reflect101; do
       compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
-        "$DEV/cuda_sobel" "$img" 3 --border "$b" --variant gpu-map,gpu-fused-map,gpu-n1,gpu-fused \
+        "$DEV/cuda_sobel" "$img" 3 --border "$b" --variant gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip \
         --gpu-required --quiet --out "$WORK/s.png" > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
       grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool $(basename "$img") $b: |"
     done

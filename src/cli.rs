@@ -21,6 +21,7 @@ Examples:
   cuda_sobel generate 7680x4320               draw a test image into imgs_in/7680x4320.png
   cuda_sobel bench                            the report's experiments (or: bash bench.sh)
   cuda_sobel bench --sizes 2048x1024,7680x4320 --runs 5 --variant gpu-fused,cpu-rayon
+  cuda_sobel bench --peers npp                also time NVIDIA NPP on the same images
 
 Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input or usage,
 3 --gpu-required and the GPU variants could not run.";
@@ -118,6 +119,9 @@ struct BenchArgs {
     /// Folder where sizes not in imgs_in/ are drawn and kept
     #[arg(long, default_value = "bench/images")]
     images: PathBuf,
+    /// Also time these implementations on the same images (npp: NVIDIA NPP, loaded at run time)
+    #[arg(long, value_enum, value_delimiter = ',')]
+    peers: Vec<crate::bench::Peer>,
     /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4 (overrides those flags)
     #[arg(long)]
     quick: bool,
@@ -183,6 +187,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         border: a.border,
         image_dir: a.images,
         out_dir: a.out,
+        peers: a.peers,
     };
     if a.quick {
         opts = crate::bench::BenchOptions {

@@ -29,8 +29,18 @@ pub enum Variant {
     GpuFusedMap,
     /// n pixels per thread (n from the command line), coalesced.
     GpuN1,
-    /// One kernel from RGB bytes to magnitude bytes.
+    /// One kernel from RGB bytes to magnitude bytes, one thread per pixel.
     GpuFused,
+    /// gpu-fused with its coefficients in constant memory: the "before" of the predefined optimisation.
+    GpuConstTaps,
+    /// Two passes (rows, then columns) of the separable Sobel factors.
+    GpuSeparable,
+    /// Shared-memory tile with a one-pixel halo.
+    GpuTiled,
+    /// 16 pixels per thread with 16-byte loads (register-blocked n:1).
+    GpuVec16,
+    /// Column strips with a rolling window of three grey rows in registers: the fastest.
+    GpuStrip,
 }
 
 impl Variant {
@@ -51,6 +61,11 @@ impl Variant {
             Variant::GpuFusedMap => "gpu-fused-map",
             Variant::GpuN1 => "gpu-n1",
             Variant::GpuFused => "gpu-fused",
+            Variant::GpuConstTaps => "gpu-const-taps",
+            Variant::GpuSeparable => "gpu-separable",
+            Variant::GpuTiled => "gpu-tiled",
+            Variant::GpuVec16 => "gpu-vec16",
+            Variant::GpuStrip => "gpu-strip",
         }
     }
 

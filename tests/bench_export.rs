@@ -4,7 +4,9 @@
 
 mod common;
 
-use cuda_sobel::bench::{export, BenchResults, HostInfo, KernelSeries, Meta, PipelineSeries, RunTimings, Skipped};
+use cuda_sobel::bench::{
+    export, BenchResults, HostInfo, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries, RunTimings, Skipped,
+};
 use cuda_sobel::gpu::DeviceInfo;
 use cuda_sobel::pipeline::Variant;
 use cuda_sobel::sobel::Border;
@@ -69,6 +71,14 @@ fn fixture() -> BenchResults {
             k(Variant::GpuN1, Some(4), &[0.008, 0.008, 0.008, 0.008]),
         ],
         skipped: vec![Skipped { variant: Variant::GpuFused, reason: "left out of this fixture".into() }],
+        peers: vec![PeerSeries {
+            width: size.0,
+            height: size.1,
+            peer: Peer::Npp,
+            description: "NPP (fixture)".into(),
+            samples_ms: vec![0.02, 0.02, 0.02],
+        }],
+        peers_skipped: vec![],
     }
 }
 
@@ -94,7 +104,7 @@ fn plots_are_svg_with_every_series() {
     assert_eq!(written.len(), 7);
     let svg = std::fs::read_to_string(dir.path().join("computation_vs_size.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
-    for label in ["cpu-scalar", "gpu-map", "gpu-fused-map", "gpu-n1 n=1", "roofline"] {
+    for label in ["cpu-scalar", "gpu-map", "gpu-fused-map", "gpu-n1 n=1", "roofline", "NPP (peer)"] {
         assert!(svg.contains(label), "legend names {label}");
     }
     let sweep = std::fs::read_to_string(dir.path().join("n_sweep.svg")).unwrap();

@@ -44,7 +44,7 @@ fn check_all_variants(gpu: &Gpu, rgb: &RgbImage, label: &str) {
     for border in Border::ALL {
         let reference = cpu::scalar::sobel(rgb, border);
         let mut runs: Vec<(Variant, u32)> =
-            [Variant::GpuMap, Variant::GpuFusedMap, Variant::GpuFused].iter().map(|&v| (v, 1)).collect();
+            Variant::ALL.iter().filter(|v| v.is_gpu() && **v != Variant::GpuN1).map(|&v| (v, 1)).collect();
         runs.extend(NS.iter().map(|&n| (Variant::GpuN1, n)));
         for (variant, n) in runs {
             let run = variants::run(gpu, variant, rgb, border, n, false, 1)
@@ -65,7 +65,24 @@ fn check_all_variants(gpu: &Gpu, rgb: &RgbImage, label: &str) {
 #[test]
 fn gpu_variants_match_scalar_on_awkward_sizes() {
     let Some(gpu) = gpu_or_skip("gpu_variants_match_scalar_on_awkward_sizes") else { return };
-    let sizes = [(1, 1), (1, 37), (37, 1), (2, 2), (31, 17), (1025, 3), (3, 1025), (4097, 2049), (2048, 1024)];
+    // Widths around the 16-pixel groups of gpu-vec16 and gpu-strip (15, 16, 17, 32, 48) exercise both
+    // their aligned and general forms and every border column case.
+    let sizes = [
+        (1, 1),
+        (1, 37),
+        (37, 1),
+        (2, 2),
+        (15, 9),
+        (16, 16),
+        (17, 5),
+        (32, 3),
+        (48, 70),
+        (31, 17),
+        (1025, 3),
+        (3, 1025),
+        (4097, 2049),
+        (2048, 1024),
+    ];
     for (i, &(w, h)) in sizes.iter().enumerate() {
         check_all_variants(&gpu, &random_image(w, h, 0x9E37_79B9 + i as u64), "random");
     }
@@ -77,6 +94,27 @@ fn gpu_variants_match_scalar_on_the_report_images() {
     for name in ["512x512", "1024x512", "1024x1024", "2048x1024"] {
         let rgb = image_io::decode_rgb(format!("imgs_in/{name}.png").as_ref()).expect("imgs_in image decodes");
         check_all_variants(&gpu, &rgb, name);
+    }
+}
+
+#[test]
+fn dp4a_grey_is_exact_for_every_rgb_triple() {
+    let Some(gpu) = gpu_or_skip("dp4a_grey_is_exact_for_every_rgb_triple") else { return };
+    let out = gpu.selftest_grey().unwrap();
+    for (i, &g) in out.iter().enumerate() {
+        let (r, gr, b) = ((i >> 16) as u8, (i >> 8) as u8, i as u8);
+        assert_eq!(g, cuda_sobel::sobel::grey(r, gr, b), "RGB ({r}, {gr}, {b})");
+    }
+}
+
+#[test]
+fn approximate_sqrt_magnitude_is_exact_for_every_square() {
+    let Some(gpu) = gpu_or_skip("approximate_sqrt_magnitude_is_exact_for_every_square") else { return };
+    // Every Gx² + Gy² that can occur is at most 2·1020² = 2 080 800.
+    let n = 2 * 1020 * 1020 + 1;
+    let out = gpu.selftest_magnitude(n).unwrap();
+    for (s, &m) in out.iter().enumerate() {
+        assert_eq!(m, cuda_sobel::sobel::magnitude_from_squared(s as u32), "s = {s}");
     }
 }
 

@@ -25,11 +25,17 @@ fn every_kernel_file_compiles_with_nvrtc() {
     if !nvrtc_or_skip("every_kernel_file_compiles_with_nvrtc") {
         return;
     }
-    let expected: [(&str, &[&str]); 4] = [
+    let expected: [(&str, &[&str]); 10] = [
         ("map", &["grey_kernel", "sobel_x_kernel", "sobel_y_kernel", "magnitude_kernel"]),
         ("fused_map", &["gradient_magnitude_kernel"]),
         ("fused", &["sobel_fused"]),
         ("n_per_thread", &["sobel_n_per_thread"]),
+        ("const_taps", &["sobel_const_taps"]),
+        ("separable", &["sobel_rows_pass", "sobel_columns_pass"]),
+        ("tiled", &["sobel_tiled"]),
+        ("vec16", &["sobel_vec16_general", "sobel_vec16_aligned"]),
+        ("strip", &["sobel_strip_general", "sobel_strip_aligned"]),
+        ("selftest", &["selftest_grey", "selftest_magnitude"]),
     ];
     for (src, (name, entries)) in kernels::SOURCES.iter().zip(expected) {
         assert_eq!(src.name, name);

@@ -143,6 +143,9 @@ pub fn markdown(r: &BenchResults) -> String {
     for sk in &r.skipped {
         let _ = writeln!(s, "- Skipped {}: {}", sk.variant.name(), sk.reason);
     }
+    for reason in &r.peers_skipped {
+        let _ = writeln!(s, "- Peer skipped: {reason}");
+    }
 
     let _ = writeln!(s, "\n## Whole pipeline by image size (report Tables 7 and 8)\n");
     let ns = r.ns();
@@ -243,6 +246,29 @@ pub fn markdown(r: &BenchResults) -> String {
             pm(map.summary(Category::Computation)),
             pm(fused.summary(Category::Computation))
         );
+    }
+
+    if !r.peers.is_empty() {
+        let _ = writeln!(s, "\n## Peers, same images, same process (computation alone, median)\n");
+        let _ = writeln!(s, "| image | peer | median (ms) | runs | GB/s (at 4 B/px) | fastest of ours | ours × faster |\n|---|---|---|---|---|---|---|");
+        for p in &r.peers {
+            let Some(ps) = Summary::of(&p.samples_ms) else { continue };
+            let gbps = 4.0 * p.width as f64 * p.height as f64 / (ps.median * 1e6);
+            let (best, speedup) = match r.fastest_gpu((p.width, p.height)) {
+                Some(b) => {
+                    (format!("{}{}", b.variant.name(), n_label(b.n)), format!("{:.2}", ps.median / b.summary().median))
+                }
+                None => ("–".into(), "–".into()),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {gbps:.0} | {best} | {speedup} |",
+                size_label((p.width, p.height)),
+                p.description,
+                sig(ps.median),
+                ps.count
+            );
+        }
     }
 
     let _ = writeln!(s, "\n## Computation alone\n");

@@ -46,6 +46,16 @@ pub struct BenchOptions {
     pub image_dir: PathBuf,
     /// Where the results and plots go.
     pub out_dir: PathBuf,
+    /// Other implementations to time on the same images in the same process.
+    pub peers: Vec<Peer>,
+}
+
+/// A peer implementation the bench can time beside ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Peer {
+    /// NVIDIA NPP: nppiRGBToGray + nppiGradientVectorSobelBorder (loaded at run time).
+    Npp,
 }
 
 /// Every number one benchmark produced.
@@ -58,6 +68,19 @@ pub struct BenchResults {
     pub kernels: Vec<KernelSeries>,
     /// Variants that could not run, with the reason.
     pub skipped: Vec<Skipped>,
+    /// Peers' computation-only samples (same images, same process, CUDA events).
+    pub peers: Vec<PeerSeries>,
+    /// Peers that could not run, with the reason.
+    pub peers_skipped: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PeerSeries {
+    pub width: u32,
+    pub height: u32,
+    pub peer: Peer,
+    pub description: String,
+    pub samples_ms: Vec<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -170,6 +193,18 @@ impl BenchResults {
         self.kernels.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant && s.n == n)
     }
 
+    pub fn peer(&self, (w, h): (u32, u32), peer: Peer) -> Option<&PeerSeries> {
+        self.peers.iter().find(|s| (s.width, s.height) == (w, h) && s.peer == peer)
+    }
+
+    /// The GPU kernel series with the lowest median at `size`.
+    pub fn fastest_gpu(&self, size: (u32, u32)) -> Option<&KernelSeries> {
+        self.kernels
+            .iter()
+            .filter(|k| (k.width, k.height) == size && k.variant.is_gpu())
+            .min_by(|a, b| a.summary().median.total_cmp(&b.summary().median))
+    }
+
     /// Image sizes in the order measured.
     pub fn sizes(&self) -> Vec<(u32, u32)> {
         let mut sizes: Vec<(u32, u32)> = Vec::new();
@@ -270,6 +305,22 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         pipeline: Vec::new(),
         kernels: Vec::new(),
         skipped,
+        peers: Vec::new(),
+        peers_skipped: Vec::new(),
+    };
+    let npp = match (opts.peers.contains(&Peer::Npp), &gpu) {
+        (false, _) => None,
+        (true, None) => {
+            results.peers_skipped.push("npp: no GPU".into());
+            None
+        }
+        (true, Some(_)) => match crate::gpu::npp::Npp::load() {
+            Ok(npp) => Some(npp),
+            Err(e) => {
+                results.peers_skipped.push(format!("npp: {e}"));
+                None
+            }
+        },
     };
     if let Some(bw) = copy_bandwidth_gbps {
         progress.suspend(|| println!("Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written)\n"));
@@ -291,6 +342,18 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 progress.suspend(|| print!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
                 results.pipeline.push(series);
                 results.kernels.push(kernel);
+            }
+        }
+        if let (Some(npp), Some(g)) = (&npp, &gpu) {
+            match npp.time(g, &rgb, opts.kernel_reps) {
+                Ok(samples_ms) => results.peers.push(PeerSeries {
+                    width: size.0,
+                    height: size.1,
+                    peer: Peer::Npp,
+                    description: crate::gpu::npp::DESCRIPTION.into(),
+                    samples_ms,
+                }),
+                Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),
             }
         }
         progress.suspend(|| print!("{}", terminal::size_summary(&results, size)));

@@ -37,6 +37,16 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             (format!("{}{}", v.name(), super::n_label(n)), pts)
         })
         .collect();
+    let npp: Vec<(f64, f64)> = sizes
+        .iter()
+        .filter_map(|&s| {
+            let p = r.peer(s, super::Peer::Npp)?;
+            Some((megapixels(s), crate::stats::Summary::of(&p.samples_ms)?.median))
+        })
+        .collect();
+    if !npp.is_empty() {
+        kernel.push(("NPP (peer)".into(), npp));
+    }
     if let Some(bw) = r.meta.copy_bandwidth_gbps {
         // The roofline: 4 bytes per pixel at the copy bandwidth.
         let pts = sizes.iter().map(|&s| (megapixels(s), 4.0 * megapixels(s) * 1e6 / (bw * 1e6))).collect();

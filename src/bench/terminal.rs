@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{n_label, BenchResults, Category, KernelSeries, PipelineSeries};
+use super::{n_label, BenchResults, Category, KernelSeries, Peer, PipelineSeries};
 use crate::stats::{ratio, Summary};
 
 /// A duration given in milliseconds, in the unit that suits it.
@@ -73,6 +73,19 @@ pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
     for other in &ks[1..] {
         let (x, sd) = ratio(&other.summary(), &fastest.summary());
         let _ = writeln!(s, "    {x:>10.2} ± {sd:.2} times faster than {}{}", other.variant.name(), n_label(other.n));
+    }
+    if let (Some(npp), Some(best)) = (r.peer(size, Peer::Npp), r.fastest_gpu(size)) {
+        if let (Some(n), Some(b)) = (Summary::of(&npp.samples_ms), Some(best.summary())) {
+            let _ = writeln!(
+                s,
+                "  {}: median {} — {}{} is {:.2} times faster (medians)",
+                npp.description,
+                fmt_time(n.median),
+                best.variant.name(),
+                n_label(best.n),
+                n.median / b.median
+            );
+        }
     }
     s.push('\n');
     s

@@ -28,16 +28,24 @@ pub struct KernelSource {
     pub source: &'static str,
 }
 
-/// The shared header every kernel file includes.
+/// The shared header every kernel file includes: the exact arithmetic of `src/sobel.rs`.
 pub const HEADER: &str = include_str!("../../cuda/sobel.cuh");
-const INCLUDE_LINE: &str = "#include \"sobel.cuh\"";
 
-/// Every kernel file, one parallel pattern each.
-pub const SOURCES: [KernelSource; 4] = [
+/// Every header a kernel file may include, by the name it is included by.
+pub const HEADERS: [(&str, &str); 2] = [("sobel.cuh", HEADER), ("row16.cuh", include_str!("../../cuda/row16.cuh"))];
+
+/// Every kernel file, one parallel pattern each (plus the tests' selftest kernels).
+pub const SOURCES: [KernelSource; 10] = [
     KernelSource { name: "map", source: include_str!("../../cuda/map.cu") },
     KernelSource { name: "fused_map", source: include_str!("../../cuda/fused_map.cu") },
     KernelSource { name: "fused", source: include_str!("../../cuda/fused.cu") },
     KernelSource { name: "n_per_thread", source: include_str!("../../cuda/n_per_thread.cu") },
+    KernelSource { name: "const_taps", source: include_str!("../../cuda/const_taps.cu") },
+    KernelSource { name: "separable", source: include_str!("../../cuda/separable.cu") },
+    KernelSource { name: "tiled", source: include_str!("../../cuda/tiled.cu") },
+    KernelSource { name: "vec16", source: include_str!("../../cuda/vec16.cu") },
+    KernelSource { name: "strip", source: include_str!("../../cuda/strip.cu") },
+    KernelSource { name: "selftest", source: include_str!("../../cuda/selftest.cu") },
 ];
 
 /// Every kernel function, loaded. Field comments name the file and the variant that uses it.
@@ -56,6 +64,22 @@ pub struct Kernels {
     pub fused: CudaFunction,
     /// n_per_thread.cu — gpu-n1
     pub n_per_thread: CudaFunction,
+    /// const_taps.cu — gpu-const-taps
+    pub const_taps: CudaFunction,
+    /// separable.cu — gpu-separable, first pass
+    pub rows_pass: CudaFunction,
+    /// separable.cu — gpu-separable, second pass
+    pub columns_pass: CudaFunction,
+    /// tiled.cu — gpu-tiled
+    pub tiled: CudaFunction,
+    /// vec16.cu — gpu-vec16, [general, aligned (width % 16 == 0)]
+    pub vec16: [CudaFunction; 2],
+    /// strip.cu — gpu-strip, [general, aligned (width % 16 == 0)]
+    pub strip: [CudaFunction; 2],
+    /// selftest.cu — tests only
+    pub selftest_grey: CudaFunction,
+    /// selftest.cu — tests only
+    pub selftest_magnitude: CudaFunction,
 }
 
 /// How the kernels were obtained this time, for the report.
@@ -73,7 +97,8 @@ impl Kernels {
         for src in &SOURCES {
             modules.push(load_module(ctx, src, arch, &cache, &mut stats)?);
         }
-        let [map, fused_map, fused, n_per_thread] = <[Arc<CudaModule>; 4]>::try_from(modules).expect("4 modules");
+        let [map, fused_map, fused, n_per_thread, const_taps, separable, tiled, vec16, strip, selftest] =
+            <[Arc<CudaModule>; SOURCES.len()]>::try_from(modules).expect("one module per source");
         let f = |m: &Arc<CudaModule>, name: &str| m.load_function(name).map_err(GpuError::Driver);
         let kernels = Kernels {
             grey: f(&map, "grey_kernel")?,
@@ -83,6 +108,14 @@ impl Kernels {
             gradient_magnitude: f(&fused_map, "gradient_magnitude_kernel")?,
             fused: f(&fused, "sobel_fused")?,
             n_per_thread: f(&n_per_thread, "sobel_n_per_thread")?,
+            const_taps: f(&const_taps, "sobel_const_taps")?,
+            rows_pass: f(&separable, "sobel_rows_pass")?,
+            columns_pass: f(&separable, "sobel_columns_pass")?,
+            tiled: f(&tiled, "sobel_tiled")?,
+            vec16: [f(&vec16, "sobel_vec16_general")?, f(&vec16, "sobel_vec16_aligned")?],
+            strip: [f(&strip, "sobel_strip_general")?, f(&strip, "sobel_strip_aligned")?],
+            selftest_grey: f(&selftest, "selftest_grey")?,
+            selftest_magnitude: f(&selftest, "selftest_magnitude")?,
         };
         Ok((kernels, stats))
     }
@@ -97,10 +130,26 @@ fn options(arch: &str) -> Vec<String> {
     vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()]
 }
 
-/// The source as NVRTC sees it: the `#include "sobel.cuh"` line replaced by the header's text.
+/// The source as NVRTC sees it: each `#include "x.cuh"` line replaced by that header's (expanded) text.
+/// The headers carry include guards, so a header included twice expands to nothing the second time.
 pub fn expanded_source(src: &KernelSource) -> String {
-    assert!(src.source.contains(INCLUDE_LINE), "{}.cu includes sobel.cuh", src.name);
-    src.source.replacen(INCLUDE_LINE, HEADER, 1)
+    expand(src.source)
+}
+
+fn expand(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 4);
+    for line in text.lines() {
+        let included = line.trim().strip_prefix("#include \"").and_then(|rest| rest.strip_suffix('"'));
+        match included.and_then(|name| HEADERS.iter().find(|(h, _)| *h == name)) {
+            Some((_, header)) => out.push_str(&expand(header)),
+            None => {
+                assert!(included.is_none(), "unknown header in {line}");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// Compiles one kernel file to PTX text.
@@ -245,9 +294,16 @@ mod tests {
     #[test]
     fn every_file_includes_the_header_and_starts_with_its_pattern() {
         for src in &SOURCES {
-            assert!(expanded_source(src).contains("BORDER_REFLECT101"));
+            let expanded = expanded_source(src);
+            assert!(expanded.contains("BORDER_REFLECT101"));
+            assert!(
+                !expanded.lines().any(|l| l.trim().starts_with("#include")),
+                "{}: every include expanded",
+                src.name
+            );
             let first = src.source.lines().next().unwrap();
-            assert!(first.starts_with(&format!("// {}.cu — pattern: ", src.name)), "{first}");
+            let pattern = if src.name == "selftest" { "not a variant" } else { "pattern: " };
+            assert!(first.starts_with(&format!("// {}.cu — {pattern}", src.name)), "{first}");
         }
     }
 }

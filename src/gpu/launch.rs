@@ -26,6 +26,12 @@ const MAP_BLOCK: (u32, u32) = (16, 16);
 const FUSED_BLOCK: (u32, u32) = (32, 8);
 /// Threads per block of the 1D n:1 kernel.
 pub const N1_BLOCK: u32 = 256;
+/// tiled.cu's TILE_W × TILE_H.
+const TILE: (u32, u32) = (32, 8);
+/// vec16.cu: 32 groups of 16 pixels across, 4 rows.
+const VEC16_BLOCK: (u32, u32) = (32, 4);
+/// strip.cu's STRIP_THREADS.
+const STRIP_THREADS: u32 = 128;
 /// CUDA's limit on grid.y (grid.x allows 2^31 − 1).
 const MAX_GRID_Y: u64 = 65_535;
 
@@ -35,14 +41,24 @@ impl Dims {
         if !(fits(width) && fits(height)) {
             return Err(GpuError::Unsupported(format!("a {width}×{height} image")));
         }
-        if height.div_ceil(MAP_BLOCK.1.min(FUSED_BLOCK.1)) as u64 > MAX_GRID_Y {
-            return Err(GpuError::Unsupported(format!("images over {} rows", MAX_GRID_Y * 8)));
+        if height.div_ceil(VEC16_BLOCK.1) as u64 > MAX_GRID_Y {
+            return Err(GpuError::Unsupported(format!("images over {} rows", MAX_GRID_Y * VEC16_BLOCK.1 as u64)));
         }
         Ok(Dims { width: width as i32, height: height as i32 })
     }
 
     pub fn pixels(self) -> usize {
         self.width as usize * self.height as usize
+    }
+
+    /// Whether rows can be read in aligned 16-pixel groups (the fast form of vec16 and strip).
+    fn aligned16(self) -> bool {
+        self.width % 16 == 0
+    }
+
+    /// The grid shape when each thread handles a group of 16 pixels of a row.
+    fn groups16(self) -> Dims {
+        Dims { width: (self.width as u32).div_ceil(16) as i32, height: self.height }
     }
 
     fn grid(self, block: (u32, u32)) -> LaunchConfig {
@@ -123,9 +139,34 @@ impl Gpu {
         unsafe { b.launch(d.grid(MAP_BLOCK)) }.map(drop)
     }
 
-    /// `sobel_fused(const u8* rgb, u8* out, int width, int height, int border)`:
-    /// reads 3·w·h bytes, writes w·h bytes.
-    pub fn launch_fused(
+    /// Kernels of the C signature `(const u8* rgb, u8* out, int width, int height, int border)` — see
+    /// [`RgbKernel`]: each reads 3·w·h bytes and writes w·h bytes.
+    pub fn launch_rgb_kernel(
+        &self,
+        kernel: RgbKernel,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+        border: Border,
+    ) -> Result<(), DriverError> {
+        assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels());
+        let k = &self.kernels;
+        let (f, cfg) = match kernel {
+            RgbKernel::Fused => (&k.fused, d.grid(FUSED_BLOCK)),
+            RgbKernel::ConstTaps => (&k.const_taps, d.grid(FUSED_BLOCK)),
+            RgbKernel::Tiled => (&k.tiled, d.grid(TILE)),
+            RgbKernel::Vec16 => (&k.vec16[d.aligned16() as usize], d.groups16().grid(VEC16_BLOCK)),
+        };
+        let border = border_arg(border);
+        let mut b = self.stream.launch_builder(f);
+        b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { b.launch(cfg) }.map(drop)
+    }
+
+    /// `sobel_strip_{general,aligned}(const u8* rgb, u8* out, int width, int height, int border, int rows)`:
+    /// reads 3·w·h bytes, writes w·h bytes; the aligned form needs width % 16 == 0.
+    pub fn launch_strip(
         &self,
         rgb: &CudaSlice<u8>,
         out: &mut CudaSlice<u8>,
@@ -133,11 +174,73 @@ impl Gpu {
         border: Border,
     ) -> Result<(), DriverError> {
         assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels());
+        let groups = (d.width as u32).div_ceil(16);
+        let grid_x = groups.div_ceil(STRIP_THREADS);
+        // Rows per block: as many as still leave ~8 blocks per multiprocessor, at most 64 (then the two
+        // redundant halo rows cost < 4 %); small images get 1 row per block and stay parallel.
+        let target_blocks = 8 * self.multiprocessors as u64;
+        let rows = (d.height as u64 * grid_x as u64).div_ceil(target_blocks).clamp(1, 64) as i32;
+        let cfg = LaunchConfig {
+            grid_dim: (grid_x, (d.height as u32).div_ceil(rows as u32), 1),
+            block_dim: (STRIP_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let border = border_arg(border);
-        let mut b = self.stream.launch_builder(&self.kernels.fused);
-        b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+        let mut b = self.stream.launch_builder(&self.kernels.strip[d.aligned16() as usize]);
+        b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border).arg(&rows);
         // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
-        unsafe { b.launch(d.grid(FUSED_BLOCK)) }.map(drop)
+        unsafe { b.launch(cfg) }.map(drop)
+    }
+
+    /// `sobel_rows_pass(const u8* rgb, short2* he, int width, int height, int border)`, then
+    /// `sobel_columns_pass(const short2* he, u8* out, int width, int height, int border)`: the first reads
+    /// 3·w·h bytes and writes w·h short pairs (4 bytes each, held here as u32), the second reads those and
+    /// writes w·h bytes.
+    pub fn launch_separable(
+        &self,
+        rgb: &CudaSlice<u8>,
+        he: &mut CudaSlice<u32>,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+        border: Border,
+    ) -> Result<(), DriverError> {
+        assert!(rgb.len() >= 3 * d.pixels() && he.len() >= d.pixels() && out.len() >= d.pixels());
+        let border = border_arg(border);
+        let mut rows = self.stream.launch_builder(&self.kernels.rows_pass);
+        rows.arg(rgb).arg(&mut *he).arg(&d.width).arg(&d.height).arg(&border);
+        // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+        unsafe { rows.launch(d.grid(FUSED_BLOCK)) }?;
+        let mut cols = self.stream.launch_builder(&self.kernels.columns_pass);
+        cols.arg(&*he).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+        // SAFETY: as above.
+        unsafe { cols.launch(d.grid(FUSED_BLOCK)) }.map(drop)
+    }
+
+    /// `selftest_grey(u8* out)`: writes 2^24 bytes, the grey of every RGB triple (R << 16 | G << 8 | B).
+    pub fn selftest_grey(&self) -> Result<Vec<u8>, GpuError> {
+        let n = 1usize << 24;
+        let mut out = self.stream.alloc_zeros::<u8>(n)?;
+        let cfg = LaunchConfig {
+            grid_dim: ((n as u32 / 4).div_ceil(256), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = self.stream.launch_builder(&self.kernels.selftest_grey);
+        b.arg(&mut out);
+        // SAFETY: the kernel writes out[0 .. 2^24), which `out` holds.
+        unsafe { b.launch(cfg) }?;
+        Ok(self.stream.clone_dtoh(&out)?)
+    }
+
+    /// `selftest_magnitude(u8* out, unsigned n)`: writes n bytes, the magnitude of every square s < n.
+    pub fn selftest_magnitude(&self, n: u32) -> Result<Vec<u8>, GpuError> {
+        let mut out = self.stream.alloc_zeros::<u8>(n as usize)?;
+        let cfg = LaunchConfig { grid_dim: (n.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut b = self.stream.launch_builder(&self.kernels.selftest_magnitude);
+        b.arg(&mut out).arg(&n);
+        // SAFETY: the kernel writes out[0 .. n), which `out` holds.
+        unsafe { b.launch(cfg) }?;
+        Ok(self.stream.clone_dtoh(&out)?)
     }
 
     /// `sobel_n_per_thread(const u8* rgb, u8* out, int width, int height, int border, int n)`:
@@ -164,6 +267,19 @@ impl Gpu {
         // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
         unsafe { b.launch(cfg) }.map(drop)
     }
+}
+
+/// The kernels that take `(rgb, out, width, height, border)`.
+#[derive(Clone, Copy, Debug)]
+pub enum RgbKernel {
+    /// fused.cu: one thread per pixel.
+    Fused,
+    /// const_taps.cu: coefficients from constant memory.
+    ConstTaps,
+    /// tiled.cu: shared-memory tile with halo.
+    Tiled,
+    /// vec16.cu: 16 pixels per thread, wide loads.
+    Vec16,
 }
 
 /// Which Sobel kernel of map.cu.

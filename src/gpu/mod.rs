@@ -7,6 +7,7 @@
 
 pub mod kernels;
 pub mod launch;
+pub mod npp;
 pub mod variants;
 
 use std::sync::Arc;
@@ -50,6 +51,7 @@ pub struct Gpu {
     pub stream: Arc<CudaStream>,
     pub kernels: Kernels,
     pub device: String,
+    pub multiprocessors: i32,
     /// Context creation plus the dummy 1-byte allocation (the report's way to absorb start-up).
     pub context_init_ms: f64,
     /// NVRTC compile (or cache read) and module load of every kernel file.
@@ -80,10 +82,12 @@ impl Gpu {
         });
         let (ctx, stream) = opened?;
         let device = ctx.name()?;
+        let multiprocessors =
+            ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let (major, minor) = ctx.compute_capability()?;
         let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &kernels::arch_option(major, minor)));
         let (kernels, kernel_stats) = loaded?;
-        Ok(Gpu { ctx, stream, kernels, device, context_init_ms, kernel_load_ms, kernel_stats })
+        Ok(Gpu { ctx, stream, kernels, device, multiprocessors, context_init_ms, kernel_load_ms, kernel_stats })
     }
 }
 
@@ -135,7 +139,7 @@ impl Gpu {
         Ok(DeviceInfo {
             name: self.device.clone(),
             compute_capability: format!("{major}.{minor}"),
-            multiprocessors: self.ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            multiprocessors: self.multiprocessors,
             memory_bytes: self.ctx.total_mem()?,
             l2_bytes: self.ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
             driver_version: format!("CUDA {}.{}", driver / 1000, driver % 1000 / 10),

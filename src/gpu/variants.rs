@@ -11,7 +11,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream};
 use image::RgbImage;
 
-use super::launch::{Axis, Dims};
+use super::launch::{Axis, Dims, RgbKernel};
 use super::{Gpu, GpuError};
 use crate::pipeline::{timed, Variant};
 use crate::sobel::Border;
@@ -32,6 +32,8 @@ struct Buffers {
     grey: Option<CudaSlice<u8>>,
     /// gpu-map: the exact gradients.
     gradients: Option<(CudaSlice<i16>, CudaSlice<i16>)>,
+    /// gpu-separable: the row pass's (smoothing, difference) short pairs.
+    row_pass: Option<CudaSlice<u32>>,
 }
 
 /// Device bytes one set of a variant's buffers takes for `pixels` pixels.
@@ -40,6 +42,7 @@ pub fn buffer_bytes(variant: Variant, pixels: usize) -> usize {
         * match variant {
             Variant::GpuMap => 3 + 1 + 1 + 2 + 2,
             Variant::GpuFusedMap => 3 + 1 + 1,
+            Variant::GpuSeparable => 3 + 1 + 4,
             _ => 3 + 1,
         }
 }
@@ -48,6 +51,7 @@ impl Buffers {
     fn alloc(stream: &Arc<CudaStream>, variant: Variant, pixels: usize) -> Result<Buffers, GpuError> {
         let grey = matches!(variant, Variant::GpuMap | Variant::GpuFusedMap);
         let gradients = variant == Variant::GpuMap;
+        let row_pass = variant == Variant::GpuSeparable;
         // SAFETY (alloc): uninitialised device memory is fine here — `rgb` is filled by the upload and every
         // other buffer is written in full by a kernel before anything reads it.
         unsafe {
@@ -56,6 +60,7 @@ impl Buffers {
                 out: stream.alloc(pixels)?,
                 grey: if grey { Some(stream.alloc(pixels)?) } else { None },
                 gradients: if gradients { Some((stream.alloc(pixels)?, stream.alloc(pixels)?)) } else { None },
+                row_pass: if row_pass { Some(stream.alloc(pixels)?) } else { None },
             })
         }
     }
@@ -114,7 +119,15 @@ impl<'g> Prepared<'g> {
                 gpu.launch_gradient_magnitude(grey, &mut b.out, d, border)?;
             }
             Variant::GpuN1 => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, self.n)?,
-            Variant::GpuFused => gpu.launch_fused(&b.rgb, &mut b.out, d, border)?,
+            Variant::GpuFused => gpu.launch_rgb_kernel(RgbKernel::Fused, &b.rgb, &mut b.out, d, border)?,
+            Variant::GpuConstTaps => gpu.launch_rgb_kernel(RgbKernel::ConstTaps, &b.rgb, &mut b.out, d, border)?,
+            Variant::GpuTiled => gpu.launch_rgb_kernel(RgbKernel::Tiled, &b.rgb, &mut b.out, d, border)?,
+            Variant::GpuVec16 => gpu.launch_rgb_kernel(RgbKernel::Vec16, &b.rgb, &mut b.out, d, border)?,
+            Variant::GpuStrip => gpu.launch_strip(&b.rgb, &mut b.out, d, border)?,
+            Variant::GpuSeparable => {
+                let he = b.row_pass.as_mut().expect("gpu-separable allocates the row pass");
+                gpu.launch_separable(&b.rgb, he, &mut b.out, d, border)?
+            }
             Variant::CpuScalar | Variant::CpuRayon => unreachable!("checked in upload"),
         }
         Ok(())

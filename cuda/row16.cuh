@@ -1,0 +1,122 @@
+// row16.cuh — helpers for the register-blocked kernels (vec16.cu, strip.cu): one thread owns 16
+// consecutive pixels of a row. Measured reasons for each trick are in docs/performance.md.
+//
+//  - Wide loads: 16 RGB pixels are 48 bytes = three 16-byte loads (when the width is a multiple of 16,
+//    every group of 16 pixels starts 16-byte aligned), plus one 4-byte load for each neighbour pixel.
+//  - Grey with dp4a: four pixels are three 32-bit words; `__dp4a` multiplies four bytes by four weights
+//    and adds, so the weighted sums take 1.5 instructions a pixel, and `__umulhi(x, 42949673)` is x / 100
+//    exactly for x ≤ 25 550 (checked exhaustively by the selftest kernels).
+//  - Sobel with shared partial sums: per column s = top + 2·mid + bottom and d = bottom − top; then
+//    Gx = s[x+1] − s[x−1] and Gy = d[x−1] + 2·d[x] + d[x+1]. Each column's s and d serve three outputs.
+//  - Magnitude with one approximate square root (MUFU) and an exact integer correction.
+#ifndef CUDA_SOBEL_ROW16_CUH
+#define CUDA_SOBEL_ROW16_CUH
+#include "sobel.cuh"
+
+#define GROUP 16
+
+// Byte weights for dp4a, little-endian: which bytes of a word are R, G, B of which pixel.
+#define W_RGB0 0x000B3B1Eu  // bytes 0,1,2 = R,G,B (pixel 0 of a word triple; also a right neighbour)
+#define W_R1 0x1E000000u    // byte 3 = R of pixel 1
+#define W_GB1 0x00000B3Bu   // bytes 0,1 = G,B of pixel 1
+#define W_RG2 0x3B1E0000u   // bytes 2,3 = R,G of pixel 2
+#define W_B2 0x0000000Bu    // byte 0 = B of pixel 2
+#define W_RGB3 0x0B3B1E00u  // bytes 1,2,3 = R,G,B (pixel 3; also a left neighbour)
+#define DIV100_MAGIC 42949673u  // ceil(2^32 / 100)
+
+__device__ __forceinline__ int grey_div(unsigned weighted_plus_50) { return (int)__umulhi(weighted_plus_50, DIV100_MAGIC); }
+
+// Grey of the four pixels packed in words w0, w1, w2 (12 bytes: RGBR GBRG BRGB).
+__device__ __forceinline__ void grey4(unsigned w0, unsigned w1, unsigned w2, int* g) {
+    g[0] = grey_div(__dp4a(w0, W_RGB0, 50u));
+    g[1] = grey_div(__dp4a(w1, W_GB1, __dp4a(w0, W_R1, 50u)));
+    g[2] = grey_div(__dp4a(w2, W_B2, __dp4a(w1, W_RG2, 50u)));
+    g[3] = grey_div(__dp4a(w2, W_RGB3, 50u));
+}
+
+// min(255, round(sqrt(s))) exactly, for any s: clamp, exact float of s, one approximate sqrt, then a
+// biased round that is never above the true rounding and at most one below, and an integer correction
+// (round(√s) = m + 1 exactly when s > m² + m).
+__device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) {
+    s = min(s, SATURATED_SQUARE);
+    float f = __uint_as_float(s | 0x4B000000u) - 8388608.0f;  // s < 2^23: exact, without a conversion
+    float r;
+    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(f));
+    // r·(1 − 2^-11) rounded to nearest by adding 1.5·2^23: the bias (≤ 0.125) dwarfs sqrt.approx's error.
+    unsigned m = __float_as_uint(__fmaf_rn(r, 0.99951171875f, 12582912.0f)) - 0x4B400000u;
+    return m + (s > m * m + m ? 1u : 0u);
+}
+
+__device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_fast_sq((unsigned)(gx * gx + gy * gy)); }
+
+// Grey values of pixels x0−1 … x0+16 of image row y (through the border rule) into g[0..17].
+// ALIGNED: width is a multiple of 16, so the group is whole and its 48 bytes start 16-byte aligned.
+template <bool ALIGNED>
+__device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
+                                           int g[GROUP + 2]) {
+    int sy = resolve(y, height, border);
+    if (sy < 0) {
+#pragma unroll
+        for (int i = 0; i < GROUP + 2; ++i) g[i] = 0;
+        return;
+    }
+    const u8* row = rgb + (size_t)sy * width * 3;
+    if (ALIGNED) {
+        const uint4* p = reinterpret_cast<const uint4*>(row + 3 * x0);
+        uint4 v0 = __ldg(p), v1 = __ldg(p + 1), v2 = __ldg(p + 2);
+        grey4(v0.x, v0.y, v0.z, g + 1);
+        grey4(v0.w, v1.x, v1.y, g + 5);
+        grey4(v1.z, v1.w, v2.x, g + 9);
+        grey4(v2.y, v2.z, v2.w, g + 13);
+        // Neighbours: the pixel before the group ends a 4-byte word; the one after starts one.
+        if (x0 > 0) {
+            g[0] = grey_div(__dp4a(__ldg(reinterpret_cast<const unsigned*>(row + 3 * x0 - 4)), W_RGB3, 50u));
+        } else {
+            // Border: pixel 0 (replicate) or 1 (reflect101) or 0-valued (zero). Selects, not g[1 + sx]:
+            // a run-time index would move the whole array to local memory.
+            int sx = resolve(-1, width, border);
+            g[0] = sx < 0 ? 0 : (sx == 0 ? g[1] : g[2]);
+        }
+        if (x0 + GROUP < width) {
+            g[GROUP + 1] = grey_div(__dp4a(__ldg(reinterpret_cast<const unsigned*>(row + 3 * (x0 + GROUP))), W_RGB0, 50u));
+        } else {
+            // Border: pixel width−1 (replicate) or width−2 (reflect101), i.e. g[16] or g[15], or 0.
+            int sx = resolve(width, width, border);
+            g[GROUP + 1] = sx < 0 ? 0 : (sx == width - 1 ? g[GROUP] : g[GROUP - 1]);
+        }
+    } else {
+        // Any width: byte loads, each pixel through the border rule (pixels past the edge are unused).
+#pragma unroll
+        for (int i = 0; i < GROUP + 2; ++i) {
+            int sx = resolve(min(x0 + i - 1, width), width, border);
+            g[i] = sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]);
+        }
+    }
+}
+
+// The 16 outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
+template <bool ALIGNED>
+__device__ __forceinline__ void sobel_row16(const int a[GROUP + 2], const int m[GROUP + 2], const int b[GROUP + 2],
+                                            u8* __restrict__ out_row, int x0, int width) {
+    int s[GROUP + 2], d[GROUP + 2];
+#pragma unroll
+    for (int i = 0; i < GROUP + 2; ++i) {
+        s[i] = a[i] + 2 * m[i] + b[i];
+        d[i] = b[i] - a[i];
+    }
+    unsigned packed[GROUP / 4];
+#pragma unroll
+    for (int i = 0; i < GROUP; ++i) {
+        unsigned v = magnitude_fast(s[i + 2] - s[i], d[i] + 2 * d[i + 1] + d[i + 2]);
+        packed[i / 4] = (i % 4 == 0) ? v : packed[i / 4] | (v << (8 * (i % 4)));
+    }
+    if (ALIGNED) {
+        *reinterpret_cast<uint4*>(out_row + x0) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < GROUP; ++i)
+            if (x0 + i < width) out_row[x0 + i] = (u8)(packed[i / 4] >> (8 * (i % 4)));
+    }
+}
+
+#endif  // CUDA_SOBEL_ROW16_CUH
