@@ -49,11 +49,56 @@ __device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) {
 
 __device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_fast_sq((unsigned)(gx * gx + gy * gy)); }
 
+// The raw bytes of one aligned group: pixels x0 … x0+15 of a row (three 16-byte words) and the words
+// holding its left and right neighbours. Loading (load_raw16) and converting (grey_from_raw16) are
+// separate so that strip.cu can issue the next row's loads before it computes the current row.
+struct Raw16 {
+    uint4 v0, v1, v2;
+    unsigned left, right;
+};
+
+// Aligned form only (width % 16 == 0). `y` may be one row outside the image. A row that the border
+// rule makes 0 is returned as zero bytes, which convert to grey 0 ((0 + 50) / 100): no branch later.
+__device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int width, int height, int border, int y,
+                                            int x0) {
+    Raw16 r = {make_uint4(0, 0, 0, 0), make_uint4(0, 0, 0, 0), make_uint4(0, 0, 0, 0), 0u, 0u};
+    int sy = resolve(y, height, border);
+    if (sy >= 0) {
+        const u8* p = rgb + ((size_t)sy * width + x0) * 3;
+        const uint4* v = reinterpret_cast<const uint4*>(p);
+        r.v0 = __ldg(v), r.v1 = __ldg(v + 1), r.v2 = __ldg(v + 2);
+        // The pixel before the group ends a 4-byte word; the one after starts one.
+        if (x0 > 0) r.left = __ldg(reinterpret_cast<const unsigned*>(p - 4));
+        if (x0 + GROUP < width) r.right = __ldg(reinterpret_cast<const unsigned*>(p + 3 * GROUP));
+    }
+    return r;
+}
+
+__device__ __forceinline__ void grey_from_raw16(const Raw16& r, int width, int border, int x0, int g[GROUP + 2]) {
+    grey4(r.v0.x, r.v0.y, r.v0.z, g + 1);
+    grey4(r.v0.w, r.v1.x, r.v1.y, g + 5);
+    grey4(r.v1.z, r.v1.w, r.v2.x, g + 9);
+    grey4(r.v2.y, r.v2.z, r.v2.w, g + 13);
+    // Neighbours. Inside the image they come from the extra words; at the image's left and right edges
+    // from the border rule: pixel 0 or 1 (width−1 or width−2), or 0. Selects, not g[1 + sx]: a run-time
+    // index would move the whole array to local memory; and no branches (measured: docs/performance.md).
+    int left = grey_div(__dp4a(r.left, W_RGB3, 50u)), right = grey_div(__dp4a(r.right, W_RGB0, 50u));
+    int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[1] : g[2]);
+    int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[GROUP] : g[GROUP - 1]);
+    g[0] = x0 > 0 ? left : edge_l;
+    g[GROUP + 1] = x0 + GROUP < width ? right : edge_r;
+}
+
 // Grey values of pixels x0−1 … x0+16 of image row y (through the border rule) into g[0..17].
 // ALIGNED: width is a multiple of 16, so the group is whole and its 48 bytes start 16-byte aligned.
 template <bool ALIGNED>
 __device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
                                            int g[GROUP + 2]) {
+    if (ALIGNED) {
+        grey_from_raw16(load_raw16(rgb, width, height, border, y, x0), width, border, x0, g);
+        return;
+    }
+    // Any width: byte loads, each pixel through the border rule (pixels past the edge are unused).
     int sy = resolve(y, height, border);
     if (sy < 0) {
 #pragma unroll
@@ -61,55 +106,33 @@ __device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width
         return;
     }
     const u8* row = rgb + (size_t)sy * width * 3;
-    if (ALIGNED) {
-        const uint4* p = reinterpret_cast<const uint4*>(row + 3 * x0);
-        uint4 v0 = __ldg(p), v1 = __ldg(p + 1), v2 = __ldg(p + 2);
-        grey4(v0.x, v0.y, v0.z, g + 1);
-        grey4(v0.w, v1.x, v1.y, g + 5);
-        grey4(v1.z, v1.w, v2.x, g + 9);
-        grey4(v2.y, v2.z, v2.w, g + 13);
-        // Neighbours: the pixel before the group ends a 4-byte word; the one after starts one.
-        if (x0 > 0) {
-            g[0] = grey_div(__dp4a(__ldg(reinterpret_cast<const unsigned*>(row + 3 * x0 - 4)), W_RGB3, 50u));
-        } else {
-            // Border: pixel 0 (replicate) or 1 (reflect101) or 0-valued (zero). Selects, not g[1 + sx]:
-            // a run-time index would move the whole array to local memory.
-            int sx = resolve(-1, width, border);
-            g[0] = sx < 0 ? 0 : (sx == 0 ? g[1] : g[2]);
-        }
-        if (x0 + GROUP < width) {
-            g[GROUP + 1] = grey_div(__dp4a(__ldg(reinterpret_cast<const unsigned*>(row + 3 * (x0 + GROUP))), W_RGB0, 50u));
-        } else {
-            // Border: pixel width−1 (replicate) or width−2 (reflect101), i.e. g[16] or g[15], or 0.
-            int sx = resolve(width, width, border);
-            g[GROUP + 1] = sx < 0 ? 0 : (sx == width - 1 ? g[GROUP] : g[GROUP - 1]);
-        }
-    } else {
-        // Any width: byte loads, each pixel through the border rule (pixels past the edge are unused).
 #pragma unroll
-        for (int i = 0; i < GROUP + 2; ++i) {
-            int sx = resolve(min(x0 + i - 1, width), width, border);
-            g[i] = sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]);
-        }
+    for (int i = 0; i < GROUP + 2; ++i) {
+        int sx = resolve(min(x0 + i - 1, width), width, border);
+        g[i] = sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]);
     }
 }
 
 // The 16 outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
+// Column sums s = a + 2m + b and differences d = b − a are computed as a sliding window of three
+// columns, not as arrays: fewer live registers (measured: 125 → see docs/performance.md v0.3c).
 template <bool ALIGNED>
 __device__ __forceinline__ void sobel_row16(const int a[GROUP + 2], const int m[GROUP + 2], const int b[GROUP + 2],
                                             u8* __restrict__ out_row, int x0, int width) {
-    int s[GROUP + 2], d[GROUP + 2];
-#pragma unroll
-    for (int i = 0; i < GROUP + 2; ++i) {
-        s[i] = a[i] + 2 * m[i] + b[i];
-        d[i] = b[i] - a[i];
-    }
-    unsigned packed[GROUP / 4];
+    int s0 = a[0] + 2 * m[0] + b[0], d0 = b[0] - a[0];
+    int s1 = a[1] + 2 * m[1] + b[1], d1 = b[1] - a[1];
+    unsigned v[GROUP], packed[GROUP / 4];
 #pragma unroll
     for (int i = 0; i < GROUP; ++i) {
-        unsigned v = magnitude_fast(s[i + 2] - s[i], d[i] + 2 * d[i + 1] + d[i + 2]);
-        packed[i / 4] = (i % 4 == 0) ? v : packed[i / 4] | (v << (8 * (i % 4)));
+        int s2 = a[i + 2] + 2 * m[i + 2] + b[i + 2], d2 = b[i + 2] - a[i + 2];
+        v[i] = magnitude_fast(s2 - s0, d0 + 2 * d1 + d2);
+        s0 = s1, s1 = s2, d0 = d1, d1 = d2;
     }
+    // Four bytes into a word with byte permutes (3 PRMT per word instead of shifts and ors).
+#pragma unroll
+    for (int k = 0; k < GROUP / 4; ++k)
+        packed[k] = __byte_perm(__byte_perm(v[4 * k], v[4 * k + 1], 0x0040), __byte_perm(v[4 * k + 2], v[4 * k + 3], 0x0040),
+                                0x5410);
     if (ALIGNED) {
         *reinterpret_cast<uint4*>(out_row + x0) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
     } else {

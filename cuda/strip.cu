@@ -10,38 +10,71 @@
 // registers instead of copying them. No shared memory, no barriers.
 //
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
-// Launch shape: 2D grid; x over groups of 16 pixels (STRIP_THREADS per block), y over bands of `rows`
-// rows. The host picks `rows` so that the grid still fills the GPU for small images.
+// Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
+// so that all threads fit on the GPU at once (one wave, no tail) while filling it.
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
 // ALIGNED form only when width % 16 == 0, the general form otherwise.
 #include "row16.cuh"
 
 #define STRIP_THREADS 128
 
-template <bool ALIGNED>
+// One step down the strip: row y+1 (its bytes already loaded into `next`) becomes grey row b, and output
+// row y is written. Before converting, the loads of row y+2 are issued (unless the band ends), so that
+// their latency overlaps this step's arithmetic: software pipelining, one row deep.
 __device__ __forceinline__ void strip_step(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
-                                           int border, int y, int x0, const int a[GROUP + 2], const int m[GROUP + 2],
-                                           int b[GROUP + 2]) {
-    grey_row18<ALIGNED>(rgb, width, height, border, y + 1, x0, b);
-    sobel_row16<ALIGNED>(a, m, b, out + (size_t)y * width, x0, width);
+                                           int border, int y, int y_end, int x0, const int a[GROUP + 2],
+                                           const int m[GROUP + 2], int b[GROUP + 2], Raw16& next) {
+    Raw16 cur = next;
+    if (y + 1 < y_end) next = load_raw16(rgb, width, height, border, y + 2, x0);
+    grey_from_raw16(cur, width, border, x0, b);
+    sobel_row16<true>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
+// The general form (width not a multiple of 16): the same march, byte loads, no prefetch.
+__device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width,
+                                                   int height, int border, int y, int x0, const int a[GROUP + 2],
+                                                   const int m[GROUP + 2], int b[GROUP + 2]) {
+    grey_row18<false>(rgb, width, height, border, y + 1, x0, b);
+    sobel_row16<false>(a, m, b, out + (size_t)y * width, x0, width);
+}
+
+// Thread t owns group t mod groups (16 pixels wide) of band t / groups (`rows` rows high): threads are
+// numbered across whole rows of groups, so no thread idles however the width divides by the block size.
 template <bool ALIGNED>
 __device__ __forceinline__ void strip(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
                                       int border, int rows) {
-    int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * GROUP;
-    if (x0 >= width) return;
-    int y = blockIdx.y * rows, y_end = min(y + rows, height);
+    int groups = (width + GROUP - 1) / GROUP;
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    int x0 = (int)(t % groups) * GROUP, y = (int)(t / groups) * rows;
+    if (y >= height) return;
+    int y_end = min(y + rows, height);
     int r0[GROUP + 2], r1[GROUP + 2], r2[GROUP + 2];
-    grey_row18<ALIGNED>(rgb, width, height, border, y - 1, x0, r0);
-    grey_row18<ALIGNED>(rgb, width, height, border, y, x0, r1);
-    for (; y + 3 <= y_end; y += 3) {
-        strip_step<ALIGNED>(rgb, out, width, height, border, y, x0, r0, r1, r2);
-        strip_step<ALIGNED>(rgb, out, width, height, border, y + 1, x0, r1, r2, r0);
-        strip_step<ALIGNED>(rgb, out, width, height, border, y + 2, x0, r2, r0, r1);
+    if (ALIGNED) {
+        // All three first rows' loads are in flight before any is converted: one memory round trip.
+        Raw16 above = load_raw16(rgb, width, height, border, y - 1, x0);
+        Raw16 here = load_raw16(rgb, width, height, border, y, x0);
+        Raw16 next = load_raw16(rgb, width, height, border, y + 1, x0);
+        grey_from_raw16(above, width, border, x0, r0);
+        grey_from_raw16(here, width, border, x0, r1);
+        // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying.
+        for (; y + 3 <= y_end; y += 3) {
+            strip_step(rgb, out, width, height, border, y, y_end, x0, r0, r1, r2, next);
+            strip_step(rgb, out, width, height, border, y + 1, y_end, x0, r1, r2, r0, next);
+            strip_step(rgb, out, width, height, border, y + 2, y_end, x0, r2, r0, r1, next);
+        }
+        if (y < y_end) strip_step(rgb, out, width, height, border, y, y_end, x0, r0, r1, r2, next);
+        if (y + 1 < y_end) strip_step(rgb, out, width, height, border, y + 1, y_end, x0, r1, r2, r0, next);
+    } else {
+        grey_row18<false>(rgb, width, height, border, y - 1, x0, r0);
+        grey_row18<false>(rgb, width, height, border, y, x0, r1);
+        for (; y + 3 <= y_end; y += 3) {
+            strip_step_general(rgb, out, width, height, border, y, x0, r0, r1, r2);
+            strip_step_general(rgb, out, width, height, border, y + 1, x0, r1, r2, r0);
+            strip_step_general(rgb, out, width, height, border, y + 2, x0, r2, r0, r1);
+        }
+        if (y < y_end) strip_step_general(rgb, out, width, height, border, y, x0, r0, r1, r2);
+        if (y + 1 < y_end) strip_step_general(rgb, out, width, height, border, y + 1, x0, r1, r2, r0);
     }
-    if (y < y_end) strip_step<ALIGNED>(rgb, out, width, height, border, y, x0, r0, r1, r2);
-    if (y + 1 < y_end) strip_step<ALIGNED>(rgb, out, width, height, border, y + 1, x0, r1, r2, r0);
 }
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)

@@ -52,6 +52,7 @@ fn fixture() -> BenchResults {
             context_init_ms: Some(100.0),
             kernel_load_ms: Some(5.0),
             copy_bandwidth_gbps: Some(4000.0),
+            launch_overhead_us: Some(2.5),
             border: Border::Replicate,
             runs: 3,
             kernel_reps: 4,

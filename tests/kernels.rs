@@ -25,7 +25,7 @@ fn every_kernel_file_compiles_with_nvrtc() {
     if !nvrtc_or_skip("every_kernel_file_compiles_with_nvrtc") {
         return;
     }
-    let expected: [(&str, &[&str]); 10] = [
+    let expected: [(&str, &[&str]); 11] = [
         ("map", &["grey_kernel", "sobel_x_kernel", "sobel_y_kernel", "magnitude_kernel"]),
         ("fused_map", &["gradient_magnitude_kernel"]),
         ("fused", &["sobel_fused"]),
@@ -36,6 +36,7 @@ fn every_kernel_file_compiles_with_nvrtc() {
         ("vec16", &["sobel_vec16_general", "sobel_vec16_aligned"]),
         ("strip", &["sobel_strip_general", "sobel_strip_aligned"]),
         ("selftest", &["selftest_grey", "selftest_magnitude"]),
+        ("timing", &["spin", "noop"]),
     ];
     for (src, (name, entries)) in kernels::SOURCES.iter().zip(expected) {
         assert_eq!(src.name, name);

@@ -132,6 +132,9 @@ pub fn markdown(r: &BenchResults) -> String {
     if let Some(bw) = m.copy_bandwidth_gbps {
         let _ = writeln!(s, "- Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written): the roofline");
     }
+    if let Some(us) = m.launch_overhead_us {
+        let _ = writeln!(s, "- Launch overhead (empty kernel, GPU side, timed like the kernels): {us:.1} µs: the floor under any kernel");
+    }
     if let (Some(init), Some(load)) = (m.context_init_ms, m.kernel_load_ms) {
         let _ = writeln!(s, "- Context init (dummy 1-byte allocation): {init:.1} ms; kernel compile/load {load:.1} ms — both excluded, as in the report");
     }

@@ -95,6 +95,8 @@ pub struct Meta {
     pub kernel_load_ms: Option<f64>,
     /// Device-to-device copy bandwidth (bytes read + written), GB/s.
     pub copy_bandwidth_gbps: Option<f64>,
+    /// Event-timed launch of an empty kernel on a busy GPU (no host gap), µs: the floor under any kernel.
+    pub launch_overhead_us: Option<f64>,
     pub border: Border,
     pub runs: usize,
     pub kernel_reps: usize,
@@ -298,6 +300,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             context_init_ms: gpu.as_ref().map(|g| g.context_init_ms),
             kernel_load_ms: gpu.as_ref().map(|g| g.kernel_load_ms),
             copy_bandwidth_gbps,
+            launch_overhead_us: gpu.as_ref().map(|g| g.launch_overhead_ms(100)).transpose()?.map(|ms| ms * 1e3),
             border: opts.border,
             runs: opts.runs,
             kernel_reps: opts.kernel_reps,
@@ -323,7 +326,11 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         },
     };
     if let Some(bw) = copy_bandwidth_gbps {
-        progress.suspend(|| println!("Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written)\n"));
+        let launch = results.meta.launch_overhead_us.unwrap_or(f64::NAN);
+        progress.suspend(|| {
+            println!("Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written)");
+            println!("Launch overhead (empty kernel, GPU side): {launch:.1} µs\n");
+        });
     }
 
     std::fs::create_dir_all(&opts.out_dir)?;

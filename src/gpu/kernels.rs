@@ -35,7 +35,7 @@ pub const HEADER: &str = include_str!("../../cuda/sobel.cuh");
 pub const HEADERS: [(&str, &str); 2] = [("sobel.cuh", HEADER), ("row16.cuh", include_str!("../../cuda/row16.cuh"))];
 
 /// Every kernel file, one parallel pattern each (plus the tests' selftest kernels).
-pub const SOURCES: [KernelSource; 10] = [
+pub const SOURCES: [KernelSource; 11] = [
     KernelSource { name: "map", source: include_str!("../../cuda/map.cu") },
     KernelSource { name: "fused_map", source: include_str!("../../cuda/fused_map.cu") },
     KernelSource { name: "fused", source: include_str!("../../cuda/fused.cu") },
@@ -46,6 +46,7 @@ pub const SOURCES: [KernelSource; 10] = [
     KernelSource { name: "vec16", source: include_str!("../../cuda/vec16.cu") },
     KernelSource { name: "strip", source: include_str!("../../cuda/strip.cu") },
     KernelSource { name: "selftest", source: include_str!("../../cuda/selftest.cu") },
+    KernelSource { name: "timing", source: include_str!("../../cuda/timing.cu") },
 ];
 
 /// Every kernel function, loaded. Field comments name the file and the variant that uses it.
@@ -80,6 +81,10 @@ pub struct Kernels {
     pub selftest_grey: CudaFunction,
     /// selftest.cu — tests only
     pub selftest_magnitude: CudaFunction,
+    /// timing.cu — keeps the GPU busy while timed work is queued
+    pub spin: CudaFunction,
+    /// timing.cu — the launch-overhead measurement
+    pub noop: CudaFunction,
 }
 
 /// How the kernels were obtained this time, for the report.
@@ -97,7 +102,7 @@ impl Kernels {
         for src in &SOURCES {
             modules.push(load_module(ctx, src, arch, &cache, &mut stats)?);
         }
-        let [map, fused_map, fused, n_per_thread, const_taps, separable, tiled, vec16, strip, selftest] =
+        let [map, fused_map, fused, n_per_thread, const_taps, separable, tiled, vec16, strip, selftest, timing] =
             <[Arc<CudaModule>; SOURCES.len()]>::try_from(modules).expect("one module per source");
         let f = |m: &Arc<CudaModule>, name: &str| m.load_function(name).map_err(GpuError::Driver);
         let kernels = Kernels {
@@ -116,6 +121,8 @@ impl Kernels {
             strip: [f(&strip, "sobel_strip_general")?, f(&strip, "sobel_strip_aligned")?],
             selftest_grey: f(&selftest, "selftest_grey")?,
             selftest_magnitude: f(&selftest, "selftest_magnitude")?,
+            spin: f(&timing, "spin")?,
+            noop: f(&timing, "noop")?,
         };
         Ok((kernels, stats))
     }
@@ -302,7 +309,7 @@ mod tests {
                 src.name
             );
             let first = src.source.lines().next().unwrap();
-            let pattern = if src.name == "selftest" { "not a variant" } else { "pattern: " };
+            let pattern = if matches!(src.name, "selftest" | "timing") { "not a variant" } else { "pattern: " };
             assert!(first.starts_with(&format!("// {}.cu — {pattern}", src.name)), "{first}");
         }
     }

@@ -32,6 +32,8 @@ const TILE: (u32, u32) = (32, 8);
 const VEC16_BLOCK: (u32, u32) = (32, 4);
 /// strip.cu's STRIP_THREADS.
 const STRIP_THREADS: u32 = 128;
+/// Fewest rows a strip thread marches (see `launch_strip`).
+const STRIP_MIN_ROWS: u64 = 4;
 /// CUDA's limit on grid.y (grid.x allows 2^31 − 1).
 const MAX_GRID_Y: u64 = 65_535;
 
@@ -174,19 +176,26 @@ impl Gpu {
         border: Border,
     ) -> Result<(), DriverError> {
         assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels());
-        let groups = (d.width as u32).div_ceil(16);
-        let grid_x = groups.div_ceil(STRIP_THREADS);
-        // Rows per block: as many as still leave ~8 blocks per multiprocessor, at most 64 (then the two
-        // redundant halo rows cost < 4 %); small images get 1 row per block and stay parallel.
-        let target_blocks = 8 * self.multiprocessors as u64;
-        let rows = (d.height as u64 * grid_x as u64).div_ceil(target_blocks).clamp(1, 64) as i32;
+        let f = &self.kernels.strip[d.aligned16() as usize];
+        // One wave: as many threads as the GPU holds at once (occupancy of this kernel × SMs), each
+        // marching down `rows` rows; bands as tall as that allows (the 2 halo rows per band are then
+        // negligible for large images), and every block resident from start to end (no tail wave).
+        let groups = (d.width as u64).div_ceil(16);
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(STRIP_THREADS, 0, None)?.max(1) as u64;
+        let resident = per_sm * STRIP_THREADS as u64 * self.multiprocessors.max(1) as u64;
+        let bands = (resident / groups).clamp(1, d.height as u64);
+        // At least STRIP_MIN_ROWS rows a thread even when that leaves the GPU part idle: measured on the
+        // H200 at 2048×1024, rows 1/2/3/4/6/8 took 14.6/12.3/11.6/11.4/12.1/12.5 µs (docs/performance.md).
+        let rows = (d.height as u64).div_ceil(bands).max(STRIP_MIN_ROWS);
+        let threads = groups * (d.height as u64).div_ceil(rows);
         let cfg = LaunchConfig {
-            grid_dim: (grid_x, (d.height as u32).div_ceil(rows as u32), 1),
+            grid_dim: (u32::try_from(threads.div_ceil(STRIP_THREADS as u64)).expect("fits a 1D grid"), 1, 1),
             block_dim: (STRIP_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
+        let rows = rows as i32;
         let border = border_arg(border);
-        let mut b = self.stream.launch_builder(&self.kernels.strip[d.aligned16() as usize]);
+        let mut b = self.stream.launch_builder(f);
         b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border).arg(&rows);
         // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
         unsafe { b.launch(cfg) }.map(drop)
@@ -230,6 +239,56 @@ impl Gpu {
         // SAFETY: the kernel writes out[0 .. 2^24), which `out` holds.
         unsafe { b.launch(cfg) }?;
         Ok(self.stream.clone_dtoh(&out)?)
+    }
+
+    /// `spin(unsigned long long ns)`: keeps the GPU busy for `ns` nanoseconds; no memory touched.
+    pub fn launch_spin(&self, ns: u64) -> Result<(), DriverError> {
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        let mut b = self.stream.launch_builder(&self.kernels.spin);
+        b.arg(&ns);
+        // SAFETY: the kernel reads a timer and touches no memory.
+        unsafe { b.launch(cfg) }.map(drop)
+    }
+
+    /// Times `reps` runs of `enqueue` between CUDA events, milliseconds each. Runs go in batches behind a
+    /// `spin` kernel that keeps the GPU busy while the host queues the batch, so each pair of events
+    /// brackets device work only, not the host's launch overhead (see cuda/timing.cu).
+    pub fn time_runs(
+        &self,
+        reps: usize,
+        mut enqueue: impl FnMut(usize) -> Result<(), GpuError>,
+    ) -> Result<Vec<f64>, GpuError> {
+        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+        const BATCH: usize = 20;
+        // Generous: queueing one run (two launches at most and an event) takes the host a few µs.
+        const SPIN_NS_PER_RUN: u64 = 50_000;
+        let mut samples = Vec::with_capacity(reps);
+        let mut done = 0;
+        while done < reps {
+            let batch = BATCH.min(reps - done);
+            self.launch_spin(SPIN_NS_PER_RUN * batch as u64)?;
+            let mut events = vec![self.stream.record_event(Some(CU_EVENT_DEFAULT))?];
+            for k in 0..batch {
+                enqueue(done + k)?;
+                events.push(self.stream.record_event(Some(CU_EVENT_DEFAULT))?);
+            }
+            for pair in events.windows(2) {
+                samples.push(pair[0].elapsed_ms(&pair[1])? as f64);
+            }
+            done += batch;
+        }
+        Ok(samples)
+    }
+
+    /// `noop()` timed as [`Gpu::time_runs`] times kernels: the GPU-side cost of one launch (median, ms).
+    pub fn launch_overhead_ms(&self, reps: usize) -> Result<f64, GpuError> {
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+        let mut samples = self.time_runs(reps, |_| {
+            // SAFETY: the kernel takes no arguments and touches no memory.
+            unsafe { self.stream.launch_builder(&self.kernels.noop).launch(cfg) }?;
+            Ok(())
+        })?;
+        Ok(crate::stats::median(&mut samples))
     }
 
     /// `selftest_magnitude(u8* out, unsigned n)`: writes n bytes, the magnitude of every square s < n.

@@ -8,7 +8,6 @@
 
 use std::ffi::c_void;
 
-use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use libloading::Library;
 
@@ -184,13 +183,6 @@ impl Npp {
         };
         run()?;
         stream.synchronize()?;
-        let mut samples = Vec::with_capacity(reps);
-        for _ in 0..reps.max(1) {
-            let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            run()?;
-            let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            samples.push(start.elapsed_ms(&end)? as f64);
-        }
-        Ok(samples)
+        gpu.time_runs(reps.max(1), |_| run())
     }
 }

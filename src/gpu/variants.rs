@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream};
 use image::RgbImage;
 
@@ -142,17 +141,12 @@ impl<'g> Prepared<'g> {
         Ok(())
     }
 
-    /// `reps` runs, each timed between two CUDA events; milliseconds per run.
+    /// `reps` runs, each timed between two CUDA events on a GPU kept busy (see [`Gpu::time_runs`]);
+    /// milliseconds per run.
     pub fn time(&mut self, reps: usize) -> Result<Vec<f64>, GpuError> {
-        let stream = self.gpu.stream.clone();
-        let mut samples = Vec::with_capacity(reps);
-        for rep in 0..reps {
-            let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            self.enqueue(rep % self.copies.len())?;
-            let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            samples.push(start.elapsed_ms(&end)? as f64);
-        }
-        Ok(samples)
+        let gpu = self.gpu;
+        let copies = self.copies.len();
+        gpu.time_runs(reps, |rep| self.enqueue(rep % copies))
     }
 
     /// Copies the output of buffer set 0 to the host and frees everything; synchronised.
