@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::pipeline::{self, Variant};
@@ -132,7 +131,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Generate { size: (w, h), out }) => {
             let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
-            create_parent(&out)?;
             let img = generate::scene(w, h);
             image_io::write_png(&out, w, h, img.as_raw(), image::ExtendedColorType::Rgb8)?;
             println!("wrote {}", out.display());
@@ -159,7 +157,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let opts =
         pipeline::Options { input, output, n: args.n, border: args.border, variants, intermediate: args.intermediate };
 
-    create_parent(&opts.output)?;
+    image_io::check_output(&opts.input, &opts.output)?;
     let report = pipeline::run(&opts)?;
     if args.json {
         println!("{}", report::json(&report));
@@ -207,13 +205,4 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn create_parent(path: &std::path::Path) -> anyhow::Result<()> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => {
-            std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create output folder", dir.display()))
-        }
-        _ => Ok(()),
-    }
 }

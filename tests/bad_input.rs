@@ -1,0 +1,243 @@
+//! Every row of the README's "Bad input" table, run: exit code 2, exactly one line on stderr naming the
+//! file and containing the documented message, no panic, nothing written. And the formats that must work.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::bin;
+use image::{ImageEncoder, RgbImage};
+
+/// Writes a PNG from raw chunks (for headers no encoder would produce).
+fn png_from_chunks(path: &Path, chunks: &[(&[u8; 4], Vec<u8>)]) {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in chunks {
+        out.extend((data.len() as u32).to_be_bytes());
+        let mut crc_input = kind.to_vec();
+        crc_input.extend(data);
+        out.extend(&crc_input);
+        out.extend(crc32(&crc_input).to_be_bytes());
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+fn ihdr(width: u32, height: u32) -> Vec<u8> {
+    let mut d = width.to_be_bytes().to_vec();
+    d.extend(height.to_be_bytes());
+    d.extend([8, 2, 0, 0, 0]); // 8-bit RGB
+    d
+}
+
+/// Makes the input for one README case in `dir`; returns (input, output) paths.
+fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
+    let good = dir.join("good.png");
+    std::fs::copy("imgs_in/512x512.png", &good).unwrap();
+    let out = dir.join("out/edges.png");
+    let input = match case {
+        "missing file" => dir.join("no-such-file.png"),
+        "directory instead of a file" => {
+            std::fs::create_dir(dir.join("folder")).unwrap();
+            dir.join("folder")
+        }
+        "empty file" => {
+            std::fs::write(dir.join("empty.png"), b"").unwrap();
+            dir.join("empty.png")
+        }
+        "not an image (text named .png)" => {
+            std::fs::write(dir.join("notes.png"), "this is text\n").unwrap();
+            dir.join("notes.png")
+        }
+        "truncated PNG" => {
+            let bytes = std::fs::read(&good).unwrap();
+            std::fs::write(dir.join("cut.png"), &bytes[..bytes.len() / 3]).unwrap();
+            dir.join("cut.png")
+        }
+        "corrupt PNG (CRC mismatch)" => {
+            let mut bytes = std::fs::read(&good).unwrap();
+            let idat = bytes.windows(4).position(|w| w == b"IDAT").unwrap();
+            let len = u32::from_be_bytes(bytes[idat - 4..idat].try_into().unwrap()) as usize;
+            bytes[idat + 4 + len] ^= 0x55; // first byte of the chunk's CRC
+            std::fs::write(dir.join("crc.png"), bytes).unwrap();
+            dir.join("crc.png")
+        }
+        "unsupported format (PPM)" => {
+            std::fs::write(dir.join("img.ppm"), b"P6\n1 1\n255\n\x00\x00\x00").unwrap();
+            dir.join("img.ppm")
+        }
+        "zero width in the PNG header" => {
+            png_from_chunks(&dir.join("zero.png"), &[(b"IHDR", ihdr(0, 5)), (b"IEND", vec![])]);
+            dir.join("zero.png")
+        }
+        "PNG header claiming 100000×100000" => {
+            // A header, then a tiny (empty) zlib stream as image data: the claim costs nothing to make.
+            let idat = vec![0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01];
+            png_from_chunks(
+                &dir.join("huge.png"),
+                &[(b"IHDR", ihdr(100_000, 100_000)), (b"IDAT", idat), (b"IEND", vec![])],
+            );
+            dir.join("huge.png")
+        }
+        // sysfs refuses new files even to root, so this works however the tests are run.
+        "output folder not writable" => return (good, PathBuf::from("/sys/cuda_sobel_test.png")),
+        "output path is an existing directory" => {
+            std::fs::create_dir_all(dir.join("out/edges.png")).unwrap();
+            good
+        }
+        "input and output the same file" => return (good.clone(), good),
+        other => panic!("README case '{other}' has no fixture in tests/bad_input.rs"),
+    };
+    (input, out)
+}
+
+/// The README's table: (case, message fragment).
+fn readme_cases() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string("README.md").expect("README.md in the current directory");
+    let section = readme.split("## Bad input").nth(1).expect("README has a Bad input section");
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with("| case"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_owned(), cells[2].trim_matches('`').to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn every_readme_bad_input_row_holds() {
+    let cases = readme_cases();
+    assert!(cases.len() >= 12, "the table has its rows: {cases:?}");
+    for (case, message) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let (input, out) = fixture(&case, dir.path());
+        let before: Vec<_> = walk(dir.path());
+        let assert = bin().arg(&input).args(["--variant", "cpu-rayon", "--out"]).arg(&out).assert().code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        assert_eq!(stderr.lines().count(), 1, "{case}: exactly one line, got: {stderr}");
+        assert!(stderr.contains(&message), "{case}: expected '{message}' in: {stderr}");
+        let named = if case == "output folder not writable" || case.starts_with("output path") { &out } else { &input };
+        assert!(stderr.contains(&*named.to_string_lossy()), "{case}: names the file: {stderr}");
+        assert!(!stderr.contains("panicked"), "{case}: {stderr}");
+        assert_eq!(walk(dir.path()), before, "{case}: nothing written");
+    }
+}
+
+/// Every file under `dir` (sorted), to prove nothing was added.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            files.push(p);
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn usage_errors_name_the_value() {
+    for (args, fragment) in [
+        (vec!["imgs_in/512x512.png", "65"], "65"),
+        (vec!["imgs_in/512x512.png", "abc"], "abc"),
+        (vec!["imgs_in/512x512.png", "--variant", "gpu-nope"], "gpu-nope"),
+        (vec!["imgs_in/512x512.png", "--border", "mirror"], "mirror"),
+    ] {
+        let assert = bin().args(&args).assert().code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        assert!(stderr.contains(fragment) && !stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// Runs the CLI on `path` (cpu-rayon) and returns the edge image.
+fn run_ok(path: &Path) -> Vec<u8> {
+    let out = path.with_extension("edges.png");
+    bin().arg(path).args(["--variant", "cpu-rayon", "--quiet", "--out"]).arg(&out).assert().success();
+    image::open(&out).unwrap().into_luma8().into_raw()
+}
+
+#[test]
+fn formats_that_must_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let (w, h) = (37u32, 23u32);
+    let rgb = RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 7) as u8, (y * 11) as u8, ((x + y) * 5) as u8]));
+    let expected = cuda_sobel::cpu::scalar::sobel(&rgb, cuda_sobel::sobel::Border::Replicate).into_raw();
+    let grey_values = image::GrayImage::from_fn(w, h, |x, y| image::Luma([((x * 13 + y * 3) % 256) as u8]));
+    let grey_as_rgb = RgbImage::from_fn(w, h, |x, y| {
+        let v = grey_values.get_pixel(x, y)[0];
+        image::Rgb([v, v, v])
+    });
+    let expected_grey = cuda_sobel::cpu::scalar::sobel(&grey_as_rgb, cuda_sobel::sobel::Border::Replicate).into_raw();
+
+    // 16-bit RGB whose values are v·257: reduced to exactly v.
+    let rgb16 = image::ImageBuffer::<image::Rgb<u16>, Vec<u16>>::from_fn(w, h, |x, y| {
+        let p = rgb.get_pixel(x, y);
+        image::Rgb([p[0] as u16 * 257, p[1] as u16 * 257, p[2] as u16 * 257])
+    });
+    let p = dir.path().join("rgb16.png");
+    rgb16.save(&p).unwrap();
+    assert_eq!(run_ok(&p), expected, "16-bit PNG");
+
+    let p = dir.path().join("rgba.png");
+    image::RgbaImage::from_fn(w, h, |x, y| {
+        let q = rgb.get_pixel(x, y);
+        image::Rgba([q[0], q[1], q[2], (x * 9) as u8])
+    })
+    .save(&p)
+    .unwrap();
+    assert_eq!(run_ok(&p), expected, "RGBA PNG: alpha dropped, not blended");
+
+    let p = dir.path().join("grey.png");
+    grey_values.save(&p).unwrap();
+    assert_eq!(run_ok(&p), expected_grey, "grey PNG");
+
+    let p = dir.path().join("grey_alpha.png");
+    image::GrayAlphaImage::from_fn(w, h, |x, y| image::LumaA([grey_values.get_pixel(x, y)[0], 200])).save(&p).unwrap();
+    assert_eq!(run_ok(&p), expected_grey, "grey+alpha PNG");
+
+    let p = dir.path().join("rgb.bmp");
+    rgb.save(&p).unwrap();
+    assert_eq!(run_ok(&p), expected, "BMP");
+
+    // Palette PNG: 256 entries of the grey ramp, indices = grey values.
+    let p = dir.path().join("palette.png");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+        let mut enc = png::Encoder::new(file, w, h);
+        enc.set_color(png::ColorType::Indexed);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_palette((0..=255u8).flat_map(|v| [v, v, v]).collect::<Vec<u8>>());
+        let mut writer = enc.write_header().unwrap();
+        writer.write_image_data(grey_values.as_raw()).unwrap();
+    }
+    assert_eq!(run_ok(&p), expected_grey, "palette PNG");
+
+    // JPEG is lossy: it must decode and run; its bytes follow the decoded image, not `rgb`.
+    let p = dir.path().join("rgb.jpg");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+        image::codecs::jpeg::JpegEncoder::new_with_quality(file, 95)
+            .write_image(rgb.as_raw(), w, h, image::ExtendedColorType::Rgb8)
+            .unwrap();
+    }
+    let decoded = image::open(&p).unwrap().into_rgb8();
+    let expected_jpeg = cuda_sobel::cpu::scalar::sobel(&decoded, cuda_sobel::sobel::Border::Replicate).into_raw();
+    assert_eq!(run_ok(&p), expected_jpeg, "JPEG");
+}
