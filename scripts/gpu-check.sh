@@ -3,9 +3,11 @@
 # that scripts/build-dev.sh put in .dev/:
 #   1. every test binary, GPU tests required to run (every variant × border × n, bit-exact);
 #   2. the CLI on every imgs_in image × border mode, --gpu-required (exit 0 = every variant identical);
-#   3. compute-sanitizer memcheck and racecheck on a small and an odd-sized image, every border;
-#   4. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
-#   5. the headline command.
+#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 4097×2049;
+#   4. no GPU visible; damaged and forged PTX cache entries; an image far larger than free device memory;
+#   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
+#   6. the headline command;
+#   7. with --huge: a 40000×40000 image (bands: its buffers pass 2^31 bytes), bit-exact.
 # Exits non-zero if any step failed, and lists them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,17 +40,20 @@ cli_all() {
 }
 step "CLI: every imgs_in image × border, all variants identical" cli_all
 
-# 3. Sanitizers.
-"$DEV/cuda_sobel" generate 64x64 --out "$WORK/small.png" >/dev/null
-"$DEV/cuda_sobel" generate 33x17 --out "$WORK/odd.png" >/dev/null
+# 3. Sanitizers, one timed run per variant (--reps 1) to keep them short.
+GPU_VARIANTS=gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip
+for size in 1x1 1x7 7x1 33x17 64x64 1025x3 4097x2049; do
+  "$DEV/cuda_sobel" generate "$size" --out "$WORK/s$size.png" >/dev/null
+done
 sanitize() {
   local tool=$1 ok=0
-  for img in "$WORK/small.png" "$WORK/odd.png"; do
+  for size in 1x1 1x7 7x1 33x17 64x64 1025x3 4097x2049; do
     for b in replicate zero reflect101; do
+      [ "$size" = 4097x2049 ] && [ "$b" != replicate ] && continue
       compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
-        "$DEV/cuda_sobel" "$img" 3 --border "$b" --variant gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip \
+        "$DEV/cuda_sobel" "$WORK/s$size.png" 3 --border "$b" --variant "$GPU_VARIANTS" --reps 1 \
         --gpu-required --quiet --out "$WORK/s.png" > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
-      grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool $(basename "$img") $b: |"
+      grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool $size $b: |"
     done
   done
   return $ok
@@ -56,7 +61,51 @@ sanitize() {
 step "compute-sanitizer memcheck" sanitize memcheck
 step "compute-sanitizer racecheck" sanitize racecheck
 
-# 4. gpu-n1: time against n.
+# 4. When the GPU is absent or short of memory, and when the kernel cache is damaged.
+no_device() {
+  local out rc
+  out=$(CUDA_VISIBLE_DEVICES= "$DEV/cuda_sobel" imgs_in/512x512.png --out "$WORK/nd.png" 2>&1); rc=$?
+  echo "$out" | grep -E "GPU variants skipped|cpu-rayon"
+  [ $rc -eq 0 ] && echo "$out" | grep -q "GPU variants skipped: no CUDA device visible" || return 1
+  CUDA_VISIBLE_DEVICES= "$DEV/cuda_sobel" imgs_in/512x512.png --gpu-required --quiet --out "$WORK/nd.png"
+  rc=$?; echo "  with --gpu-required: exit $rc"; [ $rc -eq 3 ]
+}
+step "no device visible: CPU variants run, one line why, exit 0 (3 with --gpu-required)" no_device
+
+kernels_compiled() {  # runs the CLI with JSON and prints how many kernel files NVRTC compiled
+  "$DEV/cuda_sobel" imgs_in/1024x512.png --gpu-required --json --out "$WORK/c.png" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu"]["kernels"]["compiled"])'
+}
+damaged_cache() {
+  local c
+  kernels_compiled >/dev/null || return 1                    # fills the cache
+  c=$(kernels_compiled) || return 1; echo "  intact cache: $c compiled"; [ "$c" -eq 0 ] || return 1
+  for f in "$CUDA_SOBEL_CACHE"/*.ptx; do head -c 200 "$f" > "$f.cut" && mv "$f.cut" "$f"; done
+  c=$(kernels_compiled) || return 1; echo "  truncated entries: $c compiled"; [ "$c" -gt 0 ] || return 1
+  for f in "$CUDA_SOBEL_CACHE"/*.ptx; do   # a well-formed entry whose PTX is garbage: the driver refuses it
+    body=$'.version 9.0\n.target sm_90\nthis is not PTX\n'
+    printf '// cuda_sobel PTX cache entry, body sha256 %s\n%s' "$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)" "$body" > "$f"
+  done
+  c=$(kernels_compiled) || return 1; echo "  forged entries: $c compiled"; [ "$c" -gt 0 ]
+}
+step "damaged or forged PTX cache entries are rebuilt, never trusted (outputs still identical)" damaged_cache
+
+low_memory() {
+  "$DEV/cuda_sobel" generate 8192x8192 --out "$WORK/8k.png" >/dev/null
+  python3 -c '
+import sys, time, torch
+free, _ = torch.cuda.mem_get_info()
+hog = torch.empty(free - 48 * 2**20, dtype=torch.uint8, device="cuda")
+print(f"  holding {hog.numel() >> 20} MiB of device memory", flush=True)
+time.sleep(120)' & local hog=$!
+  sleep 8
+  nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader | sed 's/^/  device memory used, total: /'
+  "$DEV/cuda_sobel" "$WORK/8k.png" --variant gpu-strip,gpu-map,gpu-separable --reps 1 --gpu-required --out "$WORK/8k_sobel.png"
+  local rc=$?; kill $hog; wait $hog 2>/dev/null; return $rc
+}
+step "an image far larger than free device memory runs in bands, identical" low_memory
+
+# 5. gpu-n1: time against n.
 "$DEV/cuda_sobel" generate 7680x4320 --out "$WORK/7680x4320.png" >/dev/null
 n_sweep() {
   for img in imgs_in/2048x1024.png "$WORK/7680x4320.png"; do
@@ -70,8 +119,18 @@ n_sweep() {
 }
 step "gpu-n1 computation time (median of 10) against n" n_sweep
 
-# 5. The headline.
+# 6. The headline.
 step "headline: cuda_sobel imgs_in/2048x1024.png 4" "$DEV/cuda_sobel" imgs_in/2048x1024.png 4 --gpu-required --out "$WORK/h.png"
+
+# 7. Huge: 40000×40000 (4.8 GB of RGB; buffers over 2^31 bytes, so bands), bit-exact against cpu-scalar.
+if [ "${1:-}" = --huge ]; then
+  huge() {
+    /usr/bin/time -f "  generate: %e s" "$DEV/cuda_sobel" generate 40000x40000 --out "$WORK/huge.png" >/dev/null || return 1
+    /usr/bin/time -f "  run: %e s, %M KB peak" "$DEV/cuda_sobel" "$WORK/huge.png" 3 \
+      --variant gpu-map,gpu-separable,gpu-n1,gpu-strip --reps 1 --gpu-required --out "$WORK/huge_sobel.png"
+  }
+  step "40000x40000 in bands, every variant identical" huge
+fi
 
 rm -rf "$WORK"
 if ((${#failures[@]})); then

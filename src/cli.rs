@@ -67,6 +67,9 @@ struct RunArgs {
     /// Print nothing but errors
     #[arg(short, long)]
     quiet: bool,
+    /// Timed repetitions of each GPU variant's kernels (the median is shown)
+    #[arg(long, default_value_t = pipeline::GPU_REPS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
     /// Exit with code 3 if the GPU variants could not run (default: they are reported as skipped, exit 0)
     #[arg(long)]
     gpu_required: bool,
@@ -154,8 +157,15 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut variants = if args.variant.is_empty() { Variant::ALL.to_vec() } else { args.variant };
     variants.sort_by_key(|v| Variant::ALL.iter().position(|a| a == v));
     variants.dedup();
-    let opts =
-        pipeline::Options { input, output, n: args.n, border: args.border, variants, intermediate: args.intermediate };
+    let opts = pipeline::Options {
+        input,
+        output,
+        n: args.n,
+        border: args.border,
+        variants,
+        intermediate: args.intermediate,
+        gpu_reps: args.reps as usize,
+    };
 
     image_io::check_output(&opts.input, &opts.output)?;
     let report = pipeline::run(&opts)?;

@@ -1,6 +1,7 @@
 //! `cuda_sobel`: the Sobel pipeline (grey → Gx, Gy → magnitude) as CPU and GPU variants that must all
 //! produce the bytes [`sobel`] defines. See README.md for the semantics and the command line.
 
+pub mod bands;
 pub mod bench;
 pub mod cli;
 pub mod cpu;

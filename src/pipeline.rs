@@ -85,6 +85,8 @@ pub struct Options {
     pub variants: Vec<Variant>,
     /// Also write the grey, |Gx| and |Gy| images beside the output.
     pub intermediate: bool,
+    /// Timed repetitions of each GPU variant's kernels (after one warm-up); the table shows the median.
+    pub gpu_reps: usize,
 }
 
 /// Everything one run measured; the table and `--json` are two views of it.
@@ -96,6 +98,7 @@ pub struct Report {
     pub height: u32,
     pub border: Border,
     pub n: u32,
+    pub gpu_reps: usize,
     pub decode_ms: f64,
     pub encode_ms: f64,
     pub gpu: GpuStatus,
@@ -154,7 +157,7 @@ pub struct Timings {
     pub effective_gbps: Option<f64>,
 }
 
-/// Timed repetitions of each GPU variant's kernels (after one warm-up); the table shows the median.
+/// The default of [`Options::gpu_reps`].
 pub const GPU_REPS: usize = 10;
 
 impl Report {
@@ -210,7 +213,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         let outcome = match (variant, &gpu) {
             (Variant::CpuScalar, _) => Ok((reference.magnitude.clone(), scalar_ms, None)),
             (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.border)),
-            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.border, opts.n, true, GPU_REPS)
+            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.border, opts.n, true, opts.gpu_reps)
                 .map(|r| (r.output, r.compute_ms, Some(r.memory_ms)))
                 .map_err(|e| e.to_string()),
             (_, Some(Err(_))) => Err("GPU unavailable (reason above)".to_string()),
@@ -251,6 +254,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         height,
         border: opts.border,
         n: opts.n,
+        gpu_reps: opts.gpu_reps,
         decode_ms,
         encode_ms,
         gpu: gpu_status,

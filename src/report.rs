@@ -34,7 +34,7 @@ pub fn table(report: &Report) -> String {
             let _ = writeln!(
                 s,
                 "GPU computation: median of {} event-timed runs after a warm-up; GB/s = 4 bytes per pixel / computation",
-                crate::pipeline::GPU_REPS
+                report.gpu_reps
             );
         }
         GpuStatus::Unavailable { reason } => {

@@ -98,6 +98,53 @@ fn gpu_variants_match_scalar_on_the_report_images() {
 }
 
 #[test]
+fn banded_gpu_runs_equal_one_pass() {
+    let Some(gpu) = gpu_or_skip("banded_gpu_runs_equal_one_pass") else { return };
+    // Bands far smaller than the GPU needs, so that band edges land everywhere (rows 1, 2, 3, 7).
+    for (w, h, seed) in [(97, 61, 1), (64, 33, 2), (33, 5, 3)] {
+        let rgb = random_image(w, h, seed);
+        for border in Border::ALL {
+            let reference = cpu::scalar::sobel(&rgb, border);
+            for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
+                for band_rows in [1, 2, 3, 7] {
+                    let out = variants::run_banded(&gpu, variant, &rgb, border, 3, false, 1, band_rows).unwrap().output;
+                    assert!(
+                        out == reference.as_raw().as_slice(),
+                        "{w}×{h} {border:?} {} in bands of {band_rows}",
+                        variant.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn two_hundred_random_sizes_every_variant_every_border() {
+    let Some(gpu) = gpu_or_skip("two_hundred_random_sizes_every_variant_every_border") else { return };
+    // Sizes log-uniform in 1..=3000 per side (so most are small and odd, some large), deterministic.
+    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for i in 0..200 {
+        let side = |r: u64| (3000f64.powf((r % 10_000) as f64 / 10_000.0)).round().max(1.0) as u32;
+        let (w, h) = (side(next()), side(next()));
+        let rgb = random_image(w, h, 1000 + i);
+        let border = Border::ALL[i as usize % 3];
+        let reference = cpu::scalar::sobel(&rgb, border);
+        for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
+            let n = 1 + (i as u32 % 64);
+            let out = variants::run(&gpu, variant, &rgb, border, n, false, 1).unwrap().output;
+            assert!(out == reference.as_raw().as_slice(), "#{i}: {w}×{h} {border:?} {} n={n}", variant.name());
+        }
+    }
+}
+
+#[test]
 fn dp4a_grey_is_exact_for_every_rgb_triple() {
     let Some(gpu) = gpu_or_skip("dp4a_grey_is_exact_for_every_rgb_triple") else { return };
     let out = gpu.selftest_grey().unwrap();

@@ -447,7 +447,8 @@ impl Ctx<'_> {
             let (free, _) = gpu.ctx.mem_get_info()?;
             // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
             let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
-            let mut prepared = Prepared::upload(gpu, variant, rgb, border, n.unwrap_or(1), copies)?;
+            let mut prepared =
+                Prepared::upload(gpu, variant, width, height, rgb.as_raw(), border, n.unwrap_or(1), copies)?;
             prepared.warm_up()?;
             let samples = prepared.time(self.opts.kernel_reps)?;
             prepared.download()?;

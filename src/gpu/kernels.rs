@@ -205,10 +205,10 @@ fn cache_key(src: &KernelSource, arch: &str) -> u64 {
     h.finish()
 }
 
-fn checksum(body: &str) -> u64 {
-    let mut h = DefaultHasher::new();
-    body.hash(&mut h);
-    h.finish()
+/// SHA-256 of the entry's body, in hex (so that `sha256sum` can check an entry too).
+fn checksum(body: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(body.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// PTX files on disk. Every failure to read or write it just means compiling again.
@@ -216,7 +216,8 @@ struct PtxCache {
     dir: Option<PathBuf>,
 }
 
-const CACHE_MAGIC: &str = "// cuda_sobel PTX cache entry, body checksum ";
+/// An entry's first line; then the PTX. The checksum is the SHA-256 of everything after the first line.
+const CACHE_MAGIC: &str = "// cuda_sobel PTX cache entry, body sha256 ";
 
 impl PtxCache {
     fn new() -> Self {
@@ -237,8 +238,7 @@ impl PtxCache {
         let text = std::fs::read(&path).ok()?;
         let intact = String::from_utf8(text).ok().and_then(|t| {
             let (first, body) = t.split_once('\n')?;
-            let sum = u64::from_str_radix(first.strip_prefix(CACHE_MAGIC)?, 16).ok()?;
-            (sum == checksum(body) && !body.contains('\0')).then(|| body.to_owned())
+            (first.strip_prefix(CACHE_MAGIC)? == checksum(body) && !body.contains('\0')).then(|| body.to_owned())
         });
         if intact.is_none() {
             let _ = std::fs::remove_file(&path);
@@ -252,7 +252,7 @@ impl PtxCache {
             let dir = path.parent().expect("cache entries live in a folder");
             std::fs::create_dir_all(dir)?;
             let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            std::io::Write::write_all(&mut tmp, format!("{CACHE_MAGIC}{:016x}\n{ptx}", checksum(ptx)).as_bytes())?;
+            std::io::Write::write_all(&mut tmp, format!("{CACHE_MAGIC}{}\n{ptx}", checksum(ptx)).as_bytes())?;
             tmp.persist(&path)?;
             Ok(())
         };

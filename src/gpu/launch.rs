@@ -36,6 +36,8 @@ const STRIP_THREADS: u32 = 128;
 const STRIP_MIN_ROWS: u64 = 4;
 /// CUDA's limit on grid.y (grid.x allows 2^31 − 1).
 const MAX_GRID_Y: u64 = 65_535;
+/// The most rows one launch handles (grid.y × the shortest block); taller images run in bands.
+pub const MAX_ROWS: usize = MAX_GRID_Y as usize * VEC16_BLOCK.1 as usize;
 
 impl Dims {
     pub fn new(width: u32, height: u32) -> Result<Dims, GpuError> {

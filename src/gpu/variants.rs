@@ -4,6 +4,10 @@
 //! 2. [`Prepared::time`] — run the kernels, each run between two CUDA events with timing enabled
 //!    (**GPU computation**);
 //! 3. [`Prepared::download`] — copy device→host and free (**GPU memory movement**).
+//!
+//! Images too large for one pass (a buffer over 2^31 bytes, more than half the free device memory, or
+//! more rows than the grid allows) run in horizontal bands with one-row halos ([`crate::bands`]), giving
+//! the same bytes; the timings are then the sums over the bands.
 
 use std::sync::Arc;
 
@@ -78,21 +82,26 @@ pub struct Prepared<'g> {
 }
 
 impl<'g> Prepared<'g> {
-    /// Allocates `copies` sets of buffers and uploads `rgb` into each; synchronised.
+    /// Allocates `copies` sets of buffers and uploads the `width × height` RGB bytes `rgb` into each;
+    /// synchronised.
+    #[allow(clippy::too_many_arguments)]
     pub fn upload(
         gpu: &'g Gpu,
         variant: Variant,
-        rgb: &RgbImage,
+        width: u32,
+        height: u32,
+        rgb: &[u8],
         border: Border,
         n: u32,
         copies: usize,
     ) -> Result<Self, GpuError> {
         assert!(variant.is_gpu(), "{} is not a GPU variant", variant.name());
-        let d = Dims::new(rgb.width(), rgb.height())?;
+        let d = Dims::new(width, height)?;
+        assert_eq!(rgb.len(), 3 * d.pixels());
         let mut sets = Vec::with_capacity(copies.max(1));
         for _ in 0..copies.max(1) {
             let mut b = Buffers::alloc(&gpu.stream, variant, d.pixels())?;
-            gpu.stream.memcpy_htod(rgb.as_raw().as_slice(), &mut b.rgb)?;
+            gpu.stream.memcpy_htod(rgb, &mut b.rgb)?;
             sets.push(b);
         }
         gpu.stream.synchronize()?;
@@ -159,7 +168,8 @@ impl<'g> Prepared<'g> {
     }
 }
 
-/// One whole GPU pass: upload, optionally one warm-up run, `reps` timed runs (median), download.
+/// One whole GPU pass over `rgb`: upload, optionally one warm-up run, `reps` timed runs (median),
+/// download; in bands when the image is too large for one pass.
 pub fn run(
     gpu: &Gpu,
     variant: Variant,
@@ -169,12 +179,52 @@ pub fn run(
     warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
-    let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, rgb, border, n, 1));
-    let mut prepared = prepared?;
-    if warm_up {
-        prepared.warm_up()?;
+    let rows = max_band_rows(gpu, variant, rgb.width() as usize)?;
+    run_banded(gpu, variant, rgb, border, n, warm_up, reps, rows)
+}
+
+/// The most rows a band may have for `variant` at this width: no buffer over 2^31 bytes (the largest
+/// holds 4 bytes a pixel), all buffers within half the free device memory, and the grid's row limit.
+pub fn max_band_rows(gpu: &Gpu, variant: Variant, width: usize) -> Result<usize, GpuError> {
+    let (free, _) = gpu.ctx.mem_get_info()?;
+    let by_buffer = (i32::MAX as usize) / (4 * width);
+    let by_memory = (free / 2) / buffer_bytes(variant, width).max(1);
+    // Minus the two halo rows a band image adds.
+    let rows = by_buffer.min(by_memory).min(super::launch::MAX_ROWS).saturating_sub(2);
+    if rows < 3 {
+        return Err(GpuError::Unsupported(format!(
+            "a {width}-pixel-wide image in {} MB of free device memory",
+            free >> 20
+        )));
     }
-    let mut samples = prepared.time(reps.max(1))?;
-    let (output, download_ms) = timed(|| prepared.download());
-    Ok(GpuRun { output: output?, memory_ms: upload_ms + download_ms, compute_ms: median(&mut samples) })
+    Ok(rows)
+}
+
+/// [`run`] with bands of at most `band_rows` output rows (one pass when the image has no more rows).
+#[allow(clippy::too_many_arguments)]
+pub fn run_banded(
+    gpu: &Gpu,
+    variant: Variant,
+    rgb: &RgbImage,
+    border: Border,
+    n: u32,
+    warm_up: bool,
+    reps: usize,
+    band_rows: usize,
+) -> Result<GpuRun, GpuError> {
+    let (mut memory_ms, mut compute_ms) = (0.0, 0.0);
+    let (width, height) = (rgb.width() as usize, rgb.height() as usize);
+    let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, |w, h, band| {
+        let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, border, n, 1));
+        let mut prepared = prepared?;
+        if warm_up {
+            prepared.warm_up()?;
+        }
+        let mut samples = prepared.time(reps.max(1))?;
+        let (out, download_ms) = timed(|| prepared.download());
+        memory_ms += upload_ms + download_ms;
+        compute_ms += median(&mut samples);
+        out
+    })?;
+    Ok(GpuRun { output, memory_ms, compute_ms })
 }

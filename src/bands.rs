@@ -1,0 +1,84 @@
+//! Horizontal bands with one-row halos: how an image too large for one pass (device memory, buffers over
+//! 2^31 bytes, grid limits) is processed in pieces that give exactly the bytes of one pass.
+//!
+//! A band of output rows `y0 .. y0 + rows` is computed from the input rows `y0 − 1 .. y0 + rows + 1`
+//! (clipped to the image) treated as an image of its own; only the band's own rows of that output are
+//! kept. Why that is exact: an output row inside the band reads its rows above and below, which the halo
+//! supplies, and never the band image's edge; and where the band image's edge *is* the image's edge (the
+//! first and last band), the border rule sees the same rows it sees in one pass — for reflect101 the
+//! mirrored row (`1` or `height − 2`) is inside the band image whenever the image has two rows or more.
+
+/// One band: output rows `y0 .. y0 + rows`, computed from input rows `in_y0 .. in_y0 + in_rows`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub y0: usize,
+    pub rows: usize,
+    pub in_y0: usize,
+    pub in_rows: usize,
+}
+
+impl Band {
+    /// Rows of the band image's output to skip before the band's own rows.
+    pub fn skip(&self) -> usize {
+        self.y0 - self.in_y0
+    }
+}
+
+/// Bands of at most `band_rows` output rows covering `height` rows.
+pub fn bands(height: usize, band_rows: usize) -> Vec<Band> {
+    let band_rows = band_rows.max(1);
+    (0..height)
+        .step_by(band_rows)
+        .map(|y0| {
+            let rows = band_rows.min(height - y0);
+            let in_y0 = y0.saturating_sub(1);
+            let in_end = (y0 + rows + 1).min(height);
+            Band { y0, rows, in_y0, in_rows: in_end - in_y0 }
+        })
+        .collect()
+}
+
+/// Runs `f(width, band_height, band_rgb)` on each band of the RGB image `rgb` (`width × height`, 3 bytes a
+/// pixel) and stitches the band's own rows of each output into one `width × height` output.
+pub fn banded<E>(
+    width: usize,
+    height: usize,
+    rgb: &[u8],
+    band_rows: usize,
+    mut f: impl FnMut(usize, usize, &[u8]) -> Result<Vec<u8>, E>,
+) -> Result<Vec<u8>, E> {
+    assert_eq!(rgb.len(), width * height * 3);
+    let mut out = Vec::with_capacity(width * height);
+    for b in bands(height, band_rows) {
+        let input = &rgb[b.in_y0 * width * 3..(b.in_y0 + b.in_rows) * width * 3];
+        let band_out = f(width, b.in_rows, input)?;
+        out.extend_from_slice(&band_out[b.skip() * width..(b.skip() + b.rows) * width]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_cover_every_row_once_with_halos() {
+        assert_eq!(
+            bands(5, 2),
+            vec![
+                Band { y0: 0, rows: 2, in_y0: 0, in_rows: 3 },
+                Band { y0: 2, rows: 2, in_y0: 1, in_rows: 4 },
+                Band { y0: 4, rows: 1, in_y0: 3, in_rows: 2 },
+            ]
+        );
+        assert_eq!(bands(3, 10), vec![Band { y0: 0, rows: 3, in_y0: 0, in_rows: 3 }]);
+        assert_eq!(bands(1, 1), vec![Band { y0: 0, rows: 1, in_y0: 0, in_rows: 1 }]);
+        for h in 1..40 {
+            for r in 1..9 {
+                let b = bands(h, r);
+                assert_eq!(b.iter().map(|b| b.rows).sum::<usize>(), h);
+                assert!(b.windows(2).all(|w| w[0].y0 + w[0].rows == w[1].y0));
+            }
+        }
+    }
+}
