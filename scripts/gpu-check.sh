@@ -90,20 +90,36 @@ damaged_cache() {
 }
 step "damaged or forged PTX cache entries are rebuilt, never trusted (outputs still identical)" damaged_cache
 
-low_memory() {
-  "$DEV/cuda_sobel" generate 8192x8192 --out "$WORK/8k.png" >/dev/null
+hold_device_memory() {  # $1 = MiB to leave free; runs until killed
   python3 -c '
 import sys, time, torch
 free, _ = torch.cuda.mem_get_info()
-hog = torch.empty(free - 48 * 2**20, dtype=torch.uint8, device="cuda")
+hog = torch.empty(free - int(sys.argv[1]) * 2**20, dtype=torch.uint8, device="cuda")
 print(f"  holding {hog.numel() >> 20} MiB of device memory", flush=True)
-time.sleep(120)' & local hog=$!
+time.sleep(120)' "$1" &
+  HOG=$!
   sleep 8
   nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader | sed 's/^/  device memory used, total: /'
+}
+low_memory() {
+  "$DEV/cuda_sobel" generate 8192x8192 --out "$WORK/8k.png" >/dev/null
+  # ~1 GiB free: the 8192² image needs 0.6 GB of buffers for gpu-map, more than half of what is free.
+  hold_device_memory 1024
   "$DEV/cuda_sobel" "$WORK/8k.png" --variant gpu-strip,gpu-map,gpu-separable --reps 1 --gpu-required --out "$WORK/8k_sobel.png"
-  local rc=$?; kill $hog; wait $hog 2>/dev/null; return $rc
+  local rc=$?; kill $HOG; wait $HOG 2>/dev/null; return $rc
 }
 step "an image far larger than free device memory runs in bands, identical" low_memory
+
+out_of_memory() {
+  # 48 MiB free: not even a CUDA context fits. The CPU variants run, one line says why, exit 0.
+  hold_device_memory 48
+  local out rc
+  out=$("$DEV/cuda_sobel" imgs_in/512x512.png --out "$WORK/oom.png" 2>&1); rc=$?
+  kill $HOG; wait $HOG 2>/dev/null
+  echo "$out" | grep -E "GPU variants skipped|cpu-rayon"
+  [ $rc -eq 0 ] && echo "$out" | grep -q "GPU variants skipped: .*out of memory"
+}
+step "device out of memory: CPU variants run, one line why, exit 0" out_of_memory
 
 # 5. gpu-n1: time against n.
 "$DEV/cuda_sobel" generate 7680x4320 --out "$WORK/7680x4320.png" >/dev/null

@@ -25,12 +25,20 @@ pub enum GpuError {
     NoNvrtc,
     #[error("no CUDA device visible")]
     NoDevice,
-    #[error("CUDA driver error: {0}")]
+    #[error("CUDA driver: {}", describe(.0))]
     Driver(#[from] DriverError),
     #[error("the GPU variants do not support {0}")]
     Unsupported(String),
     #[error("NVRTC could not compile cuda/{module}.cu: {log}")]
     Compile { module: &'static str, log: String },
+}
+
+/// "out of memory (CUDA_ERROR_OUT_OF_MEMORY)" rather than cudarc's debug form.
+fn describe(e: &DriverError) -> String {
+    match (e.error_string(), e.error_name()) {
+        (Ok(text), Ok(name)) => format!("{} ({})", text.to_string_lossy(), name.to_string_lossy()),
+        _ => format!("{e:?}"),
+    }
 }
 
 /// True when libnvrtc can be loaded (checked before any NVRTC call: cudarc panics otherwise).
@@ -69,8 +77,13 @@ impl Gpu {
         if !nvrtc_present() {
             return Err(GpuError::NoNvrtc);
         }
-        if CudaContext::device_count()? < 1 {
-            return Err(GpuError::NoDevice);
+        // cuInit itself fails with NO_DEVICE when no device is visible (e.g. CUDA_VISIBLE_DEVICES=).
+        match CudaContext::device_count() {
+            Ok(n) if n >= 1 => {}
+            Ok(_) | Err(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)) => {
+                return Err(GpuError::NoDevice)
+            }
+            Err(e) => return Err(e.into()),
         }
         let (opened, context_init_ms) = timed(|| -> Result<_, DriverError> {
             let ctx = CudaContext::new(0)?;
