@@ -44,13 +44,19 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 6] = [
+    /// Every variant, in table order (a test checks that none is missing).
+    pub const ALL: [Variant; 11] = [
         Variant::CpuScalar,
         Variant::CpuRayon,
         Variant::GpuMap,
         Variant::GpuFusedMap,
         Variant::GpuN1,
         Variant::GpuFused,
+        Variant::GpuConstTaps,
+        Variant::GpuSeparable,
+        Variant::GpuTiled,
+        Variant::GpuVec16,
+        Variant::GpuStrip,
     ];
 
     pub fn name(self) -> &'static str {
@@ -290,4 +296,15 @@ fn write_outputs(opts: &Options, width: u32, height: u32, stages: &cpu::scalar::
 pub fn sibling(output: &Path, suffix: &str) -> PathBuf {
     let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     output.with_file_name(format!("{stem}_{suffix}.png"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_every_variant_once() {
+        // clap's list is derived from the enum itself, so a variant added there but not to ALL fails here.
+        assert_eq!(Variant::ALL.as_slice(), <Variant as clap::ValueEnum>::value_variants());
+    }
 }
