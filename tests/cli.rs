@@ -74,3 +74,34 @@ fn generate_draws_the_scene() {
     let committed = image::open("imgs_in/512x512.png").unwrap().into_rgb8();
     assert_eq!(img.get_pixel(37, 41), committed.get_pixel(37, 41));
 }
+
+/// No driver library on the loader path (what CI has, and what an empty LD_LIBRARY_PATH simulates on a
+/// machine whose libcuda is not in the system loader's cache): the CPU variants run, one line says why
+/// the GPU ones did not, exit 0 — and exit 3 with --gpu-required.
+#[test]
+fn no_cuda_driver_runs_the_cpu_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        bin()
+            .env("LD_LIBRARY_PATH", dir.path())
+            .args(["imgs_in/512x512.png", "--out"])
+            .arg(dir.path().join("e.png"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !stdout.contains("no CUDA driver") {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED no_cuda_driver_runs_the_cpu_variants: libcuda found by the system loader"
+        );
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout.matches("GPU variants skipped: no CUDA driver").count(), 1, "{stdout}");
+    assert!(stdout.contains("cpu-rayon") && stdout.contains("identical"), "{stdout}");
+    assert_eq!(run(&["--gpu-required"]).status.code(), Some(3));
+}
