@@ -21,6 +21,7 @@ Examples:
   cuda_sobel bench                            the report's experiments (or: bash bench.sh)
   cuda_sobel bench --sizes 2048x1024,7680x4320 --runs 5 --variant gpu-fused,cpu-rayon
   cuda_sobel bench --peers npp                also time NVIDIA NPP on the same images
+  cuda_sobel batch photos/ --out edges/       every image of a folder, failures listed at the end
 
 Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input or usage,
 3 --gpu-required and the GPU variants could not run.";
@@ -80,6 +81,9 @@ struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Many images: decode and encode on all cores, the GPU fed through a bounded pool of streams with
+    /// pinned buffers; a bad file is listed, not fatal
+    Batch(BatchArgs),
     /// The report's experiments: whole-pipeline ten-run averages per size and variant, the n:1 sweep,
     /// computation-only medians against the copy-bandwidth roofline; tables, CSV, JSON and SVG plots
     Bench(BenchArgs),
@@ -92,6 +96,30 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+#[derive(Args, Debug)]
+struct BatchArgs {
+    /// Image files and folders (a folder's files are all taken, not its sub-folders)
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Folder for the edge images (<stem>_sobel.png)
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value_t)]
+    border: Border,
+    /// PNG compression effort for the outputs
+    #[arg(long, value_enum, default_value_t)]
+    png_compression: image_io::PngCompression,
+    /// GPU slots: images on the GPU at once, each with its own stream and pinned buffers
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    slots: u32,
+    /// Also compute cpu-scalar for every image; an image whose bytes differ fails
+    #[arg(long)]
+    check: bool,
+    /// Decode and encode only, no Sobel: the I/O ceiling to compare batch throughput with
+    #[arg(long)]
+    baseline: bool,
 }
 
 #[derive(Args, Debug)]
@@ -140,6 +168,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Bench(args)) => run_bench(args),
+        Some(Command::Batch(args)) => run_batch(args),
         None => run_image(cli.run),
     }
 }
@@ -182,6 +211,20 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
+    let summary = crate::batch::run(&crate::batch::BatchOptions {
+        inputs: a.inputs,
+        out_dir: a.out,
+        border: a.border,
+        compression: a.png_compression,
+        slots: a.slots as usize,
+        check: a.check,
+        baseline: a.baseline,
+    })?;
+    print!("{}", crate::batch::summary_text(&summary));
+    Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
 fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {

@@ -50,9 +50,31 @@ pub fn decode_rgb(path: &Path) -> Result<RgbImage> {
     Ok(image.to_rgb8())
 }
 
+/// PNG compression effort: `fast` trades file size for encoding time (batch mode measures the cost).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PngCompression {
+    Fast,
+    #[default]
+    Default,
+    Best,
+}
+
 /// Writes 8-bit pixels (`L8` or `Rgb8`) as a PNG at `path`, atomically: on any failure nothing is left behind.
 /// Creates the folder if needed.
 pub fn write_png(path: &Path, width: u32, height: u32, pixels: &[u8], color: ExtendedColorType) -> Result<()> {
+    write_png_with(path, width, height, pixels, color, PngCompression::Default)
+}
+
+/// [`write_png`] with a chosen compression effort.
+pub fn write_png_with(
+    path: &Path,
+    width: u32,
+    height: u32,
+    pixels: &[u8],
+    color: ExtendedColorType,
+    compression: PngCompression,
+) -> Result<()> {
     let write_err = |source| Error::Write { path: path.to_owned(), source };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -70,7 +92,13 @@ pub fn write_png(path: &Path, width: u32, height: u32, pixels: &[u8], color: Ext
         .tempfile_in(dir)
         .map_err(write_err)?;
     let mut out = BufWriter::new(tmp);
-    image::codecs::png::PngEncoder::new(&mut out)
+    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+    let level = match compression {
+        PngCompression::Fast => CompressionType::Fast,
+        PngCompression::Default => CompressionType::Default,
+        PngCompression::Best => CompressionType::Best,
+    };
+    PngEncoder::new_with_quality(&mut out, level, FilterType::Adaptive)
         .write_image(pixels, width, height, color)
         .map_err(|e| Error::Encode { path: path.to_owned(), detail: e.to_string() })?;
     out.flush().map_err(write_err)?;

@@ -2,6 +2,7 @@
 //! produce the bytes [`sobel`] defines. See README.md for the semantics and the command line.
 
 pub mod bands;
+pub mod batch;
 pub mod bench;
 pub mod cli;
 pub mod cpu;

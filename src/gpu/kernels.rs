@@ -50,6 +50,7 @@ pub const SOURCES: [KernelSource; 11] = [
 ];
 
 /// Every kernel function, loaded. Field comments name the file and the variant that uses it.
+#[derive(Clone)]
 pub struct Kernels {
     /// map.cu — gpu-map, gpu-fused-map
     pub grey: CudaFunction,

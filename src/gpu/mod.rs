@@ -8,6 +8,7 @@
 pub mod kernels;
 pub mod launch;
 pub mod npp;
+pub mod slots;
 pub mod variants;
 
 use std::sync::Arc;
@@ -54,6 +55,7 @@ pub fn driver_present() -> bool {
 }
 
 /// An open GPU: context, stream, loaded kernels, and what opening them cost.
+#[derive(Clone)]
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
@@ -101,6 +103,13 @@ impl Gpu {
         let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &kernels::arch_option(major, minor)));
         let (kernels, kernel_stats) = loaded?;
         Ok(Gpu { ctx, stream, kernels, device, multiprocessors, context_init_ms, kernel_load_ms, kernel_stats })
+    }
+}
+
+impl Gpu {
+    /// The same GPU, its launches and copies going to `stream` (for work on several streams at once).
+    pub fn on_stream(&self, stream: Arc<CudaStream>) -> Gpu {
+        Gpu { stream, ..self.clone() }
     }
 }
 

@@ -1,0 +1,54 @@
+//! Batch mode: a folder with broken files finishes, lists each failure with its reason (exit 2), and
+//! writes every good image — byte-identical to cpu-scalar (`--check`) — whatever engine ran it.
+
+mod common;
+
+use common::bin;
+
+#[test]
+fn a_folder_with_broken_files_finishes_and_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for name in ["a.png", "b.png"] {
+        std::fs::copy("imgs_in/512x512.png", input.join(name)).unwrap();
+    }
+    std::fs::copy("imgs_in/1024x512.png", input.join("c.png")).unwrap();
+    std::fs::write(input.join("notes.txt"), "not an image").unwrap();
+    let png = std::fs::read("imgs_in/512x512.png").unwrap();
+    std::fs::write(input.join("cut.png"), &png[..png.len() / 2]).unwrap();
+    std::fs::write(input.join(".hidden.png"), "ignored").unwrap();
+
+    let out = dir.path().join("out");
+    let assert =
+        bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--check", "--slots", "2"]).assert().code(2);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("batch: 3 of 5 images"), "{stdout}");
+    assert!(stdout.contains("failed (2):"), "{stdout}");
+    assert!(stdout.contains("notes.txt: not a decodable image"), "{stdout}");
+    assert!(stdout.contains("cut.png: not a decodable image"), "{stdout}");
+    for name in ["a_sobel.png", "b_sobel.png", "c_sobel.png"] {
+        assert!(image::open(out.join(name)).is_ok(), "{name} written and decodable");
+    }
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 3, "nothing else written (no temporary files left)");
+}
+
+#[test]
+fn baseline_and_compression_levels_write_the_same_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sizes = Vec::new();
+    for (i, level) in ["fast", "default", "best"].iter().enumerate() {
+        let out = dir.path().join(format!("out{i}"));
+        bin().args(["batch", "imgs_in/512x512.png", "--png-compression", level, "--out"]).arg(&out).assert().success();
+        let path = out.join("512x512_sobel.png");
+        sizes.push(std::fs::metadata(&path).unwrap().len());
+        assert_eq!(
+            image::open(&path).unwrap().into_luma8().into_raw(),
+            image::open("tests/data/512x512_sobel.png").unwrap().into_luma8().into_raw(),
+            "{level}: same pixels as the golden output"
+        );
+    }
+    assert!(sizes[0] >= sizes[2], "fast is not smaller than best: {sizes:?}");
+    let out = dir.path().join("baseline");
+    bin().args(["batch", "imgs_in/512x512.png", "--baseline", "--out"]).arg(&out).assert().success();
+}
