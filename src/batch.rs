@@ -22,6 +22,9 @@ use crate::pipeline::Variant;
 use crate::sobel::Border;
 use crate::{cpu, error};
 
+/// Edge images by (width, height), for the baseline.
+type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
+
 #[derive(Clone, Debug)]
 pub struct BatchOptions {
     /// Files, and folders whose files (not sub-folders) are all taken.
@@ -95,7 +98,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     };
     let pool = gpu.as_ref().map(|g| SlotPool::new(g, opts.slots)).transpose()?;
     // Baseline: one edge image per size, computed on first use.
-    let baseline_edges: Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>> = Mutex::new(HashMap::new());
+    let baseline_edges: EdgeCache = Mutex::new(HashMap::new());
 
     let progress = ProgressBar::new(files.len() as u64);
     progress.set_style(
