@@ -5,7 +5,8 @@
 mod common;
 
 use cuda_sobel::bench::{
-    export, BenchResults, HostInfo, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries, RunTimings, Skipped,
+    export, BenchResults, HostInfo, HostSeries, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries, RunTimings,
+    Skipped,
 };
 use cuda_sobel::gpu::DeviceInfo;
 use cuda_sobel::pipeline::Variant;
@@ -53,6 +54,8 @@ fn fixture() -> BenchResults {
             kernel_load_ms: Some(5.0),
             copy_bandwidth_gbps: Some(4000.0),
             launch_overhead_us: Some(2.5),
+            pinned_h2d_gbps: Some(50.0),
+            pinned_d2h_gbps: Some(40.0),
             border: Border::Replicate,
             runs: 3,
             kernel_reps: 4,
@@ -80,6 +83,14 @@ fn fixture() -> BenchResults {
             samples_ms: vec![0.02, 0.02, 0.02],
         }],
         peers_skipped: vec![],
+        host_to_host: vec![HostSeries {
+            width: size.0,
+            height: size.1,
+            streams: 4,
+            band_rows: 64,
+            samples_ms: vec![0.5, 0.4, 0.6],
+            pcie_bound_ms: 0.2,
+        }],
     }
 }
 

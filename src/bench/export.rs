@@ -274,6 +274,33 @@ pub fn markdown(r: &BenchResults) -> String {
         }
     }
 
+    if !r.host_to_host.is_empty() {
+        let bw = |v: Option<f64>| v.map_or("–".into(), |g| format!("{g:.1}"));
+        let _ = writeln!(
+            s,
+            "\n## Host → host (pinned buffers, bands on several streams)\n\nPinned copies measured in this run: {} GB/s up, {} GB/s down. The bound is the copies alone: 3 bytes a pixel up and 1 down at those rates.\n",
+            bw(m.pinned_h2d_gbps),
+            bw(m.pinned_d2h_gbps)
+        );
+        let _ = writeln!(
+            s,
+            "| image | streams | band rows | median (ms) | PCIe bound (ms) | bound ÷ time |\n|---|---|---|---|---|---|"
+        );
+        for h in &r.host_to_host {
+            let median = crate::stats::median(&mut h.samples_ms.clone());
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {:.0} % |",
+                size_label((h.width, h.height)),
+                h.streams,
+                h.band_rows,
+                sig(median),
+                sig(h.pcie_bound_ms),
+                100.0 * h.pcie_bound_ms / median
+            );
+        }
+    }
+
     let _ = writeln!(s, "\n## Computation alone\n");
     let _ = writeln!(s, "Median; GPU kernels between CUDA events on device-resident data, rotating over enough buffer copies to defeat the L2 cache. GB/s = 4 bytes per pixel (3 read + 1 written) / time.\n");
     let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar (means) | × vs cpu-rayon (means) |\n|---|---|---|---|---|---|---|---|");

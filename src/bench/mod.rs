@@ -72,6 +72,21 @@ pub struct BenchResults {
     pub peers: Vec<PeerSeries>,
     /// Peers that could not run, with the reason.
     pub peers_skipped: Vec<String>,
+    /// Host → host runs (pinned buffers, banded on several streams).
+    pub host_to_host: Vec<HostSeries>,
+}
+
+/// One image size host → host: upload, gpu-strip, download, from pinned memory to pinned memory.
+#[derive(Debug, Serialize)]
+pub struct HostSeries {
+    pub width: u32,
+    pub height: u32,
+    pub streams: usize,
+    pub band_rows: usize,
+    /// Wall clock of each run, ms.
+    pub samples_ms: Vec<f64>,
+    /// The copies alone at the pinned bandwidths measured in this run: 3 bytes a pixel up, 1 down, ms.
+    pub pcie_bound_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -95,6 +110,9 @@ pub struct Meta {
     pub kernel_load_ms: Option<f64>,
     /// Device-to-device copy bandwidth (bytes read + written), GB/s.
     pub copy_bandwidth_gbps: Option<f64>,
+    /// Pinned host → device and device → host copy bandwidth, GB/s.
+    pub pinned_h2d_gbps: Option<f64>,
+    pub pinned_d2h_gbps: Option<f64>,
     /// Event-timed launch of an empty kernel on a busy GPU (no host gap), µs: the floor under any kernel.
     pub launch_overhead_us: Option<f64>,
     pub border: Border,
@@ -282,6 +300,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     let copy_bytes = info.as_ref().map_or(0, |i| (1usize << 30).min(i.memory_bytes / 8));
     let copy_bandwidth_gbps = gpu.as_ref().map(|g| g.copy_bandwidth_gbps(copy_bytes, 20)).transpose()?;
 
+    let pinned =
+        gpu.as_ref().map(|g| crate::gpu::host_pipeline::pinned_bandwidth_gbps(g, 256 << 20, 10)).transpose()?;
     let variants: Vec<Variant> = opts.variants.iter().copied().filter(|v| !v.is_gpu() || gpu.is_some()).collect();
     let series_per_size: usize = variants.iter().map(|&v| series_keys(v, &opts.ns).len()).sum();
     let progress = ProgressBar::new((opts.sizes.len() * series_per_size * (opts.runs + 2)) as u64);
@@ -301,6 +321,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             kernel_load_ms: gpu.as_ref().map(|g| g.kernel_load_ms),
             copy_bandwidth_gbps,
             launch_overhead_us: gpu.as_ref().map(|g| g.launch_overhead_ms(100)).transpose()?.map(|ms| ms * 1e3),
+            pinned_h2d_gbps: pinned.map(|p| p.0),
+            pinned_d2h_gbps: pinned.map(|p| p.1),
             border: opts.border,
             runs: opts.runs,
             kernel_reps: opts.kernel_reps,
@@ -310,6 +332,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         skipped,
         peers: Vec::new(),
         peers_skipped: Vec::new(),
+        host_to_host: Vec::new(),
     };
     let npp = match (opts.peers.contains(&Peer::Npp), &gpu) {
         (false, _) => None,
@@ -363,11 +386,58 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),
             }
         }
+        if let (Some(g), Some((up, down))) = (&gpu, pinned) {
+            let series = host_to_host(g, &rgb, &reference, opts, up, down)?;
+            progress.suspend(|| print!("{}", terminal::host_line(&series)));
+            results.host_to_host.push(series);
+        }
         progress.suspend(|| print!("{}", terminal::size_summary(&results, size)));
     }
     let _ = std::fs::remove_file(&scratch);
     progress.finish_and_clear();
     Ok(results)
+}
+
+/// Host → host on pinned buffers: 4 streams, about 16 bands; checked against the reference, then timed.
+fn host_to_host(
+    gpu: &Gpu,
+    rgb: &RgbImage,
+    reference: &[u8],
+    opts: &BenchOptions,
+    up_gbps: f64,
+    down_gbps: f64,
+) -> anyhow::Result<HostSeries> {
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let limit = variants::max_band_rows(gpu, Variant::GpuStrip, w)?;
+    let band_rows = h.div_ceil(16).clamp(64.min(h), limit);
+    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, 4)?;
+    // SAFETY (pinned allocs): the input is filled from the image before use; the output is written in
+    // full by the pipeline before it is read.
+    let (mut input, mut output) = unsafe {
+        (
+            gpu.ctx.alloc_pinned_with_flags::<u8>(w * h * 3, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
+            gpu.ctx.alloc_pinned_with_flags::<u8>(w * h, 0)?,
+        )
+    };
+    input.as_mut_slice()?.copy_from_slice(rgb.as_raw());
+    let (input, output) = (input.as_slice()?, output.as_mut_slice()?);
+    pipeline.run(input, output, h, opts.border)?;
+    anyhow::ensure!(output == reference, "host → host output differs from cpu-scalar at {w}x{h}");
+    let mut samples_ms = Vec::new();
+    for _ in 0..opts.kernel_reps.clamp(1, 20) {
+        let start = Instant::now();
+        pipeline.run(input, output, h, opts.border)?;
+        samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let pixels = (w * h) as f64;
+    Ok(HostSeries {
+        width: w as u32,
+        height: h as u32,
+        streams: pipeline.streams(),
+        band_rows: pipeline.band_rows(),
+        samples_ms,
+        pcie_bound_ms: 3.0 * pixels / (up_gbps * 1e6) + pixels / (down_gbps * 1e6),
+    })
 }
 
 pub fn n_label(n: Option<u32>) -> String {

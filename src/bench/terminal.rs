@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{n_label, BenchResults, Category, KernelSeries, Peer, PipelineSeries};
+use super::{n_label, BenchResults, Category, HostSeries, KernelSeries, Peer, PipelineSeries};
 use crate::stats::{ratio, Summary};
 
 /// A duration given in milliseconds, in the unit that suits it.
@@ -89,4 +89,19 @@ pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
     }
     s.push('\n');
     s
+}
+
+/// The host → host line for one size.
+pub fn host_line(h: &HostSeries) -> String {
+    let median = crate::stats::median(&mut h.samples_ms.clone());
+    format!(
+        "{}x{} · host → host (pinned, {} streams, bands of {} rows): median {} — PCIe bound {} = {:.0} % of it\n\n",
+        h.width,
+        h.height,
+        h.streams,
+        h.band_rows,
+        fmt_time(median),
+        fmt_time(h.pcie_bound_ms),
+        100.0 * h.pcie_bound_ms / median
+    )
 }

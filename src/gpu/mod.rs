@@ -5,6 +5,7 @@
 //! NVRTC, no device, or a compile failure each become a [`GpuError`] whose one-line message the report
 //! prints as "GPU variants skipped: …".
 
+pub mod host_pipeline;
 pub mod kernels;
 pub mod launch;
 pub mod npp;

@@ -1,0 +1,102 @@
+//! Host → host for one large image, the pattern of overlapping copies with computation (streams).
+//!
+//! One image's upload, kernel and download in sequence leave the copy engines and the SMs idle in turn.
+//! Cut into bands (with one-row halos, [`crate::bands`]) on several streams, band i's upload overlaps band
+//! i−1's kernel and band i−2's download: the time approaches that of the copies alone. The copies need
+//! page-locked (pinned) host memory to run asynchronously; the caller passes slices of it.
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+
+use super::launch::Dims;
+use super::{Gpu, GpuError};
+use crate::bands::bands;
+use crate::sobel::Border;
+
+/// Streams with band-sized device buffers, reused across images of one width.
+pub struct HostToHost {
+    width: usize,
+    band_rows: usize,
+    lanes: Vec<(Gpu, CudaSlice<u8>, CudaSlice<u8>)>,
+}
+
+impl HostToHost {
+    pub fn new(gpu: &Gpu, width: usize, band_rows: usize, streams: usize) -> Result<Self, GpuError> {
+        let in_rows = band_rows + 2;
+        let mut lanes = Vec::with_capacity(streams.max(1));
+        for _ in 0..streams.max(1) {
+            let lane = gpu.on_stream(gpu.ctx.new_stream()?);
+            // SAFETY (alloc): each band's upload fills the input buffer's used part before the kernel
+            // reads it, and the kernel writes the output rows before they are downloaded.
+            let (i, o) = unsafe { (lane.stream.alloc(in_rows * width * 3)?, lane.stream.alloc(in_rows * width)?) };
+            lanes.push((lane, i, o));
+        }
+        Ok(HostToHost { width, band_rows, lanes })
+    }
+
+    pub fn band_rows(&self) -> usize {
+        self.band_rows
+    }
+
+    pub fn streams(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// gpu-strip from `input` (RGB, `width × height`) to `output` (`width × height`), both host memory
+    /// that should be pinned for the copies to overlap. Returns when every stream has finished.
+    pub fn run(&mut self, input: &[u8], output: &mut [u8], height: usize, border: Border) -> Result<(), GpuError> {
+        let w = self.width;
+        assert_eq!(input.len(), w * height * 3);
+        assert_eq!(output.len(), w * height);
+        let result = (|| -> Result<(), GpuError> {
+            for (k, band) in bands(height, self.band_rows).into_iter().enumerate() {
+                let lanes = self.lanes.len();
+                let (gpu, dev_in, dev_out) = &mut self.lanes[k % lanes];
+                let src = &input[band.in_y0 * w * 3..(band.in_y0 + band.in_rows) * w * 3];
+                let dst = &mut output[band.y0 * w..(band.y0 + band.rows) * w];
+                let d = Dims::new(w as u32, band.in_rows as u32)?;
+                {
+                    let (ptr, _record) = dev_in.device_ptr_mut(&gpu.stream);
+                    // SAFETY: `ptr` holds at least `src.len()` bytes (buffers are sized for band_rows + 2
+                    // rows); `src` stays borrowed until every stream is synchronised below.
+                    unsafe { cudarc::driver::result::memcpy_htod_async(ptr, src, gpu.stream.cu_stream()) }?;
+                }
+                gpu.launch_strip(dev_in, dev_out, d, border)?;
+                let (ptr, _record) = dev_out.device_ptr(&gpu.stream);
+                let offset = (band.skip() * w) as u64;
+                // SAFETY: the band's own rows start `skip` rows into the output buffer and are `dst.len()`
+                // bytes long; `dst` stays borrowed until every stream is synchronised below.
+                unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, ptr + offset, gpu.stream.cu_stream()) }?;
+            }
+            Ok(())
+        })();
+        // Always wait, error or not: the copies must not outlive the borrows of `input` and `output`.
+        for (gpu, _, _) in &self.lanes {
+            gpu.stream.synchronize()?;
+        }
+        result
+    }
+}
+
+/// Pinned host↔device copy bandwidth, GB/s each way (median of `reps` event-timed copies of `bytes`).
+pub fn pinned_bandwidth_gbps(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64), GpuError> {
+    use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+    // SAFETY (allocs): the host buffer is only copied to and from, never interpreted; zeroed device memory.
+    let mut host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }?;
+    let mut dev = gpu.stream.alloc_zeros::<u8>(bytes)?;
+    let mut time = |up: bool| -> Result<f64, GpuError> {
+        let mut samples = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) + 1 {
+            let start = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
+            if up {
+                gpu.stream.memcpy_htod(&host, &mut dev)?;
+            } else {
+                gpu.stream.memcpy_dtoh(&dev, &mut host)?;
+            }
+            let end = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
+            samples.push(start.elapsed_ms(&end)? as f64);
+        }
+        samples.remove(0);
+        Ok(bytes as f64 / (crate::stats::median(&mut samples) * 1e6))
+    };
+    Ok((time(true)?, time(false)?))
+}
