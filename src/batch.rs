@@ -32,8 +32,10 @@ pub struct BatchOptions {
     pub out_dir: PathBuf,
     pub border: Border,
     pub compression: PngCompression,
-    /// GPU slots (streams with pinned buffers).
+    /// GPU slots (streams with pinned buffers) per device.
     pub slots: usize,
+    /// Devices to spread the images over; `None`: every visible device.
+    pub devices: Option<Vec<usize>>,
     /// Also compute cpu-scalar for every image and fail the image if the bytes differ.
     pub check: bool,
     /// Decode and encode only, no Sobel: the I/O ceiling batch mode is measured against. Each image is
@@ -85,18 +87,23 @@ pub fn output_path(out_dir: &Path, input: &Path) -> PathBuf {
 
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let files = collect_inputs(&opts.inputs)?;
-    let (gpu, engine) = if opts.baseline {
-        (None, "none (baseline: decode + encode only)".to_string())
-    } else {
-        match Gpu::open() {
-            Ok(g) => {
-                let engine = format!("gpu-strip on {}, {} slots", g.device, opts.slots);
-                (Some(g), engine)
+    // One slot pool per device; images go to the devices in turn.
+    let mut engine = "none (baseline: decode + encode only)".to_string();
+    let mut gpus: Vec<(Gpu, SlotPool)> = Vec::new();
+    if !opts.baseline {
+        let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Gpu::device_count().max(1)).collect());
+        let mut reasons = Vec::new();
+        for ordinal in ordinals {
+            match Gpu::open_device(ordinal).and_then(|g| SlotPool::new(&g, opts.slots).map(|p| (g, p))) {
+                Ok(pair) => gpus.push(pair),
+                Err(e) => reasons.push(format!("device {ordinal}: {e}")),
             }
-            Err(e) => (None, format!("cpu-rayon (GPU variants skipped: {e})")),
         }
-    };
-    let pool = gpu.as_ref().map(|g| SlotPool::new(g, opts.slots)).transpose()?;
+        engine = match gpus.first() {
+            Some((g, _)) => format!("gpu-strip on {} device(s) ({}), {} slots each", gpus.len(), g.device, opts.slots),
+            None => format!("cpu-rayon (GPU variants skipped: {})", reasons.join("; ")),
+        };
+    }
     // Baseline: one edge image per size, computed on first use.
     let baseline_edges: EdgeCache = Mutex::new(HashMap::new());
 
@@ -109,7 +116,8 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let input_bytes = std::sync::atomic::AtomicU64::new(0);
     let start = Instant::now();
 
-    files.par_iter().for_each(|path| {
+    files.par_iter().enumerate().for_each(|(i, path)| {
+        let device = (!gpus.is_empty()).then(|| &gpus[i % gpus.len()]);
         let result = (|| -> Result<u64, String> {
             let out = output_path(&opts.out_dir, path);
             image_io::check_output(path, &out).map_err(|e| e.to_string())?;
@@ -119,7 +127,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
                 let mut cache = baseline_edges.lock().expect("no panic while locked");
                 cache.entry((w, h)).or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.border).into_raw())).clone()
             } else {
-                Arc::new(compute(gpu.as_ref(), pool.as_ref(), &rgb, opts.border).map_err(|e| e.to_string())?)
+                Arc::new(compute(device, &rgb, opts.border).map_err(|e| e.to_string())?)
             };
             if opts.check && !opts.baseline {
                 let reference = cpu::scalar::sobel(&rgb, opts.border);
@@ -156,14 +164,9 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
 
 /// The edge image of one decoded image: gpu-strip through a slot, bands for images a slot cannot hold,
 /// cpu-rayon without a GPU.
-fn compute(
-    gpu: Option<&Gpu>,
-    pool: Option<&SlotPool>,
-    rgb: &image::RgbImage,
-    border: Border,
-) -> Result<Vec<u8>, BatchError> {
-    match (gpu, pool) {
-        (Some(g), Some(pool)) => {
+fn compute(device: Option<&(Gpu, SlotPool)>, rgb: &image::RgbImage, border: Border) -> Result<Vec<u8>, BatchError> {
+    match device {
+        Some((g, pool)) => {
             let fits = variants::max_band_rows(g, Variant::GpuStrip, rgb.width() as usize)? >= rgb.height() as usize;
             if fits {
                 Ok(pool.with_slot(|slot| slot.run(rgb, border))?)
@@ -171,7 +174,7 @@ fn compute(
                 Ok(variants::run(g, Variant::GpuStrip, rgb, border, 1, false, 1)?.output)
             }
         }
-        _ => Ok(cpu::rayon::sobel(rgb, border).into_raw()),
+        None => Ok(cpu::rayon::sobel(rgb, border).into_raw()),
     }
 }
 

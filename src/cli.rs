@@ -117,6 +117,9 @@ struct BatchArgs {
     /// Also compute cpu-scalar for every image; an image whose bytes differ fails
     #[arg(long)]
     check: bool,
+    /// CUDA devices to spread the images over (comma-separated ordinals) [default: every visible one]
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<usize>,
     /// Decode and encode only, no Sobel: the I/O ceiling to compare batch throughput with
     #[arg(long)]
     baseline: bool,
@@ -220,6 +223,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         border: a.border,
         compression: a.png_compression,
         slots: a.slots as usize,
+        devices: (!a.devices.is_empty()).then_some(a.devices),
         check: a.check,
         baseline: a.baseline,
     })?;

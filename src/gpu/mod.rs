@@ -74,6 +74,19 @@ impl Gpu {
     /// Opens device 0. The first GPU action is a dummy 1-byte allocation that absorbs context
     /// start-up, timed on its own, as the report did.
     pub fn open() -> Result<Gpu, GpuError> {
+        Gpu::open_device(0)
+    }
+
+    /// How many CUDA devices are visible (0 without a driver or device).
+    pub fn device_count() -> usize {
+        if !driver_present() {
+            return 0;
+        }
+        CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+    }
+
+    /// Opens device `ordinal`; see [`Gpu::open`].
+    pub fn open_device(ordinal: usize) -> Result<Gpu, GpuError> {
         if !driver_present() {
             return Err(GpuError::NoDriver);
         }
@@ -82,14 +95,14 @@ impl Gpu {
         }
         // cuInit itself fails with NO_DEVICE when no device is visible (e.g. CUDA_VISIBLE_DEVICES=).
         match CudaContext::device_count() {
-            Ok(n) if n >= 1 => {}
+            Ok(n) if n as usize > ordinal => {}
             Ok(_) | Err(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)) => {
                 return Err(GpuError::NoDevice)
             }
             Err(e) => return Err(e.into()),
         }
         let (opened, context_init_ms) = timed(|| -> Result<_, DriverError> {
-            let ctx = CudaContext::new(0)?;
+            let ctx = CudaContext::new(ordinal)?;
             let stream = ctx.default_stream();
             let dummy = stream.alloc_zeros::<u8>(1)?;
             stream.synchronize()?;
