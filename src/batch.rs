@@ -103,6 +103,9 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
             Some((g, _)) => format!("gpu-strip on {} device(s) ({}), {} slots each", gpus.len(), g.device, opts.slots),
             None => format!("cpu-rayon (GPU variants skipped: {})", reasons.join("; ")),
         };
+        if !gpus.is_empty() && !reasons.is_empty() {
+            engine.push_str(&format!(" — skipped {}", reasons.join("; ")));
+        }
     }
     // Baseline: one edge image per size, computed on first use.
     let baseline_edges: EdgeCache = Mutex::new(HashMap::new());

@@ -155,6 +155,9 @@ struct BenchArgs {
     /// Also time these implementations on the same images (npp: NVIDIA NPP, loaded at run time)
     #[arg(long, value_enum, value_delimiter = ',')]
     peers: Vec<crate::bench::Peer>,
+    /// Also measure batch mode against decode + encode alone on this many copies of the first size's image
+    #[arg(long, default_value_t = 0)]
+    batch: usize,
     /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4 (overrides those flags)
     #[arg(long)]
     quick: bool,
@@ -243,6 +246,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         image_dir: a.images,
         out_dir: a.out,
         peers: a.peers,
+        batch_images: a.batch,
     };
     if a.quick {
         opts = crate::bench::BenchOptions {

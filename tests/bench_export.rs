@@ -5,8 +5,8 @@
 mod common;
 
 use cuda_sobel::bench::{
-    export, BenchResults, HostInfo, HostSeries, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries, RunTimings,
-    Skipped,
+    export, BatchRow, BenchResults, HostInfo, HostSeries, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries,
+    RunTimings, Skipped,
 };
 use cuda_sobel::gpu::DeviceInfo;
 use cuda_sobel::pipeline::Variant;
@@ -91,6 +91,14 @@ fn fixture() -> BenchResults {
             samples_ms: vec![0.5, 0.4, 0.6],
             pcie_bound_ms: 0.2,
         }],
+        batch: Some(BatchRow {
+            images: 200,
+            width: 2048,
+            height: 1024,
+            engine: "fixture".into(),
+            batch_images_per_s: vec![280.0, 290.0, 285.0],
+            baseline_images_per_s: vec![300.0, 290.0, 295.0],
+        }),
     }
 }
 

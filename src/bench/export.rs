@@ -301,6 +301,15 @@ pub fn markdown(r: &BenchResults) -> String {
         }
     }
 
+    if let Some(b) = &r.batch {
+        let _ = writeln!(s, "\n## Batch mode\n\n{}", super::terminal::batch_line(b).trim_end());
+        let _ = writeln!(
+            s,
+            "\nRuns (images/s): batch {:?}, decode + encode alone {:?}.",
+            b.batch_images_per_s, b.baseline_images_per_s
+        );
+    }
+
     let _ = writeln!(s, "\n## Computation alone\n");
     let _ = writeln!(s, "Median; GPU kernels between CUDA events on device-resident data, rotating over enough buffer copies to defeat the L2 cache. GB/s = 4 bytes per pixel (3 read + 1 written) / time.\n");
     let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar (means) | × vs cpu-rayon (means) |\n|---|---|---|---|---|---|---|---|");

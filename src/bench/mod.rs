@@ -48,6 +48,8 @@ pub struct BenchOptions {
     pub out_dir: PathBuf,
     /// Other implementations to time on the same images in the same process.
     pub peers: Vec<Peer>,
+    /// Batch throughput on this many copies of the first size's image (0: skip).
+    pub batch_images: usize,
 }
 
 /// A peer implementation the bench can time beside ours.
@@ -74,6 +76,20 @@ pub struct BenchResults {
     pub peers_skipped: Vec<String>,
     /// Host → host runs (pinned buffers, banded on several streams).
     pub host_to_host: Vec<HostSeries>,
+    /// Batch mode against decode + encode alone, on copies of one image.
+    pub batch: Option<BatchRow>,
+}
+
+/// Batch throughput: the whole batch (with the GPU when there is one) against decode + encode alone.
+#[derive(Debug, Serialize)]
+pub struct BatchRow {
+    pub images: usize,
+    pub width: u32,
+    pub height: u32,
+    pub engine: String,
+    /// Images per second of each run, alternating with the baseline's.
+    pub batch_images_per_s: Vec<f64>,
+    pub baseline_images_per_s: Vec<f64>,
 }
 
 /// One image size host → host: upload, gpu-strip, download, from pinned memory to pinned memory.
@@ -333,6 +349,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         peers: Vec::new(),
         peers_skipped: Vec::new(),
         host_to_host: Vec::new(),
+        batch: None,
     };
     let npp = match (opts.peers.contains(&Peer::Npp), &gpu) {
         (false, _) => None,
@@ -387,18 +404,74 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             }
         }
         if let (Some(g), Some((up, down))) = (&gpu, pinned) {
-            let series = host_to_host(g, &rgb, &reference, opts, up, down)?;
-            progress.suspend(|| print!("{}", terminal::host_line(&series)));
-            results.host_to_host.push(series);
+            // One stream (copies, kernel, copies in sequence) against four (overlapped): the streams' effect.
+            for streams in [1, 4] {
+                let series = host_to_host(g, &rgb, &reference, opts, up, down, streams)?;
+                progress.suspend(|| print!("{}", terminal::host_line(&series)));
+                results.host_to_host.push(series);
+            }
         }
         progress.suspend(|| print!("{}", terminal::size_summary(&results, size)));
     }
     let _ = std::fs::remove_file(&scratch);
     progress.finish_and_clear();
+    if opts.batch_images > 0 {
+        if let Some(&size) = opts.sizes.first() {
+            drop(gpu); // batch mode opens its own contexts and streams
+            let row = batch_row(opts, size)?;
+            print!("{}", terminal::batch_line(&row));
+            results.batch = Some(row);
+        }
+    }
     Ok(results)
 }
 
-/// Host → host on pinned buffers: 4 streams, about 16 bands; checked against the reference, then timed.
+/// `batch_images` copies of the image of `size`, then three alternating runs of batch mode and of its
+/// decode + encode baseline (so that both meet the same file-cache and clock conditions).
+fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result<BatchRow> {
+    let source = image_for(size, &opts.image_dir)?;
+    let dir = opts.image_dir.join(format!("batch-{}x{}", size.0, size.1));
+    std::fs::create_dir_all(&dir)?;
+    for i in 0..opts.batch_images {
+        let copy = dir.join(format!("img{i:04}.png"));
+        if !copy.is_file() {
+            std::fs::copy(&source, &copy)?;
+        }
+    }
+    let out = opts.out_dir.join(".batch-out");
+    let run = |baseline: bool| {
+        crate::batch::run(&crate::batch::BatchOptions {
+            inputs: vec![dir.clone()],
+            out_dir: out.clone(),
+            border: opts.border,
+            compression: crate::image_io::PngCompression::Default,
+            slots: 4,
+            devices: None,
+            check: false,
+            baseline,
+        })
+    };
+    run(false)?; // warm-up: file cache, contexts
+    let (mut batch, mut baseline, mut engine) = (Vec::new(), Vec::new(), String::new());
+    for _ in 0..3 {
+        let b = run(false)?;
+        anyhow::ensure!(b.failures.is_empty(), "batch failures: {:?}", b.failures);
+        engine = b.engine.clone();
+        batch.push(b.images_per_second());
+        baseline.push(run(true)?.images_per_second());
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    Ok(BatchRow {
+        images: opts.batch_images,
+        width: size.0,
+        height: size.1,
+        engine,
+        batch_images_per_s: batch,
+        baseline_images_per_s: baseline,
+    })
+}
+
+/// Host → host on pinned buffers: `streams` streams, about 16 bands; checked against the reference, then timed.
 fn host_to_host(
     gpu: &Gpu,
     rgb: &RgbImage,
@@ -406,11 +479,12 @@ fn host_to_host(
     opts: &BenchOptions,
     up_gbps: f64,
     down_gbps: f64,
+    streams: usize,
 ) -> anyhow::Result<HostSeries> {
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let limit = variants::max_band_rows(gpu, Variant::GpuStrip, w)?;
     let band_rows = h.div_ceil(16).clamp(64.min(h), limit);
-    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, 4)?;
+    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, streams)?;
     // SAFETY (pinned allocs): the input is filled from the image before use; the output is written in
     // full by the pipeline before it is read.
     let (mut input, mut output) = unsafe {

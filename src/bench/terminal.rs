@@ -105,3 +105,19 @@ pub fn host_line(h: &HostSeries) -> String {
         100.0 * h.pcie_bound_ms / median
     )
 }
+
+/// The batch line: medians of both and their ratio.
+pub fn batch_line(b: &super::BatchRow) -> String {
+    let (run, base) = (
+        crate::stats::median(&mut b.batch_images_per_s.clone()),
+        crate::stats::median(&mut b.baseline_images_per_s.clone()),
+    );
+    format!(
+        "Batch, {} copies of {}x{}: {run:.1} images/s (median of 3) against {base:.1} for decode + encode alone = {:.0} % — {}\n",
+        b.images,
+        b.width,
+        b.height,
+        100.0 * run / base,
+        b.engine
+    )
+}
