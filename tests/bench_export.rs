@@ -157,8 +157,10 @@ fn bench_quick_writes_every_file() {
     }
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
     let pipeline = json["pipeline"].as_array().unwrap();
-    // Two sizes × (2 CPU variants, or 2 CPU + 3 GPU + 3 gpu-n1 values with a GPU).
-    assert!(pipeline.len() == 4 || pipeline.len() == 16, "{} series", pipeline.len());
+    // Two sizes × (the CPU variants, or with a GPU also every GPU variant, gpu-n1 once per n = 1, 2, 4).
+    let cpu = Variant::ALL.iter().filter(|v| !v.is_gpu()).count();
+    let gpu = Variant::ALL.iter().filter(|v| v.is_gpu() && **v != Variant::GpuN1).count() + 3;
+    assert!(pipeline.len() == 2 * cpu || pipeline.len() == 2 * (cpu + gpu), "{} series", pipeline.len());
     assert!(pipeline.iter().all(|s| s["runs"].as_array().unwrap().len() == 2));
     assert!(json["meta"]["git_commit"].as_str().unwrap().len() >= 7);
     assert!(dir.path().join("images/64x48.png").is_file(), "sizes not in imgs_in are drawn on demand");
