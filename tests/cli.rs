@@ -105,3 +105,20 @@ fn no_cuda_driver_runs_the_cpu_variants() {
     assert!(stdout.contains("cpu-rayon") && stdout.contains("identical"), "{stdout}");
     assert_eq!(run(&["--gpu-required"]).status.code(), Some(3));
 }
+
+/// `--emit-ptx` needs NVRTC only; without it on the loader path, one line says so and the exit code is 2
+/// (skipped where NVRTC is in the system loader's cache, as on the GPU machine).
+#[test]
+fn emit_ptx_without_nvrtc_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().env("LD_LIBRARY_PATH", dir.path()).arg("--emit-ptx").arg(dir.path().join("ptx")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED emit_ptx_without_nvrtc_says_so: NVRTC found by the system loader");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no NVRTC (libnvrtc.so.13 not found"), "{stderr}");
+}
