@@ -11,7 +11,8 @@
 //
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
 // Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
-// so that all threads fit on the GPU at once (one wave, no tail) while filling it.
+// so that all threads fit on the GPU at once (one wave, no tail) while filling it, but at least 4 rows a
+// thread (measured best for small images: see `launch_strip` and docs/performance.md).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
 // ALIGNED form only when width % 16 == 0, the general form otherwise.
 #include "row16.cuh"
