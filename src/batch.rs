@@ -7,7 +7,7 @@
 //! A file that fails is recorded with its reason and the batch goes on.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -79,12 +79,6 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Where `input`'s edge image goes.
-pub fn output_path(out_dir: &Path, input: &Path) -> PathBuf {
-    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
-    out_dir.join(format!("{stem}_sobel.png"))
-}
-
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let files = collect_inputs(&opts.inputs)?;
     // One slot pool per device; images go to the devices in turn.
@@ -122,7 +116,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     files.par_iter().enumerate().for_each(|(i, path)| {
         let device = (!gpus.is_empty()).then(|| &gpus[i % gpus.len()]);
         let result = (|| -> Result<u64, String> {
-            let out = output_path(&opts.out_dir, path);
+            let out = image_io::edge_path(&opts.out_dir, path);
             image_io::check_output(path, &out).map_err(|e| e.to_string())?;
             let rgb = image_io::decode_rgb(path).map_err(|e| e.to_string())?;
             let (w, h) = rgb.dimensions();

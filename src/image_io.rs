@@ -117,3 +117,9 @@ pub fn check_output(input: &Path, output: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Where the edge image of `input` goes in `out_dir`: `<out_dir>/<stem>_sobel.png`.
+pub fn edge_path(out_dir: &Path, input: &Path) -> std::path::PathBuf {
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
+    out_dir.join(format!("{stem}_sobel.png"))
+}

@@ -189,8 +189,7 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 /// The default output path: `imgs_out/<stem>_sobel.png`.
 pub fn default_output(input: &Path) -> PathBuf {
-    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
-    Path::new("imgs_out").join(format!("{stem}_sobel.png"))
+    image_io::edge_path(Path::new("imgs_out"), input)
 }
 
 pub fn run(opts: &Options) -> Result<Report> {

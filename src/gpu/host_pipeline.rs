@@ -79,24 +79,14 @@ impl HostToHost {
 
 /// Pinned host↔device copy bandwidth, GB/s each way (median of `reps` event-timed copies of `bytes`).
 pub fn pinned_bandwidth_gbps(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64), GpuError> {
-    use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-    // SAFETY (allocs): the host buffer is only copied to and from, never interpreted; zeroed device memory.
+    // SAFETY (alloc): the host buffer is only copied to and from, never interpreted.
     let mut host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }?;
     let mut dev = gpu.stream.alloc_zeros::<u8>(bytes)?;
-    let mut time = |up: bool| -> Result<f64, GpuError> {
-        let mut samples = Vec::with_capacity(reps);
-        for _ in 0..reps.max(1) + 1 {
-            let start = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            if up {
-                gpu.stream.memcpy_htod(&host, &mut dev)?;
-            } else {
-                gpu.stream.memcpy_dtoh(&dev, &mut host)?;
-            }
-            let end = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            samples.push(start.elapsed_ms(&end)? as f64);
-        }
-        samples.remove(0);
-        Ok(bytes as f64 / (crate::stats::median(&mut samples) * 1e6))
-    };
-    Ok((time(true)?, time(false)?))
+    // One untimed copy each way first (first-touch costs), then the timed ones.
+    gpu.stream.memcpy_htod(&host, &mut dev)?;
+    let mut up = gpu.time_runs(reps.max(1), |_| Ok(gpu.stream.memcpy_htod(&host, &mut dev)?))?;
+    gpu.stream.memcpy_dtoh(&dev, &mut host)?;
+    let mut down = gpu.time_runs(reps.max(1), |_| Ok(gpu.stream.memcpy_dtoh(&dev, &mut host)?))?;
+    let gbps = |samples: &mut [f64]| bytes as f64 / (crate::stats::median(samples) * 1e6);
+    Ok((gbps(&mut up), gbps(&mut down)))
 }

@@ -147,7 +147,7 @@ pub fn emit_ptx(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, anyhow
 }
 
 fn device_arch() -> Option<String> {
-    if !driver_present() || CudaContext::device_count().ok()? < 1 {
+    if Gpu::device_count() < 1 {
         return None;
     }
     let (major, minor) = CudaContext::new(0).ok()?.compute_capability().ok()?;
@@ -186,17 +186,10 @@ impl Gpu {
     /// for a kernel that reads its input once and writes its output once. A `bytes`-sized copy (choose it
     /// well above the L2 size), one warm-up, then the median of `reps` event-timed copies.
     pub fn copy_bandwidth_gbps(&self, bytes: usize, reps: usize) -> Result<f64, GpuError> {
-        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
         let src = self.stream.alloc_zeros::<u8>(bytes)?;
         let mut dst = self.stream.alloc_zeros::<u8>(bytes)?;
         self.stream.memcpy_dtod(&src, &mut dst)?;
-        let mut samples = Vec::with_capacity(reps);
-        for _ in 0..reps.max(1) {
-            let start = self.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            self.stream.memcpy_dtod(&src, &mut dst)?;
-            let end = self.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            samples.push(start.elapsed_ms(&end)? as f64);
-        }
+        let mut samples = self.time_runs(reps.max(1), |_| Ok(self.stream.memcpy_dtod(&src, &mut dst)?))?;
         let ms = crate::stats::median(&mut samples);
         Ok(2.0 * bytes as f64 / (ms * 1e6))
     }
