@@ -10,8 +10,8 @@
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh).
 #include "sobel.cuh"
 
-__constant__ int KX[9] = {-1, 0, 1, -2, 0, 2, -1, 0, 1};
-__constant__ int KY[9] = {-1, -2, -1, 0, 0, 0, 1, 2, 1};
+__constant__ int KX[9] = {-TAP_EDGE, 0, TAP_EDGE, -TAP_CENTRE, 0, TAP_CENTRE, -TAP_EDGE, 0, TAP_EDGE};
+__constant__ int KY[9] = {-TAP_EDGE, -TAP_CENTRE, -TAP_EDGE, 0, 0, 0, TAP_EDGE, TAP_CENTRE, TAP_EDGE};
 
 extern "C" __global__ void sobel_const_taps(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
                                             int border) {

@@ -11,6 +11,14 @@
 // Per pixel the computation is fused.cu's (RGB → magnitude in one kernel).
 // Launch shape: 1D grid of ceil(width·height / (n·B)) blocks of B threads.
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh).
+//
+// `sobel_n_report_mapping` (`--mapping report`) is the report's mapping, kept to measure it: one thread
+// per pixel, each starting at pixel |t − n| and computing the n pixels from there. Neighbouring threads'
+// ranges overlap in n − 1 pixels, so every pixel is computed (and written, with the same value) about n
+// times: n times the work of the correct mapping, which is why the report's time grew linearly with n.
+// Two repairs, neither changing that cost: writes past the last pixel are skipped (the report's went past
+// the buffer's end), and the grid has n threads more than pixels so that the last pixel is reached (thread
+// t < P + n starts at t − n ≤ P − 1; with exactly P threads the last pixel would never be written).
 #include "sobel.cuh"
 
 extern "C" __global__ void sobel_n_per_thread(const u8* rgb, u8* out, int width, int height, int border, int n) {
@@ -18,6 +26,19 @@ extern "C" __global__ void sobel_n_per_thread(const u8* rgb, u8* out, int width,
     size_t first = (size_t)blockIdx.x * blockDim.x * n + threadIdx.x;
     for (int k = 0; k < n; ++k) {
         size_t i = first + (size_t)k * blockDim.x;
+        if (i >= total) return;
+        int y = (int)(i / width), x = (int)(i % width);
+        out[i] = sobel_pixel_from_rgb(rgb, x, y, width, height, border);
+    }
+}
+
+extern "C" __global__ void sobel_n_report_mapping(const u8* rgb, u8* out, int width, int height, int border, int n) {
+    long long total = (long long)width * height;
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= total + n) return;
+    long long start = t >= n ? t - n : n - t;  // |t − n|
+    for (int k = 0; k < n; ++k) {
+        long long i = start + k;
         if (i >= total) return;
         int y = (int)(i / width), x = (int)(i % width);
         out[i] = sobel_pixel_from_rgb(rgb, x, y, width, height, border);

@@ -8,7 +8,10 @@
 //    exactly for x ≤ 25 550 (checked exhaustively by the selftest kernels).
 //  - Sobel with shared partial sums: per column s = top + 2·mid + bottom and d = bottom − top; then
 //    Gx = s[x+1] − s[x−1] and Gy = d[x−1] + 2·d[x] + d[x+1]. Each column's s and d serve three outputs.
+//    (Scharr: weights 3, 10, 3 instead of 1, 2, 1.)
 //  - Magnitude with one approximate square root (MUFU) and an exact integer correction.
+//  - With COMPAT_REPORT the grey and magnitude fall back to sobel.cuh's double-precision forms: the
+//    report's truncations have no integer shortcut, and that mode is for fidelity, not speed.
 #ifndef CUDA_SOBEL_ROW16_CUH
 #define CUDA_SOBEL_ROW16_CUH
 #include "sobel.cuh"
@@ -26,13 +29,30 @@
 
 __device__ __forceinline__ int grey_div(unsigned weighted_plus_50) { return (int)__umulhi(weighted_plus_50, DIV100_MAGIC); }
 
+#if COMPAT_REPORT
+// The report's arithmetic has no integer shortcut: take the bytes apart and use grey_of (doubles).
+__device__ __forceinline__ u8 byte_of(unsigned w, int k) { return (u8)(w >> (8 * k)); }
+__device__ __forceinline__ int grey_lo3(unsigned w) { return grey_of(byte_of(w, 0), byte_of(w, 1), byte_of(w, 2)); }
+__device__ __forceinline__ int grey_hi3(unsigned w) { return grey_of(byte_of(w, 1), byte_of(w, 2), byte_of(w, 3)); }
+__device__ __forceinline__ void grey4(unsigned w0, unsigned w1, unsigned w2, int* g) {
+    g[0] = grey_lo3(w0);
+    g[1] = grey_of(byte_of(w0, 3), byte_of(w1, 0), byte_of(w1, 1));
+    g[2] = grey_of(byte_of(w1, 2), byte_of(w1, 3), byte_of(w2, 0));
+    g[3] = grey_hi3(w2);
+}
+#else
+// Grey of the pixel in bytes 0..2 (lo3) or 1..3 (hi3) of a word.
+__device__ __forceinline__ int grey_lo3(unsigned w) { return grey_div(__dp4a(w, W_RGB0, 50u)); }
+__device__ __forceinline__ int grey_hi3(unsigned w) { return grey_div(__dp4a(w, W_RGB3, 50u)); }
+
 // Grey of the four pixels packed in words w0, w1, w2 (12 bytes: RGBR GBRG BRGB).
 __device__ __forceinline__ void grey4(unsigned w0, unsigned w1, unsigned w2, int* g) {
-    g[0] = grey_div(__dp4a(w0, W_RGB0, 50u));
+    g[0] = grey_lo3(w0);
     g[1] = grey_div(__dp4a(w1, W_GB1, __dp4a(w0, W_R1, 50u)));
     g[2] = grey_div(__dp4a(w2, W_B2, __dp4a(w1, W_RG2, 50u)));
-    g[3] = grey_div(__dp4a(w2, W_RGB3, 50u));
+    g[3] = grey_hi3(w2);
 }
+#endif
 
 // min(255, round(sqrt(s))) exactly, for any s: clamp, exact float of s, one approximate sqrt, then a
 // biased round that is never above the true rounding and at most one below, and an integer correction
@@ -47,7 +67,11 @@ __device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) {
     return m + (s > m * m + m ? 1u : 0u);
 }
 
+#if COMPAT_REPORT
+__device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_of(gx, gy); }
+#else
 __device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_fast_sq((unsigned)(gx * gx + gy * gy)); }
+#endif
 
 // The raw bytes of one aligned group: pixels x0 … x0+15 of a row (three 16-byte words) and the words
 // holding its left and right neighbours. Loading (load_raw16) and converting (grey_from_raw16) are
@@ -82,7 +106,7 @@ __device__ __forceinline__ void grey_from_raw16(const Raw16& r, int width, int b
     // Neighbours. Inside the image they come from the extra words; at the image's left and right edges
     // from the border rule: pixel 0 or 1 (width−1 or width−2), or 0. Selects, not g[1 + sx]: a run-time
     // index would move the whole array to local memory; and no branches (measured: docs/performance.md).
-    int left = grey_div(__dp4a(r.left, W_RGB3, 50u)), right = grey_div(__dp4a(r.right, W_RGB0, 50u));
+    int left = grey_hi3(r.left), right = grey_lo3(r.right);
     int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[1] : g[2]);
     int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[GROUP] : g[GROUP - 1]);
     g[0] = x0 > 0 ? left : edge_l;
@@ -114,18 +138,21 @@ __device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width
 }
 
 // The 16 outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
-// Column sums s = a + 2m + b and differences d = b − a are computed as a sliding window of three
-// columns, not as arrays: fewer live registers (measured: 125 → see docs/performance.md v0.3c).
+// Column sums s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed
+// as a sliding window of three columns, not as arrays: fewer live registers (measured: 125 → see
+// docs/performance.md v0.3c).
+__device__ __forceinline__ int column_sum(int a, int m, int b) { return TAP_EDGE * a + TAP_CENTRE * m + TAP_EDGE * b; }
+
 template <bool ALIGNED>
 __device__ __forceinline__ void sobel_row16(const int a[GROUP + 2], const int m[GROUP + 2], const int b[GROUP + 2],
                                             u8* __restrict__ out_row, int x0, int width) {
-    int s0 = a[0] + 2 * m[0] + b[0], d0 = b[0] - a[0];
-    int s1 = a[1] + 2 * m[1] + b[1], d1 = b[1] - a[1];
+    int s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
+    int s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
     unsigned v[GROUP], packed[GROUP / 4];
 #pragma unroll
     for (int i = 0; i < GROUP; ++i) {
-        int s2 = a[i + 2] + 2 * m[i + 2] + b[i + 2], d2 = b[i + 2] - a[i + 2];
-        v[i] = magnitude_fast(s2 - s0, d0 + 2 * d1 + d2);
+        int s2 = column_sum(a[i + 2], m[i + 2], b[i + 2]), d2 = b[i + 2] - a[i + 2];
+        v[i] = magnitude_fast(s2 - s0, column_sum(d0, d1, d2));
         s0 = s1, s1 = s2, d0 = d1, d1 = d2;
     }
     // Four bytes into a word with byte permutes (3 PRMT per word instead of shifts and ors).

@@ -1,9 +1,9 @@
 // separable.cu — pattern: SEPARABLE FILTER IN TWO PASSES (as cv::cuda::createSobelFilter does).
 //
-// Sobel's kernels are outer products: Gx = [1 2 1]ᵀ·[−1 0 1] and Gy = [−1 0 1]ᵀ·[1 2 1]. So a row pass
-// computes, per pixel, the horizontal smoothing h = g[x−1] + 2·g[x] + g[x+1] and difference
-// e = g[x+1] − g[x−1] of the grey row, and a column pass combines three rows of those:
-// Gx = e[y−1] + 2·e[y] + e[y+1] and Gy = h[y+1] − h[y−1]. Six taps instead of twelve — but the
+// Sobel's kernels are outer products: Gx = [1 2 1]ᵀ·[−1 0 1] and Gy = [−1 0 1]ᵀ·[1 2 1] (Scharr's:
+// [3 10 3] for [1 2 1]). So a row pass computes, per pixel, the horizontal smoothing
+// h = g[x−1] + 2·g[x] + g[x+1] and difference e = g[x+1] − g[x−1] of the grey row, and a column pass
+// combines three rows of those: Gx = e[y−1] + 2·e[y] + e[y+1] and Gy = h[y+1] − h[y−1]. Six taps instead of twelve — but the
 // intermediate (two shorts a pixel) goes through device memory, which costs more than the taps saved.
 // The border rule applies per axis (row pass: columns; column pass: rows), which equals the 2D rule for
 // all three modes because each resolves x and y independently, and zero rows give zero h and e.
@@ -18,7 +18,7 @@ extern "C" __global__ void sobel_rows_pass(const u8* __restrict__ rgb, short2* _
     if (x >= width || y >= height) return;
     int l = grey_at(rgb, x - 1, y, width, height, border), c = grey_at(rgb, x, y, width, height, border),
         r = grey_at(rgb, x + 1, y, width, height, border);
-    he[(size_t)y * width + x] = make_short2((short)(l + 2 * c + r), (short)(r - l));
+    he[(size_t)y * width + x] = make_short2((short)(TAP_EDGE * l + TAP_CENTRE * c + TAP_EDGE * r), (short)(r - l));
 }
 
 extern "C" __global__ void sobel_columns_pass(const short2* __restrict__ he, u8* __restrict__ out, int width,
@@ -31,6 +31,6 @@ extern "C" __global__ void sobel_columns_pass(const short2* __restrict__ he, u8*
         int sy = resolve(y + dy - 1, height, border);
         v[dy] = sy < 0 ? make_short2(0, 0) : he[(size_t)sy * width + x];
     }
-    int gx = v[0].y + 2 * v[1].y + v[2].y, gy = v[2].x - v[0].x;
+    int gx = TAP_EDGE * v[0].y + TAP_CENTRE * v[1].y + TAP_EDGE * v[2].y, gy = v[2].x - v[0].x;
     out[(size_t)y * width + x] = magnitude_of(gx, gy);
 }

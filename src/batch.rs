@@ -18,8 +18,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::gpu::slots::SlotPool;
 use crate::gpu::{variants, Gpu};
 use crate::image_io::{self, PngCompression};
-use crate::pipeline::Variant;
-use crate::sobel::Border;
+use crate::pipeline::{Variant, N1};
+use crate::sobel::Filter;
 use crate::{cpu, error};
 
 /// Edge images by (width, height), for the baseline.
@@ -30,7 +30,7 @@ pub struct BatchOptions {
     /// Files, and folders whose files (not sub-folders) are all taken.
     pub inputs: Vec<PathBuf>,
     pub out_dir: PathBuf,
-    pub border: Border,
+    pub filter: Filter,
     pub compression: PngCompression,
     /// GPU slots (streams with pinned buffers) per device.
     pub slots: usize,
@@ -88,7 +88,11 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
         let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Gpu::device_count().max(1)).collect());
         let mut reasons = Vec::new();
         for ordinal in ordinals {
-            match Gpu::open_device(ordinal).and_then(|g| SlotPool::new(&g, opts.slots).map(|p| (g, p))) {
+            let opened = Gpu::open_device(ordinal).and_then(|mut g| {
+                g.preload(opts.filter)?;
+                SlotPool::new(&g, opts.slots).map(|p| (g, p))
+            });
+            match opened {
                 Ok(pair) => gpus.push(pair),
                 Err(e) => reasons.push(format!("device {ordinal}: {e}")),
             }
@@ -122,12 +126,12 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
             let (w, h) = rgb.dimensions();
             let edges: Arc<Vec<u8>> = if opts.baseline {
                 let mut cache = baseline_edges.lock().expect("no panic while locked");
-                cache.entry((w, h)).or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.border).into_raw())).clone()
+                cache.entry((w, h)).or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw())).clone()
             } else {
-                Arc::new(compute(device, &rgb, opts.border).map_err(|e| e.to_string())?)
+                Arc::new(compute(device, &rgb, opts.filter).map_err(|e| e.to_string())?)
             };
             if opts.check && !opts.baseline {
-                let reference = cpu::scalar::sobel(&rgb, opts.border);
+                let reference = cpu::scalar::sobel(&rgb, opts.filter);
                 let differing = crate::pipeline::count_mismatches(&edges, reference.as_raw());
                 if differing > 0 {
                     return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
@@ -161,17 +165,17 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
 
 /// The edge image of one decoded image: gpu-strip through a slot, bands for images a slot cannot hold,
 /// cpu-rayon without a GPU.
-fn compute(device: Option<&(Gpu, SlotPool)>, rgb: &image::RgbImage, border: Border) -> Result<Vec<u8>, BatchError> {
+fn compute(device: Option<&(Gpu, SlotPool)>, rgb: &image::RgbImage, filter: Filter) -> Result<Vec<u8>, BatchError> {
     match device {
         Some((g, pool)) => {
             let fits = variants::max_band_rows(g, Variant::GpuStrip, rgb.width() as usize)? >= rgb.height() as usize;
             if fits {
-                Ok(pool.with_slot(|slot| slot.run(rgb, border))?)
+                Ok(pool.with_slot(|slot| slot.run(rgb, filter))?)
             } else {
-                Ok(variants::run(g, Variant::GpuStrip, rgb, border, 1, false, 1)?.output)
+                Ok(variants::run(g, Variant::GpuStrip, rgb, filter, N1::new(1), false, 1)?.output)
             }
         }
-        None => Ok(cpu::rayon::sobel(rgb, border).into_raw()),
+        None => Ok(cpu::rayon::sobel(rgb, filter).into_raw()),
     }
 }
 

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::pipeline::{self, Variant};
-use crate::sobel::Border;
+use crate::pipeline::{self, Mapping, Variant, N1};
+use crate::sobel::{Border, Compat, Filter, Operator};
 use crate::{generate, image_io, report};
 
 const EXAMPLES: &str = "\
@@ -16,6 +16,9 @@ Examples:
   cuda_sobel imgs_in/2048x1024.png 4          gpu-n1 with 4 pixels per thread
   cuda_sobel photo.jpg --variant cpu-rayon,gpu-fused --border reflect101 --out edges.png
   cuda_sobel imgs_in/512x512.png --intermediate --json
+  cuda_sobel imgs_in/2048x1024.png --compat report        the report's C program's bytes, in every variant
+  cuda_sobel imgs_in/2048x1024.png 8 --variant gpu-n1 --mapping report   the report's n:1 mapping
+  cuda_sobel imgs_in/2048x1024.png --operator scharr
   cuda_sobel --emit-ptx ptx/                  write the PTX of every kernel file, to read
   cuda_sobel generate 7680x4320               draw a test image into imgs_in/7680x4320.png
   cuda_sobel bench                            the report's experiments (or: bash bench.sh)
@@ -53,9 +56,11 @@ struct RunArgs {
     /// Variants to run (comma-separated); default: all. cpu-scalar always runs as the reference.
     #[arg(long, value_enum, value_delimiter = ',')]
     variant: Vec<Variant>,
-    /// What the stencil sees beyond the image edge
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// How gpu-n1 maps threads to pixels (report: the report's overlapping mapping, n-fold work)
     #[arg(long, value_enum, default_value_t)]
-    border: Border,
+    mapping: Mapping,
     /// Output PNG [default: imgs_out/<stem>_sobel.png]
     #[arg(long)]
     out: Option<PathBuf>,
@@ -74,9 +79,39 @@ struct RunArgs {
     /// Exit with code 3 if the GPU variants could not run (default: they are reported as skipped, exit 0)
     #[arg(long)]
     gpu_required: bool,
-    /// Write the PTX NVRTC makes of each cuda/*.cu file into DIR (needs NVRTC, not a GPU)
+    /// Write the PTX NVRTC makes of each cuda/*.cu file into DIR (needs NVRTC, not a GPU); the
+    /// --operator and --compat given select which build
     #[arg(long, value_name = "DIR")]
     emit_ptx: Option<PathBuf>,
+}
+
+/// What every variant computes: operator, border and arithmetic (shared by the image, batch and bench
+/// commands).
+#[derive(Args, Debug)]
+struct FilterArgs {
+    /// The gradient operator
+    #[arg(long, value_enum, default_value_t)]
+    operator: Operator,
+    /// What the stencil sees beyond the image edge [default: replicate; zero with --compat report]
+    #[arg(long, value_enum)]
+    border: Option<Border>,
+    /// Arithmetic: exact (integers, rounded, saturated) or report (the report's C program: doubles
+    /// truncated, gradients and magnitude wrapped mod 256, zero border)
+    #[arg(long, value_enum, default_value_t)]
+    compat: Compat,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> anyhow::Result<Filter> {
+        let border = match (self.compat, self.border) {
+            (Compat::Report, Some(b)) if b != Border::Zero => {
+                anyhow::bail!("--compat report uses the report's zero border; leave out --border {}", b.name())
+            }
+            (Compat::Report, _) => Border::Zero,
+            (Compat::Exact, b) => b.unwrap_or_default(),
+        };
+        Ok(Filter { operator: self.operator, border, compat: self.compat })
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -106,8 +141,8 @@ struct BatchArgs {
     /// Folder for the edge images (<stem>_sobel.png)
     #[arg(long)]
     out: PathBuf,
-    #[arg(long, value_enum, default_value_t)]
-    border: Border,
+    #[command(flatten)]
+    filter: FilterArgs,
     /// PNG compression effort for the outputs
     #[arg(long, value_enum, default_value_t)]
     png_compression: image_io::PngCompression,
@@ -144,8 +179,8 @@ struct BenchArgs {
     /// Variants to measure (comma-separated); default: all
     #[arg(long, value_enum, value_delimiter = ',')]
     variant: Vec<Variant>,
-    #[arg(long, value_enum, default_value_t)]
-    border: Border,
+    #[command(flatten)]
+    filter: FilterArgs,
     /// Folder for results.{json,csv,md} and the SVG plots
     #[arg(long, default_value = "bench/out")]
     out: PathBuf,
@@ -180,8 +215,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.filter.filter()?;
     if let Some(dir) = &args.emit_ptx {
-        for path in crate::gpu::emit_ptx(dir)? {
+        for path in crate::gpu::emit_ptx(dir, filter)? {
             if !args.quiet {
                 println!("wrote {}", path.display());
             }
@@ -195,8 +231,8 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let opts = pipeline::Options {
         input,
         output,
-        n: args.n,
-        border: args.border,
+        n1: N1 { n: args.n, mapping: args.mapping },
+        filter,
         variants,
         intermediate: args.intermediate,
         gpu_reps: args.reps as usize,
@@ -223,7 +259,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
     let summary = crate::batch::run(&crate::batch::BatchOptions {
         inputs: a.inputs,
         out_dir: a.out,
-        border: a.border,
+        filter: a.filter.filter()?,
         compression: a.png_compression,
         slots: a.slots as usize,
         devices: (!a.devices.is_empty()).then_some(a.devices),
@@ -242,7 +278,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         cpu_budget_s: 2.0,
         ns: a.ns,
         variants: if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant },
-        border: a.border,
+        filter: a.filter.filter()?,
         image_dir: a.images,
         out_dir: a.out,
         peers: a.peers,

@@ -13,7 +13,7 @@ use crate::cpu;
 use crate::error::Result;
 use crate::gpu::{self, Gpu};
 use crate::image_io;
-use crate::sobel::Border;
+use crate::sobel::Filter;
 
 /// Every variant the tool knows, in the order the table lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
@@ -80,14 +80,49 @@ impl Variant {
     }
 }
 
+/// How `gpu-n1` maps its threads to pixels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mapping {
+    /// Each thread owns n distinct pixels, a warp's accesses coalesced: the same work for every n.
+    #[default]
+    Coalesced,
+    /// The report's: thread t computes the n pixels from |t − n|, overlapping its neighbours' (n-fold
+    /// redundant work; without the report's out-of-bounds writes).
+    Report,
+}
+
+impl Mapping {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mapping::Coalesced => "coalesced",
+            Mapping::Report => "report",
+        }
+    }
+}
+
+/// The work granularity of `gpu-n1`: n pixels per thread, mapped one way or the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct N1 {
+    /// 1..=64.
+    pub n: u32,
+    pub mapping: Mapping,
+}
+
+impl N1 {
+    pub fn new(n: u32) -> N1 {
+        N1 { n, mapping: Mapping::Coalesced }
+    }
+}
+
 /// What to run, already validated (the CLI builds it; nothing here knows about clap).
 #[derive(Clone, Debug)]
 pub struct Options {
     pub input: PathBuf,
     pub output: PathBuf,
-    /// Pixels per thread for `gpu-n1`, 1..=64.
-    pub n: u32,
-    pub border: Border,
+    /// Pixels per thread for `gpu-n1` and their mapping.
+    pub n1: N1,
+    pub filter: Filter,
     pub variants: Vec<Variant>,
     /// Also write the grey, |Gx| and |Gy| images beside the output.
     pub intermediate: bool,
@@ -102,8 +137,8 @@ pub struct Report {
     pub output: PathBuf,
     pub width: u32,
     pub height: u32,
-    pub border: Border,
-    pub n: u32,
+    pub filter: Filter,
+    pub n1: N1,
     pub gpu_reps: usize,
     pub decode_ms: f64,
     pub encode_ms: f64,
@@ -195,7 +230,11 @@ pub fn default_output(input: &Path) -> PathBuf {
 pub fn run(opts: &Options) -> Result<Report> {
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(Gpu::open);
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| {
+        let mut g = Gpu::open()?;
+        g.preload(opts.filter)?;
+        Ok::<_, gpu::GpuError>(g)
+    });
     let gpu_status = match &gpu {
         None => GpuStatus::NotRequested,
         Some(Ok(g)) => GpuStatus::Available {
@@ -211,14 +250,14 @@ pub fn run(opts: &Options) -> Result<Report> {
     let rgb = rgb?;
     let (width, height) = rgb.dimensions();
 
-    let (reference, scalar_ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.border));
+    let (reference, scalar_ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.filter));
 
     let mut measured = Vec::new();
     for &variant in &opts.variants {
         let outcome = match (variant, &gpu) {
             (Variant::CpuScalar, _) => Ok((reference.magnitude.clone(), scalar_ms, None)),
-            (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.border)),
-            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.border, opts.n, true, opts.gpu_reps)
+            (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.filter)),
+            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.filter, opts.n1, true, opts.gpu_reps)
                 .map(|r| (r.output, r.compute_ms, Some(r.memory_ms)))
                 .map_err(|e| e.to_string()),
             (_, Some(Err(_))) => Err("GPU unavailable (reason above)".to_string()),
@@ -257,8 +296,8 @@ pub fn run(opts: &Options) -> Result<Report> {
         output: opts.output.clone(),
         width,
         height,
-        border: opts.border,
-        n: opts.n,
+        filter: opts.filter,
+        n1: opts.n1,
         gpu_reps: opts.gpu_reps,
         decode_ms,
         encode_ms,
@@ -267,10 +306,10 @@ pub fn run(opts: &Options) -> Result<Report> {
     })
 }
 
-fn run_cpu_rayon(rgb: &RgbImage, border: Border) -> (Vec<u8>, f64, Option<f64>) {
+fn run_cpu_rayon(rgb: &RgbImage, filter: Filter) -> (Vec<u8>, f64, Option<f64>) {
     // Start rayon's thread pool outside the timed region: its start-up is not the variant's work.
     ::rayon::broadcast(|_| ());
-    let (out, ms) = timed(|| cpu::rayon::sobel(rgb, border));
+    let (out, ms) = timed(|| cpu::rayon::sobel(rgb, filter));
     (out.into_raw(), ms, None)
 }
 
@@ -282,8 +321,8 @@ pub fn count_mismatches(a: &[u8], b: &[u8]) -> u64 {
 fn write_outputs(opts: &Options, width: u32, height: u32, stages: &cpu::scalar::Stages) -> Result<()> {
     image_io::write_png(&opts.output, width, height, &stages.magnitude, ExtendedColorType::L8)?;
     if opts.intermediate {
-        // |Gx| and |Gy| saturate at 255 to fit a byte; the grey image is exact.
-        let abs8 = |g: &[i16]| g.iter().map(|&v| v.unsigned_abs().min(255) as u8).collect::<Vec<u8>>();
+        // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
+        let abs8 = |g: &[i16]| g.iter().map(|&v| opts.filter.gradient_byte(v as i32)).collect::<Vec<u8>>();
         for (suffix, bytes) in [("grey", stages.grey.clone()), ("gx", abs8(&stages.gx)), ("gy", abs8(&stages.gy))] {
             image_io::write_png(&sibling(&opts.output, suffix), width, height, &bytes, ExtendedColorType::L8)?;
         }

@@ -12,12 +12,15 @@ pub fn table(report: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} ({}×{}, border {}, n = {})",
+        "{} ({}×{}, {}, border {}{}, n = {}{})",
         report.input.display(),
         report.width,
         report.height,
-        report.border.name(),
-        report.n
+        report.filter.operator.name(),
+        report.filter.border.name(),
+        if report.filter.compat == crate::sobel::Compat::Report { ", --compat report" } else { "" },
+        report.n1.n,
+        if report.n1.mapping == crate::pipeline::Mapping::Report { ", --mapping report" } else { "" },
     );
     match &report.gpu {
         GpuStatus::Available { device, context_init_ms, kernel_load_ms, kernels } => {

@@ -8,6 +8,10 @@
 //! 3. **Magnitude**: `min(255, round(√(Gx² + Gy²)))`. It saturates: the report's bytes wrapped mod 256.
 //!    `Gx² + Gy²` is an integer, and the square root of an integer is never exactly `k + ½`, so "round"
 //!    needs no tie rule; see [`magnitude_from_squared`] for how it is computed exactly.
+//!
+//! A [`Filter`] picks the operator ([`Operator::Sobel`] or [`Operator::Scharr`]), the border, and the
+//! arithmetic: the exact one above, or [`Compat::Report`], which reproduces the report's C program byte
+//! for byte, wrap-arounds included (see [`Compat`] for each divergence and why the default is right).
 
 use serde::Serialize;
 
@@ -15,6 +19,148 @@ use serde::Serialize;
 pub const KX: [[i32; 3]; 3] = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]];
 /// Vertical Sobel kernel (responds to horizontal edges), row-major.
 pub const KY: [[i32; 3]; 3] = [[-1, -2, -1], [0, 0, 0], [1, 2, 1]];
+/// Horizontal Scharr kernel (the filter-optimisation article's choice): better rotational symmetry.
+pub const SCHARR_KX: [[i32; 3]; 3] = [[-3, 0, 3], [-10, 0, 10], [-3, 0, 3]];
+/// Vertical Scharr kernel.
+pub const SCHARR_KY: [[i32; 3]; 3] = [[-3, -10, -3], [0, 0, 0], [3, 10, 3]];
+
+/// Which 3×3 gradient operator. Both are separable: Gx = [e c e]ᵀ·[−1 0 1] and Gy = [−1 0 1]ᵀ·[e c e],
+/// with smoothing weights (e, c) = (1, 2) for Sobel and (3, 10) for Scharr. The discriminants are
+/// irrelevant to the kernels: the `.cu` files get the weights as `TAP_EDGE`/`TAP_CENTRE` (a test checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Operator {
+    /// [-1 0 1; -2 0 2; -1 0 1]: |G| ≤ 1020.
+    #[default]
+    Sobel,
+    /// [-3 0 3; -10 0 10; -3 0 3]: |G| ≤ 4080; the magnitude saturates at 255 just the same.
+    Scharr,
+}
+
+impl Operator {
+    /// The smoothing weights (edge, centre) of the separable form.
+    pub const fn weights(self) -> (i32, i32) {
+        match self {
+            Operator::Sobel => (1, 2),
+            Operator::Scharr => (3, 10),
+        }
+    }
+
+    /// The horizontal and vertical kernels, row-major.
+    pub const fn kernels(self) -> ([[i32; 3]; 3], [[i32; 3]; 3]) {
+        match self {
+            Operator::Sobel => (KX, KY),
+            Operator::Scharr => (SCHARR_KX, SCHARR_KY),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Operator::Sobel => "sobel",
+            Operator::Scharr => "scharr",
+        }
+    }
+
+    pub const ALL: [Operator; 2] = [Operator::Sobel, Operator::Scharr];
+}
+
+/// Which arithmetic turns grey values and gradients into bytes.
+///
+/// [`Compat::Report`] is the report's native C program, expression for expression (x86-64, SSE2 doubles,
+/// no fused multiply-add, conversions truncating):
+///
+/// | step      | report (`--compat report`)                               | default (exact)                       |
+/// |-----------|----------------------------------------------------------|---------------------------------------|
+/// | grey      | `(byte)(0.30·R + 0.59·G + 0.11·B)`, doubles, truncated    | `(30R + 59G + 11B + 50) / 100`, rounded |
+/// | border    | zero                                                     | `--border` (replicate by default)     |
+/// | Gx, Gy    | `(byte)abs(conv)`: kept mod 256                          | exact integers                        |
+/// | magnitude | `(byte)(int)sqrt(h² + v²)` of those bytes: truncated, mod 256 | `min(255, round(√(Gx² + Gy²)))` |
+///
+/// Why the default is right: an edge of strength 300 is a strong edge, and wrapping makes it 44 (dark);
+/// a gradient of 260 wraps to 4 *before* the magnitude, so strong edges can vanish entirely. Truncation
+/// biases every value down by ½ on average, and 0.30/0.59/0.11 are not exact in binary, so a grey
+/// pixel (v, v, v) comes out v − 1 for 67 of the 256 values of v (e.g. (2, 2, 2) → 1). Saturating and
+/// rounding in exact integers has neither defect and needs no floating point at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Compat {
+    /// Exact integers, rounded, saturated (the default).
+    #[default]
+    Exact,
+    /// The report's C program: doubles, truncation, gradients and magnitude wrapped mod 256.
+    Report,
+}
+
+/// Everything that decides the output bytes, apart from the image: every variant takes one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Filter {
+    pub operator: Operator,
+    pub border: Border,
+    pub compat: Compat,
+}
+
+impl Filter {
+    /// The default filter (Sobel, exact) with this border.
+    pub fn with_border(border: Border) -> Filter {
+        Filter { border, ..Filter::default() }
+    }
+
+    /// The report's program: Sobel, zero border, its arithmetic.
+    pub fn report() -> Filter {
+        Filter { operator: Operator::Sobel, border: Border::Zero, compat: Compat::Report }
+    }
+
+    /// Grey value of one RGB pixel in this filter's arithmetic.
+    #[inline(always)]
+    pub fn grey(self, r: u8, g: u8, b: u8) -> u8 {
+        match self.compat {
+            Compat::Exact => grey(r, g, b),
+            Compat::Report => grey_report(r, g, b),
+        }
+    }
+
+    /// The output byte for gradients (gx, gy) in this filter's arithmetic.
+    #[inline(always)]
+    pub fn magnitude(self, gx: i32, gy: i32) -> u8 {
+        match self.compat {
+            Compat::Exact => magnitude(gx, gy),
+            Compat::Report => magnitude_report(gx, gy),
+        }
+    }
+
+    /// A gradient as the byte `--intermediate` writes: |g| saturated (exact) or wrapped (report).
+    pub fn gradient_byte(self, g: i32) -> u8 {
+        match self.compat {
+            Compat::Exact => g.unsigned_abs().min(255) as u8,
+            Compat::Report => g.unsigned_abs() as u8,
+        }
+    }
+
+    /// Every combination of operator, border and arithmetic, for tests and sweeps.
+    pub fn all() -> impl Iterator<Item = Filter> {
+        Operator::ALL.into_iter().flat_map(|operator| {
+            Border::ALL.into_iter().flat_map(move |border| {
+                [Compat::Exact, Compat::Report].into_iter().map(move |compat| Filter { operator, border, compat })
+            })
+        })
+    }
+}
+
+/// The report's grey: `(byte)(0.30·R + 0.59·G + 0.11·B)`, evaluated left to right in doubles and
+/// truncated. Rust, like C on x86-64, rounds each `*` and `+` on its own (it never fuses them into an
+/// FMA), so this is the C expression's exact value.
+#[inline(always)]
+pub fn grey_report(r: u8, g: u8, b: u8) -> u8 {
+    (0.30 * r as f64 + 0.59 * g as f64 + 0.11 * b as f64) as u8
+}
+
+/// The report's magnitude: each gradient stored as `(byte)abs(g)` (mod 256), then
+/// `(byte)(int)sqrt(h² + v²)`: truncated, and wrapped mod 256 above 255 (at most √(2·255²) ≈ 360).
+#[inline(always)]
+pub fn magnitude_report(gx: i32, gy: i32) -> u8 {
+    let (h, v) = (gx.unsigned_abs() as u8 as i32, gy.unsigned_abs() as u8 as i32);
+    ((h * h + v * v) as f64).sqrt() as i32 as u8
+}
 
 /// Grey weights in hundredths, for R, G and B.
 pub const GREY_WEIGHTS: [u16; 3] = [30, 59, 11];
@@ -131,6 +277,41 @@ mod tests {
         assert_eq!(magnitude(1, 2), 2); // 2.236
         assert_eq!(magnitude(180, 180), 255); // 254.56 → 255
         assert_eq!(magnitude(179, 180), 254); // 253.85 → 254
+    }
+
+    #[test]
+    fn report_arithmetic_truncates_and_wraps() {
+        // Doubles, truncated: 0.30 + 0.59 + 0.11 is 0.99999999999999989 in binary, so (1, 1, 1) → 0.
+        assert_eq!(grey_report(1, 1, 1), 0);
+        assert_eq!(grey_report(2, 2, 2), 1);
+        assert_eq!(grey_report(3, 3, 3), 3);
+        assert_eq!(grey_report(255, 255, 255), 255);
+        assert_eq!(grey_report(255, 0, 0), 76); // 76.5 truncated
+                                                // Gradients wrap mod 256 before the magnitude: 300 → 44, 256 → 0, −260 → 4.
+        assert_eq!(magnitude_report(300, 0), 44);
+        assert_eq!(magnitude_report(256, 0), 0);
+        assert_eq!(magnitude_report(0, -260), 4);
+        // The magnitude truncates, and wraps above 255: √(2·255²) = 360.6 → 360 → 104.
+        assert_eq!(magnitude_report(3, 3), 4); // 4.24
+        assert_eq!(magnitude_report(255, 255), 104);
+        assert_eq!(magnitude_report(200, 200), (282 - 256) as u8);
+        assert_eq!(magnitude_report(180, 180), 254); // 254.56, truncated
+        let report = Filter::report();
+        assert_eq!(report.magnitude(255, 255), 104);
+        assert_eq!(Filter::default().magnitude(255, 255), 255);
+        assert_eq!(report.gradient_byte(-300), 44);
+        assert_eq!(Filter::default().gradient_byte(-300), 255);
+    }
+
+    #[test]
+    fn operators_are_their_separable_weights() {
+        for op in Operator::ALL {
+            let (e, c) = op.weights();
+            let (kx, ky) = op.kernels();
+            assert_eq!(kx, [[-e, 0, e], [-c, 0, c], [-e, 0, e]]);
+            assert_eq!(ky, [[-e, -c, -e], [0, 0, 0], [e, c, e]]);
+        }
+        assert_eq!(Filter::all().count(), 12);
     }
 
     #[test]

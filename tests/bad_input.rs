@@ -178,13 +178,13 @@ fn formats_that_must_work() {
     let dir = tempfile::tempdir().unwrap();
     let (w, h) = (37u32, 23u32);
     let rgb = RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 7) as u8, (y * 11) as u8, ((x + y) * 5) as u8]));
-    let expected = cuda_sobel::cpu::scalar::sobel(&rgb, cuda_sobel::sobel::Border::Replicate).into_raw();
+    let expected = cuda_sobel::cpu::scalar::sobel(&rgb, cuda_sobel::sobel::Filter::default()).into_raw();
     let grey_values = image::GrayImage::from_fn(w, h, |x, y| image::Luma([((x * 13 + y * 3) % 256) as u8]));
     let grey_as_rgb = RgbImage::from_fn(w, h, |x, y| {
         let v = grey_values.get_pixel(x, y)[0];
         image::Rgb([v, v, v])
     });
-    let expected_grey = cuda_sobel::cpu::scalar::sobel(&grey_as_rgb, cuda_sobel::sobel::Border::Replicate).into_raw();
+    let expected_grey = cuda_sobel::cpu::scalar::sobel(&grey_as_rgb, cuda_sobel::sobel::Filter::default()).into_raw();
 
     // 16-bit RGB whose values are v·257: reduced to exactly v.
     let rgb16 = image::ImageBuffer::<image::Rgb<u16>, Vec<u16>>::from_fn(w, h, |x, y| {
@@ -238,6 +238,6 @@ fn formats_that_must_work() {
             .unwrap();
     }
     let decoded = image::open(&p).unwrap().into_rgb8();
-    let expected_jpeg = cuda_sobel::cpu::scalar::sobel(&decoded, cuda_sobel::sobel::Border::Replicate).into_raw();
+    let expected_jpeg = cuda_sobel::cpu::scalar::sobel(&decoded, cuda_sobel::sobel::Filter::default()).into_raw();
     assert_eq!(run_ok(&p), expected_jpeg, "JPEG");
 }

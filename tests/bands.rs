@@ -1,15 +1,15 @@
 //! Banded processing gives exactly the bytes of one pass (CPU path; the GPU path is in tests/gpu.rs):
-//! random images, every border mode, artificially small bands.
+//! random images, every filter (operator × border × arithmetic), artificially small bands.
 
 use cuda_sobel::bands::banded;
 use cuda_sobel::cpu;
-use cuda_sobel::sobel::Border;
+use cuda_sobel::sobel::Filter;
 use image::RgbImage;
 use proptest::prelude::*;
 
-fn scalar_on(width: usize, height: usize, rgb: &[u8], border: Border) -> Vec<u8> {
+fn scalar_on(width: usize, height: usize, rgb: &[u8], filter: Filter) -> Vec<u8> {
     let img = RgbImage::from_raw(width as u32, height as u32, rgb.to_vec()).unwrap();
-    cpu::scalar::sobel(&img, border).into_raw()
+    cpu::scalar::sobel(&img, filter).into_raw()
 }
 
 proptest! {
@@ -21,11 +21,11 @@ proptest! {
             (Just(w), Just(h), proptest::collection::vec(any::<u8>(), w * h * 3))
         }),
         band_rows in 1usize..=7,
-        border in prop::sample::select(Border::ALL.to_vec()),
+        filter in prop::sample::select(Filter::all().collect::<Vec<_>>()),
     ) {
-        let whole = scalar_on(w, h, &bytes, border);
+        let whole = scalar_on(w, h, &bytes, filter);
         let pieces = banded(w, h, &bytes, band_rows, |bw, bh, band| {
-            Ok::<_, ()>(scalar_on(bw, bh, band, border))
+            Ok::<_, ()>(scalar_on(bw, bh, band, filter))
         }).unwrap();
         prop_assert_eq!(whole, pieces);
     }

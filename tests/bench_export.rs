@@ -10,7 +10,7 @@ use cuda_sobel::bench::{
 };
 use cuda_sobel::gpu::DeviceInfo;
 use cuda_sobel::pipeline::Variant;
-use cuda_sobel::sobel::Border;
+use cuda_sobel::sobel::Filter;
 
 fn runs(io: f64, mem: Option<f64>, compute: &[f64]) -> Vec<RunTimings> {
     compute
@@ -56,7 +56,7 @@ fn fixture() -> BenchResults {
             launch_overhead_us: Some(2.5),
             pinned_h2d_gbps: Some(50.0),
             pinned_d2h_gbps: Some(40.0),
-            border: Border::Replicate,
+            filter: Filter::default(),
             runs: 3,
             kernel_reps: 4,
         },
@@ -99,6 +99,10 @@ fn fixture() -> BenchResults {
             batch_images_per_s: vec![280.0, 290.0, 285.0],
             baseline_images_per_s: vec![300.0, 290.0, 295.0],
         }),
+        report_mapping: vec![
+            k(Variant::GpuN1, Some(1), &[0.08, 0.08, 0.09, 0.08]),
+            k(Variant::GpuN1, Some(4), &[0.2, 0.2, 0.21, 0.2]),
+        ],
     }
 }
 

@@ -43,7 +43,9 @@ fn json_and_intermediate_outputs() {
         .success();
     let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).expect("stdout is JSON");
     assert_eq!(json["width"], 512);
-    assert_eq!(json["border"], "zero");
+    assert_eq!(json["filter"]["border"], "zero");
+    assert_eq!(json["filter"]["operator"], "sobel");
+    assert_eq!(json["filter"]["compat"], "exact");
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "only the selected variant is reported");
     assert_eq!(rows[0]["variant"], "cpu-rayon");
@@ -121,4 +123,42 @@ fn emit_ptx_without_nvrtc_says_so() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no NVRTC (libnvrtc.so.13 not found"), "{stderr}");
+}
+
+#[test]
+fn compat_report_and_scharr_write_their_bytes() {
+    use cuda_sobel::sobel::{Filter, Operator};
+    let dir = tempfile::tempdir().unwrap();
+    let rgb = cuda_sobel::image_io::decode_rgb("imgs_in/512x512.png".as_ref()).unwrap();
+    let cases: [(&[&str], Filter); 2] = [
+        (&["--compat", "report"], Filter::report()),
+        (
+            &["--operator", "scharr", "--border", "reflect101"],
+            Filter { operator: Operator::Scharr, border: cuda_sobel::sobel::Border::Reflect101, ..Filter::default() },
+        ),
+    ];
+    for (args, filter) in cases {
+        let out = dir.path().join("e.png");
+        let assert = bin()
+            .args(["imgs_in/512x512.png", "--variant", "cpu-scalar,cpu-rayon", "--json", "--out"])
+            .arg(&out)
+            .args(args)
+            .assert()
+            .success();
+        let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        assert_eq!(json["filter"], serde_json::to_value(filter).unwrap(), "{args:?}");
+        let written = image::open(&out).unwrap().into_luma8().into_raw();
+        assert_eq!(written, cuda_sobel::cpu::scalar::sobel(&rgb, filter).into_raw(), "{args:?}");
+    }
+}
+
+#[test]
+fn compat_report_refuses_another_border() {
+    let assert = bin()
+        .args(["imgs_in/512x512.png", "--variant", "cpu-rayon", "--compat", "report", "--border", "replicate"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--compat report uses the report's zero border"), "{stderr}");
 }

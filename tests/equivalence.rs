@@ -1,8 +1,8 @@
 //! Property tests: on arbitrary images of arbitrary (odd, tiny, wide, tall) sizes, every CPU variant
-//! produces exactly the reference's bytes, for every border mode.
+//! produces exactly the reference's bytes, for every filter (operator × border × arithmetic).
 
 use cuda_sobel::cpu;
-use cuda_sobel::sobel::Border;
+use cuda_sobel::sobel::Filter;
 use image::RgbImage;
 use proptest::prelude::*;
 
@@ -17,9 +17,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     #[test]
-    fn rayon_equals_scalar(rgb in image_strategy(), border in prop::sample::select(Border::ALL.to_vec())) {
-        let reference = cpu::scalar::sobel(&rgb, border);
-        let fast = cpu::rayon::sobel(&rgb, border);
+    fn rayon_equals_scalar(rgb in image_strategy(), filter in prop::sample::select(Filter::all().collect::<Vec<_>>())) {
+        let reference = cpu::scalar::sobel(&rgb, filter);
+        let fast = cpu::rayon::sobel(&rgb, filter);
         prop_assert_eq!(reference.as_raw(), fast.as_raw());
     }
 }
@@ -32,8 +32,8 @@ fn rayon_equals_scalar_on_strong_edges() {
             let v = if (x + y) % 2 == 0 || x % 5 == 0 { 255 } else { 0 };
             image::Rgb([v, v / 2, 255 - v])
         });
-        for border in Border::ALL {
-            assert_eq!(cpu::scalar::sobel(&rgb, border).as_raw(), cpu::rayon::sobel(&rgb, border).as_raw());
+        for f in Filter::all() {
+            assert_eq!(cpu::scalar::sobel(&rgb, f).as_raw(), cpu::rayon::sobel(&rgb, f).as_raw(), "{f:?}");
         }
     }
 }

@@ -1,13 +1,16 @@
-//! GPU execution: every GPU variant, every border mode and n ∈ {1, 2, 3, 4, 8, 64} produce exactly
-//! `cpu-scalar`'s bytes, on the `imgs_in` images and on random images of awkward sizes. Without a GPU
+//! GPU execution: every GPU variant, every filter (operator × border × arithmetic) and n ∈ {1, 2, 3, 4,
+//! 8, 64} in both gpu-n1 mappings produce exactly `cpu-scalar`'s bytes, on the `imgs_in` images, on the
+//! literal images of tests/literal.rs and on random images of awkward sizes. Without a GPU
 //! each test prints why it skipped and passes; on the GPU machine they run for real (scripts/gpu-check.sh),
 //! where `CUDA_SOBEL_REQUIRE_GPU=1` turns a skip into a failure.
+
+mod common;
 
 use std::io::Write;
 
 use cuda_sobel::gpu::{variants, Gpu};
-use cuda_sobel::pipeline::Variant;
-use cuda_sobel::sobel::Border;
+use cuda_sobel::pipeline::{Mapping, Variant, N1};
+use cuda_sobel::sobel::{Border, Compat, Filter, Operator};
 use cuda_sobel::{cpu, image_io};
 use image::RgbImage;
 
@@ -39,27 +42,43 @@ fn random_image(width: u32, height: u32, seed: u64) -> RgbImage {
 
 const NS: [u32; 6] = [1, 2, 3, 4, 8, 64];
 
-/// Runs every GPU variant (gpu-n1 for every n) and compares each with the reference.
+/// Runs every GPU variant (gpu-n1 for every n, both mappings) with every filter and compares each with
+/// the reference.
 fn check_all_variants(gpu: &Gpu, rgb: &RgbImage, label: &str) {
-    for border in Border::ALL {
-        let reference = cpu::scalar::sobel(rgb, border);
-        let mut runs: Vec<(Variant, u32)> =
-            Variant::ALL.iter().filter(|v| v.is_gpu() && **v != Variant::GpuN1).map(|&v| (v, 1)).collect();
-        runs.extend(NS.iter().map(|&n| (Variant::GpuN1, n)));
-        for (variant, n) in runs {
-            let run = variants::run(gpu, variant, rgb, border, n, false, 1)
-                .unwrap_or_else(|e| panic!("{label} {border:?} {} n={n}: {e}", variant.name()));
-            let differing = run.output.iter().zip(reference.as_raw()).filter(|(a, b)| a != b).count();
-            assert_eq!(
-                (run.output.len(), differing),
-                (reference.as_raw().len(), 0),
-                "{label} {}×{} border {border:?} {} n={n}: pixels differ",
-                rgb.width(),
-                rgb.height(),
-                variant.name()
-            );
-        }
+    for filter in Filter::all() {
+        check_variants(gpu, rgb, filter, label);
     }
+}
+
+fn check_variants(gpu: &Gpu, rgb: &RgbImage, filter: Filter, label: &str) {
+    let reference = cpu::scalar::sobel(rgb, filter);
+    let mut runs: Vec<(Variant, N1)> =
+        Variant::ALL.iter().filter(|v| v.is_gpu() && **v != Variant::GpuN1).map(|&v| (v, N1::new(1))).collect();
+    for mapping in [Mapping::Coalesced, Mapping::Report] {
+        runs.extend(NS.iter().map(|&n| (Variant::GpuN1, N1 { n, mapping })));
+    }
+    for (variant, n1) in runs {
+        let run = variants::run(gpu, variant, rgb, filter, n1, false, 1)
+            .unwrap_or_else(|e| panic!("{label} {filter:?} {} {n1:?}: {e}", variant.name()));
+        let differing = run.output.iter().zip(reference.as_raw()).filter(|(a, b)| a != b).count();
+        assert_eq!(
+            (run.output.len(), differing),
+            (reference.as_raw().len(), 0),
+            "{label} {}×{} {filter:?} {} {n1:?}: pixels differ",
+            rgb.width(),
+            rgb.height(),
+            variant.name()
+        );
+    }
+}
+
+#[test]
+fn gpu_variants_match_the_literal_images() {
+    let Some(gpu) = gpu_or_skip("gpu_variants_match_the_literal_images") else { return };
+    // tests/literal.rs pins cpu-scalar's bytes on these by hand; here every GPU variant must equal it.
+    check_all_variants(&gpu, &common::grey_rgb(4, 3, &common::SCHARR_GREY), "scharr-literal");
+    check_all_variants(&gpu, &common::report_colours(), "report-colours");
+    check_all_variants(&gpu, &common::grey_rgb(3, 3, &[0, 0, 0, 0, 0, 255, 0, 255, 255]), "wrap-literal");
 }
 
 #[test]
@@ -103,14 +122,16 @@ fn banded_gpu_runs_equal_one_pass() {
     // Bands far smaller than the GPU needs, so that band edges land everywhere (rows 1, 2, 3, 7).
     for (w, h, seed) in [(97, 61, 1), (64, 33, 2), (33, 5, 3)] {
         let rgb = random_image(w, h, seed);
-        for border in Border::ALL {
-            let reference = cpu::scalar::sobel(&rgb, border);
+        for filter in Filter::all() {
+            let reference = cpu::scalar::sobel(&rgb, filter);
             for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
                 for band_rows in [1, 2, 3, 7] {
-                    let out = variants::run_banded(&gpu, variant, &rgb, border, 3, false, 1, band_rows).unwrap().output;
+                    let out = variants::run_banded(&gpu, variant, &rgb, filter, N1::new(3), false, 1, band_rows)
+                        .unwrap()
+                        .output;
                     assert!(
                         out == reference.as_raw().as_slice(),
-                        "{w}×{h} {border:?} {} in bands of {band_rows}",
+                        "{w}×{h} {filter:?} {} in bands of {band_rows}",
                         variant.name()
                     );
                 }
@@ -134,12 +155,16 @@ fn two_hundred_random_sizes_every_variant_every_border() {
         let side = |r: u64| (3000f64.powf((r % 10_000) as f64 / 10_000.0)).round().max(1.0) as u32;
         let (w, h) = (side(next()), side(next()));
         let rgb = random_image(w, h, 1000 + i);
+        // Every border for every image; operator and arithmetic take turns (50 images each).
+        let operator = Operator::ALL[i as usize % 2];
+        let compat = [Compat::Exact, Compat::Report][i as usize / 2 % 2];
         for border in Border::ALL {
-            let reference = cpu::scalar::sobel(&rgb, border);
+            let filter = Filter { operator, border, compat };
+            let reference = cpu::scalar::sobel(&rgb, filter);
+            let n1 = N1 { n: 1 + (i as u32 % 64), mapping: [Mapping::Coalesced, Mapping::Report][i as usize / 4 % 2] };
             for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
-                let n = 1 + (i as u32 % 64);
-                let out = variants::run(&gpu, variant, &rgb, border, n, false, 1).unwrap().output;
-                assert!(out == reference.as_raw().as_slice(), "#{i}: {w}×{h} {border:?} {} n={n}", variant.name());
+                let out = variants::run(&gpu, variant, &rgb, filter, n1, false, 1).unwrap().output;
+                assert!(out == reference.as_raw().as_slice(), "#{i}: {w}×{h} {filter:?} {} {n1:?}", variant.name());
             }
         }
     }
@@ -148,10 +173,14 @@ fn two_hundred_random_sizes_every_variant_every_border() {
 #[test]
 fn dp4a_grey_is_exact_for_every_rgb_triple() {
     let Some(gpu) = gpu_or_skip("dp4a_grey_is_exact_for_every_rgb_triple") else { return };
-    let out = gpu.selftest_grey().unwrap();
-    for (i, &g) in out.iter().enumerate() {
-        let (r, gr, b) = ((i >> 16) as u8, (i >> 8) as u8, i as u8);
-        assert_eq!(g, cuda_sobel::sobel::grey(r, gr, b), "RGB ({r}, {gr}, {b})");
+    // The exact build's dp4a grey, and the report build's double-precision grey (row16.cuh's grey4 in
+    // both), against the Rust definitions, on all 2^24 triples.
+    for filter in [Filter::default(), Filter::report()] {
+        let out = gpu.for_filter(filter).unwrap().selftest_grey().unwrap();
+        for (i, &g) in out.iter().enumerate() {
+            let (r, gr, b) = ((i >> 16) as u8, (i >> 8) as u8, i as u8);
+            assert_eq!(g, filter.grey(r, gr, b), "{:?}: RGB ({r}, {gr}, {b})", filter.compat);
+        }
     }
 }
 
@@ -175,6 +204,8 @@ fn gpu_variants_saturate_on_extreme_edges() {
         image::Rgb([v, v, v])
     });
     check_all_variants(&gpu, &rgb, "stripes");
-    let out = variants::run(&gpu, Variant::GpuFused, &rgb, Border::Zero, 1, false, 1).unwrap().output;
+    let out = variants::run(&gpu, Variant::GpuFused, &rgb, Filter::with_border(Border::Zero), N1::new(1), false, 1)
+        .unwrap()
+        .output;
     assert!(out.contains(&255));
 }

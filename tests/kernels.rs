@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use cuda_sobel::gpu::{self, kernels};
+use cuda_sobel::sobel::{Border, Filter};
 
 /// False (after printing why) when NVRTC is absent and not required.
 fn nvrtc_or_skip(test: &str) -> bool {
@@ -29,7 +30,7 @@ fn every_kernel_file_compiles_with_nvrtc() {
         ("map", &["grey_kernel", "sobel_x_kernel", "sobel_y_kernel", "magnitude_kernel"]),
         ("fused_map", &["gradient_magnitude_kernel"]),
         ("fused", &["sobel_fused"]),
-        ("n_per_thread", &["sobel_n_per_thread"]),
+        ("n_per_thread", &["sobel_n_per_thread", "sobel_n_report_mapping"]),
         ("const_taps", &["sobel_const_taps"]),
         ("separable", &["sobel_rows_pass", "sobel_columns_pass"]),
         ("tiled", &["sobel_tiled"]),
@@ -38,14 +39,18 @@ fn every_kernel_file_compiles_with_nvrtc() {
         ("selftest", &["selftest_grey", "selftest_magnitude"]),
         ("timing", &["spin", "noop"]),
     ];
-    for (src, (name, entries)) in kernels::SOURCES.iter().zip(expected) {
-        assert_eq!(src.name, name);
-        let ptx = kernels::compile(src, &kernels::arch_option(9, 0)).unwrap_or_else(|e| panic!("{e}"));
-        for entry in entries {
-            assert!(ptx.contains(&format!(".entry {entry}(")), "{name}.cu exports {entry}");
+    // Every (operator, arithmetic) build the host can ask for: Sobel/Scharr × exact/report.
+    let filters = Filter::all().filter(|f| f.border == Border::Zero);
+    for defines in filters.map(kernels::defines) {
+        for (src, (name, entries)) in kernels::SOURCES.iter().zip(expected) {
+            assert_eq!(src.name, name);
+            let ptx = kernels::compile(src, &kernels::arch_option(9, 0), &defines).unwrap_or_else(|e| panic!("{e}"));
+            for entry in entries {
+                assert!(ptx.contains(&format!(".entry {entry}(")), "{name}.cu {defines:?} exports {entry}");
+            }
+            // No local-memory spills or stack frames in these simple kernels.
+            assert!(!ptx.contains(".local"), "{name}.cu {defines:?} uses local memory");
         }
-        // No local-memory spills or stack frames in these simple kernels.
-        assert!(!ptx.contains(".local"), "{name}.cu uses local memory");
     }
 }
 
@@ -58,6 +63,6 @@ fn a_broken_kernel_reports_the_compiler_log() {
         name: "broken",
         source: "#include \"sobel.cuh\"\n__global__ void k() { undeclared(); }",
     };
-    let err = kernels::compile(&broken, &kernels::arch_option(9, 0)).unwrap_err().to_string();
+    let err = kernels::compile(&broken, &kernels::arch_option(9, 0), &[]).unwrap_err().to_string();
     assert!(err.contains("cuda/broken.cu") && err.contains("undeclared"), "{err}");
 }

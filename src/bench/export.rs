@@ -42,7 +42,8 @@ struct CsvRow<'a> {
     total_ms: Option<f64>,
 }
 
-/// One row per whole-pipeline run (`kind = pipeline`) and per computation-only sample (`kind = kernel`).
+/// One row per whole-pipeline run (`kind = pipeline`) and per computation-only sample (`kind = kernel`,
+/// or `kernel_report_mapping` for gpu-n1 with `--mapping report`).
 pub fn csv(r: &BenchResults) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for s in &r.pipeline {
@@ -61,10 +62,11 @@ pub fn csv(r: &BenchResults) -> anyhow::Result<String> {
             })?;
         }
     }
-    for k in &r.kernels {
+    let kernels = r.kernels.iter().map(|k| ("kernel", k));
+    for (kind, k) in kernels.chain(r.report_mapping.iter().map(|k| ("kernel_report_mapping", k))) {
         for (run, &ms) in k.samples_ms.iter().enumerate() {
             w.serialize(CsvRow {
-                kind: "kernel",
+                kind,
                 width: k.width,
                 height: k.height,
                 variant: k.variant.name(),
@@ -126,7 +128,16 @@ pub fn markdown(r: &BenchResults) -> String {
         )
     });
     let _ = writeln!(s, "# cuda_sobel bench\n");
-    let _ = writeln!(s, "- cuda_sobel {} (commit {}), border `{}`", m.tool_version, m.git_commit, m.border.name());
+    let f = &m.filter;
+    let _ = writeln!(
+        s,
+        "- cuda_sobel {} (commit {}), operator `{}`, border `{}`{}",
+        m.tool_version,
+        m.git_commit,
+        f.operator.name(),
+        f.border.name(),
+        if f.compat == crate::sobel::Compat::Report { ", `--compat report`" } else { "" }
+    );
     let _ = writeln!(s, "- GPU: {gpu}");
     let _ = writeln!(s, "- CPU: {} ({} threads), {}", m.host.cpu, m.host.threads, m.host.os);
     if let Some(bw) = m.copy_bandwidth_gbps {
@@ -191,6 +202,40 @@ pub fn markdown(r: &BenchResults) -> String {
                 );
             }
             s.push('\n');
+        }
+
+        if !r.report_mapping.is_empty() {
+            let _ = writeln!(s, "## The report's n:1 mapping against the coalesced one (computation alone, medians)\n");
+            let _ = writeln!(
+                s,
+                "`--mapping report`: thread t computes the n pixels from |t − n|, overlapping its neighbours'; \
+                 coalesced: each thread owns n distinct pixels.\n"
+            );
+            for &size in &sizes {
+                let points: Vec<_> = r.report_mapping.iter().filter(|k| (k.width, k.height) == size).collect();
+                let Some(first) = points.first() else { continue };
+                let _ = writeln!(s, "### {}\n", size_label(size));
+                let _ = writeln!(
+                    s,
+                    "| n | coalesced | report mapping | report ÷ coalesced | report ÷ report at n={} |\n|---|---|---|---|---|",
+                    first.n.unwrap_or(1)
+                );
+                let base = first.summary().median;
+                for k in points {
+                    let rep = k.summary().median;
+                    let coalesced = r.kernel(size, Variant::GpuN1, k.n).map(|c| c.summary().median);
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {} | {} | {:.2} |",
+                        k.n.unwrap_or(1),
+                        coalesced.map_or("–".into(), |c| format!("{} ms", sig(c))),
+                        format_args!("{} ms", sig(rep)),
+                        coalesced.map_or("–".into(), |c| format!("{:.1}", rep / c)),
+                        rep / base
+                    );
+                }
+                s.push('\n');
+            }
         }
 
         let _ = writeln!(s, "## 1:1 against n:1 (report Table 15)\n");

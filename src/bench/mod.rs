@@ -24,8 +24,8 @@ use serde::Serialize;
 
 use crate::gpu::variants::{self, Prepared};
 use crate::gpu::{DeviceInfo, Gpu};
-use crate::pipeline::{timed, Variant};
-use crate::sobel::Border;
+use crate::pipeline::{timed, Mapping, Variant, N1};
+use crate::sobel::Filter;
 use crate::stats::Summary;
 use crate::{cpu, generate, image_io};
 
@@ -41,7 +41,7 @@ pub struct BenchOptions {
     /// n values of the gpu-n1 sweep.
     pub ns: Vec<u32>,
     pub variants: Vec<Variant>,
-    pub border: Border,
+    pub filter: Filter,
     /// Where sizes not in `imgs_in/` are drawn (by `generate`) and kept for the next run.
     pub image_dir: PathBuf,
     /// Where the results and plots go.
@@ -78,6 +78,9 @@ pub struct BenchResults {
     pub host_to_host: Vec<HostSeries>,
     /// Batch mode against decode + encode alone, on copies of one image.
     pub batch: Option<BatchRow>,
+    /// gpu-n1 with the report's overlapping mapping (`--mapping report`), computation only, at each n
+    /// of the sweep; sizes up to the report's largest (2048×1024) only, as its cost grows with n.
+    pub report_mapping: Vec<KernelSeries>,
 }
 
 /// Batch throughput: the whole batch (with the GPU when there is one) against decode + encode alone.
@@ -131,7 +134,8 @@ pub struct Meta {
     pub pinned_d2h_gbps: Option<f64>,
     /// Event-timed launch of an empty kernel on a busy GPU (no host gap), µs: the floor under any kernel.
     pub launch_overhead_us: Option<f64>,
-    pub border: Border,
+    /// Operator, border and arithmetic of every measurement.
+    pub filter: Filter,
     pub runs: usize,
     pub kernel_reps: usize,
 }
@@ -299,7 +303,11 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
 
 pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(Gpu::open);
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| {
+        let mut g = Gpu::open()?;
+        g.preload(opts.filter)?;
+        Ok::<_, crate::gpu::GpuError>(g)
+    });
     let mut skipped = Vec::new();
     let gpu = match gpu {
         Some(Ok(g)) => Some(g),
@@ -339,7 +347,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             launch_overhead_us: gpu.as_ref().map(|g| g.launch_overhead_ms(100)).transpose()?.map(|ms| ms * 1e3),
             pinned_h2d_gbps: pinned.map(|p| p.0),
             pinned_d2h_gbps: pinned.map(|p| p.1),
-            border: opts.border,
+            filter: opts.filter,
             runs: opts.runs,
             kernel_reps: opts.kernel_reps,
         },
@@ -350,6 +358,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         peers_skipped: Vec::new(),
         host_to_host: Vec::new(),
         batch: None,
+        report_mapping: Vec::new(),
     };
     let npp = match (opts.peers.contains(&Peer::Npp), &gpu) {
         (false, _) => None,
@@ -378,7 +387,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     for &size in &opts.sizes {
         let path = image_for(size, &opts.image_dir)?;
         let rgb = image_io::decode_rgb(&path)?;
-        let reference = cpu::scalar::sobel(&rgb, opts.border).into_raw();
+        let reference = cpu::scalar::sobel(&rgb, opts.filter).into_raw();
         for &variant in &variants {
             for n in series_keys(variant, &opts.ns) {
                 progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(n)));
@@ -389,6 +398,17 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 progress.suspend(|| print!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
                 results.pipeline.push(series);
                 results.kernels.push(kernel);
+            }
+        }
+        let report_size = size.0 as u64 * size.1 as u64 <= REPORT_MAPPING_MAX_PIXELS;
+        if let (true, true, Some(g)) = (variants.contains(&Variant::GpuN1), report_size, &gpu) {
+            for &n in &opts.ns {
+                let ctx = Ctx { opts, gpu: Some(g), path: &path, scratch: &scratch, reference: &reference };
+                let n1 = N1 { n, mapping: Mapping::Report };
+                progress.set_message(format!("{}x{} gpu-n1 --mapping report n={n}", size.0, size.1));
+                let series = ctx.gpu_kernel_series(Variant::GpuN1, n1, &rgb)?;
+                progress.suspend(|| print!("{}", terminal::mapping_line(&series, &results)));
+                results.report_mapping.push(series);
             }
         }
         if let (Some(npp), Some(g)) = (&npp, &gpu) {
@@ -443,7 +463,7 @@ fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result<BatchRow> 
         crate::batch::run(&crate::batch::BatchOptions {
             inputs: vec![dir.clone()],
             out_dir: out.clone(),
-            border: opts.border,
+            filter: opts.filter,
             compression: crate::image_io::PngCompression::Default,
             slots: 4,
             devices: None,
@@ -495,12 +515,12 @@ fn host_to_host(
     };
     input.as_mut_slice()?.copy_from_slice(rgb.as_raw());
     let (input, output) = (input.as_slice()?, output.as_mut_slice()?);
-    pipeline.run(input, output, h, opts.border)?;
+    pipeline.run(input, output, h, opts.filter)?;
     anyhow::ensure!(output == reference, "host → host output differs from cpu-scalar at {w}x{h}");
     let mut samples_ms = Vec::new();
     for _ in 0..opts.kernel_reps.clamp(1, 20) {
         let start = Instant::now();
-        pipeline.run(input, output, h, opts.border)?;
+        pipeline.run(input, output, h, opts.filter)?;
         samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let pixels = (w * h) as f64;
@@ -550,19 +570,19 @@ impl Ctx<'_> {
     fn pipeline_once(&self, variant: Variant, n: u32) -> anyhow::Result<RunTimings> {
         let (rgb, decode_ms) = timed(|| image_io::decode_rgb(self.path));
         let rgb = rgb?;
-        let border = self.opts.border;
+        let filter = self.opts.filter;
         let (out, compute_ms, gpu_memory_ms) = match variant {
             Variant::CpuScalar => {
-                let (o, ms) = timed(|| cpu::scalar::sobel(&rgb, border));
+                let (o, ms) = timed(|| cpu::scalar::sobel(&rgb, filter));
                 (o.into_raw(), ms, None)
             }
             Variant::CpuRayon => {
-                let (o, ms) = timed(|| cpu::rayon::sobel(&rgb, border));
+                let (o, ms) = timed(|| cpu::rayon::sobel(&rgb, filter));
                 (o.into_raw(), ms, None)
             }
             gpu_variant => {
                 let gpu = self.gpu.expect("GPU variants run only with a GPU");
-                let r = variants::run(gpu, gpu_variant, &rgb, border, n, false, 1)?;
+                let r = variants::run(gpu, gpu_variant, &rgb, filter, N1::new(n), false, 1)?;
                 (r.output, r.compute_ms, Some(r.memory_ms))
             }
         };
@@ -583,24 +603,15 @@ impl Ctx<'_> {
     /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU
     /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget).
     fn kernel_series(&self, variant: Variant, n: Option<u32>, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+        if variant.is_gpu() && self.gpu.is_some() {
+            return self.gpu_kernel_series(variant, N1::new(n.unwrap_or(1)), rgb);
+        }
         let (width, height) = rgb.dimensions();
-        let border = self.opts.border;
-        let (samples_ms, buffer_copies) = if let (true, Some(gpu)) = (variant.is_gpu(), self.gpu) {
-            let info = gpu.info()?;
-            let set_bytes = variants::buffer_bytes(variant, width as usize * height as usize).max(1);
-            let (free, _) = gpu.ctx.mem_get_info()?;
-            // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
-            let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
-            let mut prepared =
-                Prepared::upload(gpu, variant, width, height, rgb.as_raw(), border, n.unwrap_or(1), copies)?;
-            prepared.warm_up()?;
-            let samples = prepared.time(self.opts.kernel_reps)?;
-            prepared.download()?;
-            (samples, copies)
-        } else {
+        let filter = self.opts.filter;
+        let (samples_ms, buffer_copies) = {
             let f = |rgb: &RgbImage| match variant {
-                Variant::CpuScalar => cpu::scalar::sobel(rgb, border),
-                _ => cpu::rayon::sobel(rgb, border),
+                Variant::CpuScalar => cpu::scalar::sobel(rgb, filter),
+                _ => cpu::rayon::sobel(rgb, filter),
             };
             std::hint::black_box(f(rgb)); // warm-up
             let start = Instant::now();
@@ -616,7 +627,36 @@ impl Ctx<'_> {
         };
         Ok(KernelSeries { width, height, variant, n, buffer_copies, samples_ms })
     }
+
+    /// A GPU variant's kernels on resident data: event-timed, rotating over enough buffer copies that
+    /// each run reads from DRAM; the output checked against the reference.
+    fn gpu_kernel_series(&self, variant: Variant, n1: N1, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+        let gpu = self.gpu.expect("GPU variants run only with a GPU");
+        let (width, height) = rgb.dimensions();
+        let info = gpu.info()?;
+        let set_bytes = variants::buffer_bytes(variant, width as usize * height as usize).max(1);
+        let (free, _) = gpu.ctx.mem_get_info()?;
+        // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
+        let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
+        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), self.opts.filter, n1, copies)?;
+        prepared.warm_up()?;
+        let samples_ms = prepared.time(self.opts.kernel_reps)?;
+        let out = prepared.download()?;
+        anyhow::ensure!(
+            out == self.reference,
+            "{}: {} n={} --mapping {} differs from cpu-scalar — not timing wrong output",
+            self.path.display(),
+            variant.name(),
+            n1.n,
+            n1.mapping.name()
+        );
+        let n = (variant == Variant::GpuN1).then_some(n1.n);
+        Ok(KernelSeries { width, height, variant, n, buffer_copies: copies, samples_ms })
+    }
 }
+
+/// The largest image (in pixels) the report-mapping sweep runs on: the report's 2048×1024.
+const REPORT_MAPPING_MAX_PIXELS: u64 = 2048 * 1024;
 
 fn host_info() -> HostInfo {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")

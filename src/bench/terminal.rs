@@ -121,3 +121,22 @@ pub fn batch_line(b: &super::BatchRow) -> String {
         b.engine
     )
 }
+
+/// One point of the report-mapping sweep, beside the coalesced mapping at the same n when measured.
+pub fn mapping_line(k: &KernelSeries, r: &BenchResults) -> String {
+    let n = k.n.unwrap_or(1);
+    let median = k.summary().median;
+    let mut line = format!(
+        "{}x{} · gpu-n1 --mapping report n={n}: computation {} (median of {})",
+        k.width,
+        k.height,
+        fmt_time(median),
+        k.samples_ms.len()
+    );
+    if let Some(c) = r.kernel((k.width, k.height), k.variant, k.n) {
+        let c = c.summary().median;
+        let _ = write!(line, " · coalesced n={n}: {} ({:.1}× faster)", fmt_time(c), median / c);
+    }
+    line.push('\n');
+    line
+}

@@ -1,43 +1,41 @@
 //! `cpu-scalar`: the reference, structured like the report's C program — four passes over the whole
 //! image (grey, Gx, Gy, magnitude) with full-size intermediate buffers, one thread, no cleverness.
 //! It is deliberately the most literal reading of [`crate::sobel`]: the convolution loops over the
-//! kernel matrices [`KX`]/[`KY`] instead of spelling out the taps, so it shares no shortcut with the
-//! optimised variants it checks.
+//! operator's kernel matrices instead of spelling out the taps, so it shares no shortcut with the
+//! optimised variants it checks. With [`Compat::Report`](crate::sobel::Compat) it is the report's C
+//! program, expression for expression.
 
 use image::{GrayImage, RgbImage};
 
-use crate::sobel::{self, Border, KX, KY};
+use crate::sobel::{Border, Filter};
 
 /// The pipeline's stages, kept for `--intermediate` output and for tests.
 pub struct Stages {
     pub width: usize,
     pub height: usize,
     pub grey: Vec<u8>,
-    /// Horizontal gradient, exact (−1020..=1020).
+    /// Horizontal gradient, exact (Sobel: ±1020, Scharr: ±4080).
     pub gx: Vec<i16>,
-    /// Vertical gradient, exact (−1020..=1020).
+    /// Vertical gradient, exact.
     pub gy: Vec<i16>,
     pub magnitude: Vec<u8>,
 }
 
 /// Runs the four passes and returns every stage.
-pub fn sobel_stages(rgb: &RgbImage, border: Border) -> Stages {
+pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
-    let grey = grey_pass(rgb);
-    let gx = convolve(&grey, width, height, &KX, border);
-    let gy = convolve(&grey, width, height, &KY, border);
-    let magnitude = gx.iter().zip(&gy).map(|(&x, &y)| sobel::magnitude(x as i32, y as i32)).collect();
+    let grey: Vec<u8> = rgb.pixels().map(|p| filter.grey(p[0], p[1], p[2])).collect();
+    let (kx, ky) = filter.operator.kernels();
+    let gx = convolve(&grey, width, height, &kx, filter.border);
+    let gy = convolve(&grey, width, height, &ky, filter.border);
+    let magnitude = gx.iter().zip(&gy).map(|(&x, &y)| filter.magnitude(x as i32, y as i32)).collect();
     Stages { width, height, grey, gx, gy, magnitude }
 }
 
 /// The magnitude image alone.
-pub fn sobel(rgb: &RgbImage, border: Border) -> GrayImage {
-    let stages = sobel_stages(rgb, border);
+pub fn sobel(rgb: &RgbImage, filter: Filter) -> GrayImage {
+    let stages = sobel_stages(rgb, filter);
     GrayImage::from_raw(rgb.width(), rgb.height(), stages.magnitude).expect("width × height bytes")
-}
-
-fn grey_pass(rgb: &RgbImage) -> Vec<u8> {
-    rgb.pixels().map(|p| sobel::grey(p[0], p[1], p[2])).collect()
 }
 
 fn convolve(grey: &[u8], width: usize, height: usize, k: &[[i32; 3]; 3], border: Border) -> Vec<i16> {

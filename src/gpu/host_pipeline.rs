@@ -10,7 +10,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use super::launch::Dims;
 use super::{Gpu, GpuError};
 use crate::bands::bands;
-use crate::sobel::Border;
+use crate::sobel::Filter;
 
 /// Streams with band-sized device buffers, reused across images of one width.
 pub struct HostToHost {
@@ -43,7 +43,7 @@ impl HostToHost {
 
     /// gpu-strip from `input` (RGB, `width × height`) to `output` (`width × height`), both host memory
     /// that should be pinned for the copies to overlap. Returns when every stream has finished.
-    pub fn run(&mut self, input: &[u8], output: &mut [u8], height: usize, border: Border) -> Result<(), GpuError> {
+    pub fn run(&mut self, input: &[u8], output: &mut [u8], height: usize, filter: Filter) -> Result<(), GpuError> {
         let w = self.width;
         assert_eq!(input.len(), w * height * 3);
         assert_eq!(output.len(), w * height);
@@ -60,7 +60,7 @@ impl HostToHost {
                     // rows); `src` stays borrowed until every stream is synchronised below.
                     unsafe { cudarc::driver::result::memcpy_htod_async(ptr, src, gpu.stream.cu_stream()) }?;
                 }
-                gpu.launch_strip(dev_in, dev_out, d, border)?;
+                gpu.for_filter(filter)?.launch_strip(dev_in, dev_out, d, filter.border)?;
                 let (ptr, _record) = dev_out.device_ptr(&gpu.stream);
                 let offset = (band.skip() * w) as u64;
                 // SAFETY: the band's own rows start `skip` rows into the output buffer and are `dst.len()`

@@ -5,8 +5,11 @@
 //! - `--gpu-architecture=compute_XY` of the device, so the driver JIT-compiles PTX for the exact chip;
 //! - `--prec-sqrt=true` (NVRTC's default, stated explicitly): `sqrtf` correctly rounded, which makes the
 //!   magnitude exact;
-//! - `--fmad=false`: no fused multiply-add contraction; our arithmetic is integer apart from one `sqrtf`,
-//!   but this keeps any future float expression evaluated as written, as on the CPU.
+//! - `--fmad=false`: no fused multiply-add contraction; our arithmetic is integer apart from one `sqrtf`
+//!   (and the report-compatible doubles, which use explicit `__dmul_rn`/`__dadd_rn` as well), but this
+//!   keeps any float expression evaluated as written, as on the CPU;
+//! - `-DSCHARR=1` and/or `-DCOMPAT_REPORT=1` for a [`Filter`] other than the default one: each
+//!   (operator, arithmetic) pair is its own set of modules ([`Kernels::load`] with [`defines`]).
 //!
 //! The PTX cache lives in `$CUDA_SOBEL_CACHE`, else `$XDG_CACHE_HOME/cuda_sobel`, else
 //! `~/.cache/cuda_sobel`. An entry is keyed by the source text, the options and the NVRTC version, and
@@ -21,6 +24,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use super::GpuError;
+use crate::sobel::{Compat, Filter, Operator};
 
 /// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
 pub struct KernelSource {
@@ -66,6 +70,8 @@ pub struct Kernels {
     pub fused: CudaFunction,
     /// n_per_thread.cu — gpu-n1
     pub n_per_thread: CudaFunction,
+    /// n_per_thread.cu — gpu-n1 with `--mapping report`
+    pub n_report_mapping: CudaFunction,
     /// const_taps.cu — gpu-const-taps
     pub const_taps: CudaFunction,
     /// separable.cu — gpu-separable, first pass
@@ -95,13 +101,27 @@ pub struct LoadStats {
     pub from_cache: usize,
 }
 
+/// The NVRTC `-D` options that select `filter`'s operator and arithmetic (none for the default).
+pub fn defines(filter: Filter) -> Vec<String> {
+    let mut d = Vec::new();
+    if filter.operator == Operator::Scharr {
+        d.push("-DSCHARR=1".to_owned());
+    }
+    if filter.compat == Compat::Report {
+        d.push("-DCOMPAT_REPORT=1".to_owned());
+    }
+    d
+}
+
 impl Kernels {
-    pub fn load(ctx: &Arc<CudaContext>, arch: &str) -> Result<(Kernels, LoadStats), GpuError> {
+    /// Compiles (or reads from the cache) and loads every kernel file with the `-D` options `defines`.
+    pub fn load(ctx: &Arc<CudaContext>, arch: &str, defines: &[String]) -> Result<(Kernels, LoadStats), GpuError> {
         let cache = PtxCache::new();
         let mut stats = LoadStats { compiled: 0, from_cache: 0 };
+        let opts = options(arch, defines);
         let mut modules = Vec::with_capacity(SOURCES.len());
         for src in &SOURCES {
-            modules.push(load_module(ctx, src, arch, &cache, &mut stats)?);
+            modules.push(load_module(ctx, src, &opts, &cache, &mut stats)?);
         }
         let [map, fused_map, fused, n_per_thread, const_taps, separable, tiled, vec16, strip, selftest, timing] =
             <[Arc<CudaModule>; SOURCES.len()]>::try_from(modules).expect("one module per source");
@@ -114,6 +134,7 @@ impl Kernels {
             gradient_magnitude: f(&fused_map, "gradient_magnitude_kernel")?,
             fused: f(&fused, "sobel_fused")?,
             n_per_thread: f(&n_per_thread, "sobel_n_per_thread")?,
+            n_report_mapping: f(&n_per_thread, "sobel_n_report_mapping")?,
             const_taps: f(&const_taps, "sobel_const_taps")?,
             rows_pass: f(&separable, "sobel_rows_pass")?,
             columns_pass: f(&separable, "sobel_columns_pass")?,
@@ -134,8 +155,10 @@ pub fn arch_option(major: i32, minor: i32) -> String {
     format!("--gpu-architecture=compute_{major}{minor}")
 }
 
-fn options(arch: &str) -> Vec<String> {
-    vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()]
+fn options(arch: &str, defines: &[String]) -> Vec<String> {
+    let mut o = vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()];
+    o.extend_from_slice(defines);
+    o
 }
 
 /// The source as NVRTC sees it: each `#include "x.cuh"` line replaced by that header's (expanded) text.
@@ -160,9 +183,14 @@ fn expand(text: &str) -> String {
     out
 }
 
-/// Compiles one kernel file to PTX text.
-pub fn compile(src: &KernelSource, arch: &str) -> Result<String, GpuError> {
-    let opts = CompileOptions { options: options(arch), name: Some(format!("{}.cu", src.name)), ..Default::default() };
+/// Compiles one kernel file to PTX text, for the architecture `arch` with the `-D` options `defines`.
+pub fn compile(src: &KernelSource, arch: &str, defines: &[String]) -> Result<String, GpuError> {
+    compile_with(src, &options(arch, defines))
+}
+
+fn compile_with(src: &KernelSource, options: &[String]) -> Result<String, GpuError> {
+    let opts =
+        CompileOptions { options: options.to_vec(), name: Some(format!("{}.cu", src.name)), ..Default::default() };
     match cudarc::nvrtc::compile_ptx_with_opts(expanded_source(src), opts) {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
@@ -175,11 +203,11 @@ pub fn compile(src: &KernelSource, arch: &str) -> Result<String, GpuError> {
 fn load_module(
     ctx: &Arc<CudaContext>,
     src: &KernelSource,
-    arch: &str,
+    options: &[String],
     cache: &PtxCache,
     stats: &mut LoadStats,
 ) -> Result<Arc<CudaModule>, GpuError> {
-    let key = cache_key(src, arch);
+    let key = cache_key(src, options);
     if let Some(ptx) = cache.get(src.name, key) {
         if let Ok(module) = ctx.load_module(Ptx::from_src(ptx)) {
             stats.from_cache += 1;
@@ -187,7 +215,7 @@ fn load_module(
         }
         // The driver refused PTX that passed its checksum (e.g. written by a newer NVRTC): rebuild.
     }
-    let ptx = compile(src, arch)?;
+    let ptx = compile_with(src, options)?;
     cache.put(src.name, key, &ptx);
     stats.compiled += 1;
     ctx.load_module(Ptx::from_src(ptx)).map_err(GpuError::Driver)
@@ -200,9 +228,9 @@ fn nvrtc_version() -> (i32, i32) {
     (major, minor)
 }
 
-fn cache_key(src: &KernelSource, arch: &str) -> u64 {
+fn cache_key(src: &KernelSource, options: &[String]) -> u64 {
     let mut h = DefaultHasher::new();
-    (expanded_source(src), options(arch), nvrtc_version(), env!("CARGO_PKG_VERSION")).hash(&mut h);
+    (expanded_source(src), options, nvrtc_version(), env!("CARGO_PKG_VERSION")).hash(&mut h);
     h.finish()
 }
 
@@ -274,6 +302,15 @@ mod tests {
         }
         let sat = format!("#define SATURATED_SQUARE {}u", crate::sobel::SATURATED_SQUARE);
         assert!(HEADER.contains(&sat), "sobel.cuh must contain `{sat}`");
+        // The operators' weights: Sobel's in the default branch, Scharr's under `#if SCHARR`.
+        let branches = HEADER.split("#if SCHARR").nth(1).expect("sobel.cuh has an `#if SCHARR` block");
+        let (scharr, sobel) = branches.split_once("#else").expect("and an #else");
+        for (op, text) in [(Operator::Scharr, scharr), (Operator::Sobel, sobel)] {
+            let (e, c) = op.weights();
+            for line in [format!("#define TAP_EDGE {e}"), format!("#define TAP_CENTRE {c}")] {
+                assert!(text.contains(&line), "sobel.cuh's {} branch must contain `{line}`", op.name());
+            }
+        }
     }
 
     #[test]

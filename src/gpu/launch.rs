@@ -11,6 +11,7 @@
 use cudarc::driver::{CudaSlice, DriverError, LaunchConfig, PushKernelArg};
 
 use super::{Gpu, GpuError};
+use crate::pipeline::{Mapping, N1};
 use crate::sobel::Border;
 
 /// Image dimensions as the kernels take them.
@@ -306,24 +307,30 @@ impl Gpu {
 
     /// `sobel_n_per_thread(const u8* rgb, u8* out, int width, int height, int border, int n)`:
     /// reads 3·w·h bytes, writes w·h bytes; each of ⌈w·h / n⌉ threads writes up to n of them.
+    /// `sobel_n_report_mapping` (same signature): each of w·h + n threads writes up to n bytes, all
+    /// below w·h (the kernel checks every index).
     pub fn launch_n_per_thread(
         &self,
         rgb: &CudaSlice<u8>,
         out: &mut CudaSlice<u8>,
         d: Dims,
         border: Border,
-        n: u32,
+        n1: N1,
     ) -> Result<(), DriverError> {
         assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels());
-        assert!((1..=64).contains(&n), "n is 1..=64");
-        let blocks = (d.pixels() as u64).div_ceil(n as u64 * N1_BLOCK as u64);
+        assert!((1..=64).contains(&n1.n), "n is 1..=64");
+        let n = n1.n as u64;
+        let (f, blocks) = match n1.mapping {
+            Mapping::Coalesced => (&self.kernels.n_per_thread, (d.pixels() as u64).div_ceil(n * N1_BLOCK as u64)),
+            Mapping::Report => (&self.kernels.n_report_mapping, (d.pixels() as u64 + n).div_ceil(N1_BLOCK as u64)),
+        };
         let cfg = LaunchConfig {
             grid_dim: (u32::try_from(blocks).expect("at most 2^31 blocks for images under 2^39 pixels"), 1, 1),
             block_dim: (N1_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
         let (border, n) = (border_arg(border), n as i32);
-        let mut b = self.stream.launch_builder(&self.kernels.n_per_thread);
+        let mut b = self.stream.launch_builder(f);
         b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border).arg(&n);
         // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
         unsafe { b.launch(cfg) }.map(drop)

@@ -12,11 +12,13 @@ pub mod npp;
 pub mod slots;
 pub mod variants;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
 use crate::pipeline::timed;
+use crate::sobel::Filter;
 use kernels::{Kernels, LoadStats};
 
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +62,12 @@ pub fn driver_present() -> bool {
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
+    /// The kernels for the default filter's operator and arithmetic (any border); see [`Gpu::for_filter`].
     pub kernels: Kernels,
+    /// `--gpu-architecture=…` of this device.
+    arch: String,
+    /// Kernel sets of other operators and arithmetics, loaded when first asked for, keyed by `-D` options.
+    other_kernels: Arc<Mutex<HashMap<Vec<String>, Kernels>>>,
     pub device: String,
     pub multiprocessors: i32,
     /// Context creation plus the dummy 1-byte allocation (the report's way to absorb start-up).
@@ -114,9 +121,55 @@ impl Gpu {
         let multiprocessors =
             ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let (major, minor) = ctx.compute_capability()?;
-        let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &kernels::arch_option(major, minor)));
+        let arch = kernels::arch_option(major, minor);
+        let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &arch, &[]));
         let (kernels, kernel_stats) = loaded?;
-        Ok(Gpu { ctx, stream, kernels, device, multiprocessors, context_init_ms, kernel_load_ms, kernel_stats })
+        Ok(Gpu {
+            ctx,
+            stream,
+            kernels,
+            arch,
+            other_kernels: Default::default(),
+            device,
+            multiprocessors,
+            context_init_ms,
+            kernel_load_ms,
+            kernel_stats,
+        })
+    }
+
+    /// The same GPU with `kernels` compiled for `filter`'s operator and arithmetic (the border is a
+    /// kernel argument, not compiled in). The default filter's set is loaded by [`Gpu::open`]; another
+    /// is compiled (or read from the PTX cache) and loaded the first time it is asked for.
+    pub fn for_filter(&self, filter: Filter) -> Result<Gpu, GpuError> {
+        Ok(Gpu { kernels: self.kernels_for(filter)?.0, ..self.clone() })
+    }
+
+    /// Loads `filter`'s kernel set now, counting it in `kernel_load_ms` and `kernel_stats`, so that the
+    /// variants' timings do not include a compile.
+    pub fn preload(&mut self, filter: Filter) -> Result<(), GpuError> {
+        let (loaded, ms) = timed(|| self.kernels_for(filter));
+        if let (_, Some(stats)) = loaded? {
+            self.kernel_load_ms += ms;
+            self.kernel_stats.compiled += stats.compiled;
+            self.kernel_stats.from_cache += stats.from_cache;
+        }
+        Ok(())
+    }
+
+    /// `filter`'s kernel set, and the load statistics when this call loaded it.
+    fn kernels_for(&self, filter: Filter) -> Result<(Kernels, Option<LoadStats>), GpuError> {
+        let defines = kernels::defines(filter);
+        if defines.is_empty() {
+            return Ok((self.kernels.clone(), None));
+        }
+        let mut loaded = self.other_kernels.lock().expect("no panic while holding the kernel map");
+        if let Some(k) = loaded.get(&defines) {
+            return Ok((k.clone(), None));
+        }
+        let (k, stats) = Kernels::load(&self.ctx, &self.arch, &defines)?;
+        loaded.insert(defines, k.clone());
+        Ok((k, Some(stats)))
     }
 }
 
@@ -127,9 +180,10 @@ impl Gpu {
     }
 }
 
-/// Compiles every kernel file and writes `<dir>/<name>.ptx`, for students to read. Needs NVRTC only;
-/// targets the device's architecture when one is visible, else `compute_90` (Hopper).
-pub fn emit_ptx(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, anyhow::Error> {
+/// Compiles every kernel file for `filter`'s operator and arithmetic and writes `<dir>/<name>.ptx`, for
+/// students to read. Needs NVRTC only; targets the device's architecture when one is visible, else
+/// `compute_90` (Hopper).
+pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> Result<Vec<std::path::PathBuf>, anyhow::Error> {
     use anyhow::Context as _;
     if !nvrtc_present() {
         return Err(GpuError::NoNvrtc.into());
@@ -138,7 +192,7 @@ pub fn emit_ptx(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, anyhow
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
     let mut written = Vec::new();
     for src in &kernels::SOURCES {
-        let ptx = kernels::compile(src, &arch)?;
+        let ptx = kernels::compile(src, &arch, &kernels::defines(filter))?;
         let path = dir.join(format!("{}.ptx", src.name));
         std::fs::write(&path, ptx).with_context(|| format!("{}: cannot write", path.display()))?;
         written.push(path);

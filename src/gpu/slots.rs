@@ -15,7 +15,7 @@ use image::RgbImage;
 
 use super::launch::Dims;
 use super::{Gpu, GpuError};
-use crate::sobel::Border;
+use crate::sobel::Filter;
 
 /// One slot: a `Gpu` view bound to the slot's own stream, and buffers for the last image size it ran.
 pub struct Slot {
@@ -60,13 +60,13 @@ impl Slot {
     }
 
     /// gpu-strip on `rgb` through this slot's pinned buffers and stream; returns the edge image's bytes.
-    pub fn run(&mut self, rgb: &RgbImage, border: Border) -> Result<Vec<u8>, GpuError> {
+    pub fn run(&mut self, rgb: &RgbImage, filter: Filter) -> Result<Vec<u8>, GpuError> {
         let d = Dims::new(rgb.width(), rgb.height())?;
-        let gpu = self.gpu.clone();
+        let gpu = self.gpu.for_filter(filter)?;
         let b = self.buffers_for(rgb.width(), rgb.height())?;
         b.pinned_in.as_mut_slice()?.copy_from_slice(rgb.as_raw());
         gpu.stream.memcpy_htod(&b.pinned_in, &mut b.device_in)?;
-        gpu.launch_strip(&b.device_in, &mut b.device_out, d, border)?;
+        gpu.launch_strip(&b.device_in, &mut b.device_out, d, filter.border)?;
         gpu.stream.memcpy_dtoh(&b.device_out, &mut b.pinned_out)?;
         gpu.stream.synchronize()?;
         Ok(b.pinned_out.as_slice()?.to_vec())

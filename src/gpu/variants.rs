@@ -16,8 +16,8 @@ use image::RgbImage;
 
 use super::launch::{Axis, Dims, RgbKernel};
 use super::{Gpu, GpuError};
-use crate::pipeline::{timed, Variant};
-use crate::sobel::Border;
+use crate::pipeline::{timed, Variant, N1};
+use crate::sobel::{Border, Filter};
 use crate::stats::median;
 
 /// What one GPU variant produced and how long each part took, in milliseconds.
@@ -70,32 +70,34 @@ impl Buffers {
 }
 
 /// A variant with its input on the device, ready to run.
-pub struct Prepared<'g> {
-    gpu: &'g Gpu,
+pub struct Prepared {
+    /// The GPU with the kernels of the filter's operator and arithmetic.
+    gpu: Gpu,
     variant: Variant,
     d: Dims,
     border: Border,
-    n: u32,
+    n1: N1,
     /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
     /// small image does not measure data left in the L2 cache by the previous run.
     copies: Vec<Buffers>,
 }
 
-impl<'g> Prepared<'g> {
+impl Prepared {
     /// Allocates `copies` sets of buffers and uploads the `width × height` RGB bytes `rgb` into each;
     /// synchronised.
     #[allow(clippy::too_many_arguments)]
     pub fn upload(
-        gpu: &'g Gpu,
+        gpu: &Gpu,
         variant: Variant,
         width: u32,
         height: u32,
         rgb: &[u8],
-        border: Border,
-        n: u32,
+        filter: Filter,
+        n1: N1,
         copies: usize,
     ) -> Result<Self, GpuError> {
         assert!(variant.is_gpu(), "{} is not a GPU variant", variant.name());
+        let gpu = gpu.for_filter(filter)?;
         let d = Dims::new(width, height)?;
         assert_eq!(rgb.len(), 3 * d.pixels());
         let mut sets = Vec::with_capacity(copies.max(1));
@@ -105,12 +107,12 @@ impl<'g> Prepared<'g> {
             sets.push(b);
         }
         gpu.stream.synchronize()?;
-        Ok(Prepared { gpu, variant, d, border, n, copies: sets })
+        Ok(Prepared { gpu, variant, d, border: filter.border, n1, copies: sets })
     }
 
     /// Enqueues the variant's kernels once, on buffer set `k`.
     fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
-        let (gpu, d, border) = (self.gpu, self.d, self.border);
+        let (gpu, d, border) = (&self.gpu, self.d, self.border);
         let b = &mut self.copies[k];
         match self.variant {
             Variant::GpuMap => {
@@ -126,7 +128,7 @@ impl<'g> Prepared<'g> {
                 gpu.launch_grey(&b.rgb, grey, d)?;
                 gpu.launch_gradient_magnitude(grey, &mut b.out, d, border)?;
             }
-            Variant::GpuN1 => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, self.n)?,
+            Variant::GpuN1 => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, self.n1)?,
             Variant::GpuFused => gpu.launch_rgb_kernel(RgbKernel::Fused, &b.rgb, &mut b.out, d, border)?,
             Variant::GpuConstTaps => gpu.launch_rgb_kernel(RgbKernel::ConstTaps, &b.rgb, &mut b.out, d, border)?,
             Variant::GpuTiled => gpu.launch_rgb_kernel(RgbKernel::Tiled, &b.rgb, &mut b.out, d, border)?,
@@ -153,7 +155,7 @@ impl<'g> Prepared<'g> {
     /// `reps` runs, each timed between two CUDA events on a GPU kept busy (see [`Gpu::time_runs`]);
     /// milliseconds per run.
     pub fn time(&mut self, reps: usize) -> Result<Vec<f64>, GpuError> {
-        let gpu = self.gpu;
+        let gpu = self.gpu.clone();
         let copies = self.copies.len();
         gpu.time_runs(reps, |rep| self.enqueue(rep % copies))
     }
@@ -174,13 +176,13 @@ pub fn run(
     gpu: &Gpu,
     variant: Variant,
     rgb: &RgbImage,
-    border: Border,
-    n: u32,
+    filter: Filter,
+    n1: N1,
     warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
     let rows = max_band_rows(gpu, variant, rgb.width() as usize)?;
-    run_banded(gpu, variant, rgb, border, n, warm_up, reps, rows)
+    run_banded(gpu, variant, rgb, filter, n1, warm_up, reps, rows)
 }
 
 /// The most rows a band may have for `variant` at this width: no buffer over 2^31 bytes (the largest
@@ -206,8 +208,8 @@ pub fn run_banded(
     gpu: &Gpu,
     variant: Variant,
     rgb: &RgbImage,
-    border: Border,
-    n: u32,
+    filter: Filter,
+    n1: N1,
     warm_up: bool,
     reps: usize,
     band_rows: usize,
@@ -215,7 +217,7 @@ pub fn run_banded(
     let (mut memory_ms, mut compute_ms) = (0.0, 0.0);
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, |w, h, band| {
-        let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, border, n, 1));
+        let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, filter, n1, 1));
         let mut prepared = prepared?;
         if warm_up {
             prepared.warm_up()?;

@@ -21,3 +21,18 @@ pub fn bin() -> assert_cmd::Command {
     let path = std::env::var_os("CUDA_SOBEL_BIN").map(PathBuf::from).unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
     assert_cmd::Command::new(path)
 }
+
+/// A low-contrast 4×3 grey image, so that Scharr's larger taps do not saturate everything:
+/// ```text
+///  10 12 15 11
+///   9 10 14 20
+///   8  8  9 12
+/// ```
+pub const SCHARR_GREY: [u8; 12] = [10, 12, 15, 11, 9, 10, 14, 20, 8, 8, 9, 12];
+
+/// 4×2 colours chosen so that the report's arithmetic differs from the exact one at every step.
+pub fn report_colours() -> image::RgbImage {
+    let px: [[u8; 3]; 8] =
+        [[255, 0, 0], [2, 2, 2], [255, 255, 255], [0, 0, 0], [0, 255, 0], [100, 100, 100], [0, 0, 255], [200, 10, 50]];
+    image::RgbImage::from_fn(4, 2, |x, y| image::Rgb(px[(y * 4 + x) as usize]))
+}
