@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call on the GPU machine, from the repo root, with the binaries
 # that scripts/build-dev.sh put in .dev/:
-#   1. every test binary, GPU tests required to run (every variant × border × n, bit-exact);
-#   2. the CLI on every imgs_in image × border mode, --gpu-required (exit 0 = every variant identical);
-#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 4097×2049;
+#   1. every test binary, GPU tests required to run (every variant × filter × n × mapping, bit-exact);
+#   2. the CLI on every imgs_in image × border mode, and with --operator scharr, --compat report and
+#      --mapping report, --gpu-required (exit 0 = every variant identical);
+#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 4097×2049 (every
+#      border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd sizes);
 #   4. no GPU visible; damaged and forged PTX cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
@@ -35,6 +37,10 @@ cli_all() {
     for b in replicate zero reflect101; do
       "$DEV/cuda_sobel" "$img" 3 --border "$b" --gpu-required --quiet --out "$WORK/out.png" || { echo "failed: $img $b"; ok=1; }
     done
+    for extra in "--operator scharr" "--compat report" "--compat report --operator scharr --mapping report"; do
+      # shellcheck disable=SC2086
+      "$DEV/cuda_sobel" "$img" 3 $extra --gpu-required --quiet --out "$WORK/out.png" || { echo "failed: $img $extra"; ok=1; }
+    done
   done
   return $ok
 }
@@ -54,6 +60,14 @@ sanitize() {
         "$DEV/cuda_sobel" "$WORK/s$size.png" 3 --border "$b" --variant "$GPU_VARIANTS" --reps 1 \
         --gpu-required --quiet --out "$WORK/s.png" > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
       grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool $size $b: |"
+    done
+    case $size in 1x7|33x17|1025x3) ;; *) continue ;; esac
+    for extra in "--operator scharr --border reflect101" "--compat report --mapping report"; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
+        "$DEV/cuda_sobel" "$WORK/s$size.png" 3 $extra --variant "$GPU_VARIANTS" --reps 1 \
+        --gpu-required --quiet --out "$WORK/s.png" > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
+      grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool $size $extra: |"
     done
   done
   return $ok
