@@ -2,9 +2,13 @@
 """OpenCV's Sobel pipeline on the same image, timed like `cuda_sobel bench` times the CPU variants:
 cvtColor → two Sobel (CV_32F) → magnitude → convertScaleAbs, median of many runs after a warm-up.
 (The numbers compared are times, not bytes: OpenCV's grey weights are 0.299/0.587/0.114 and its
-border is BORDER_REFLECT_101.)  Usage: opencv_baseline.py IMAGE [THREADS] [RUNS]"""
+border is BORDER_REFLECT_101.) Also the whole pipeline, like `cuda_sobel bench`'s: imread, the same
+computation, imwrite of a PNG (default compression), mean of the runs after one warm-up.
+Usage: opencv_baseline.py IMAGE [THREADS] [RUNS]"""
+import os
 import statistics
 import sys
+import tempfile
 import time
 
 import cv2
@@ -35,3 +39,28 @@ for _ in range(runs):
 h, w = bgr.shape[:2]
 print(f"opencv {cv2.__version__} {w}x{h} threads={threads}: median {statistics.median(times):.3f} ms "
       f"(min {min(times):.3f}, max {max(times):.3f}, {runs} runs)")
+
+
+# Whole pipeline: decode, compute, encode (what the report's "total" measured), like cuda_sobel's rows.
+out = os.path.join(tempfile.mkdtemp(), "edges.png")
+
+
+def whole():
+    t0 = time.perf_counter()
+    img = cv2.imread(path, cv2.IMREAD_COLOR)
+    t1 = time.perf_counter()
+    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
+    edges = cv2.convertScaleAbs(cv2.magnitude(gx, gy))
+    t2 = time.perf_counter()
+    cv2.imwrite(out, edges)
+    t3 = time.perf_counter()
+    return (t1 - t0 + t3 - t2) * 1e3, (t2 - t1) * 1e3, (t3 - t0) * 1e3
+
+
+whole()
+rows = [whole() for _ in range(max(3, runs // 5))]
+io, comp, total = (statistics.mean(r[i] for r in rows) for i in range(3))
+print(f"opencv whole pipeline {w}x{h}: I/O {io:.1f} ms + computation {comp:.2f} ms = total {total:.1f} ms "
+      f"(mean of {len(rows)} runs)")
