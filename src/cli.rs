@@ -70,6 +70,10 @@ struct RunArgs {
     /// Also write the grey, |Gx| and |Gy| images (like the report's INTERMEDIATE_OUTPUT)
     #[arg(long)]
     intermediate: bool,
+    /// PNG compression effort for the output (fast: the image crate's and OpenCV's default level, ~5×
+    /// larger files; counted in the I/O time)
+    #[arg(long, value_enum, default_value_t)]
+    png_compression: image_io::PngCompression,
     /// Print nothing but errors
     #[arg(short, long)]
     quiet: bool,
@@ -236,6 +240,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         variants,
         intermediate: args.intermediate,
         gpu_reps: args.reps as usize,
+        compression: args.png_compression,
     };
 
     image_io::check_output(&opts.input, &opts.output)?;

@@ -128,6 +128,8 @@ pub struct Options {
     pub intermediate: bool,
     /// Timed repetitions of each GPU variant's kernels (after one warm-up); the table shows the median.
     pub gpu_reps: usize,
+    /// PNG compression effort of the written images (part of the I/O time).
+    pub compression: image_io::PngCompression,
 }
 
 /// Everything one run measured; the table and `--json` are two views of it.
@@ -319,12 +321,13 @@ pub fn count_mismatches(a: &[u8], b: &[u8]) -> u64 {
 }
 
 fn write_outputs(opts: &Options, width: u32, height: u32, stages: &cpu::scalar::Stages) -> Result<()> {
-    image_io::write_png(&opts.output, width, height, &stages.magnitude, ExtendedColorType::L8)?;
+    let c = opts.compression;
+    image_io::write_png_with(&opts.output, width, height, &stages.magnitude, ExtendedColorType::L8, c)?;
     if opts.intermediate {
         // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
         let abs8 = |g: &[i16]| g.iter().map(|&v| opts.filter.gradient_byte(v as i32)).collect::<Vec<u8>>();
         for (suffix, bytes) in [("grey", stages.grey.clone()), ("gx", abs8(&stages.gx)), ("gy", abs8(&stages.gy))] {
-            image_io::write_png(&sibling(&opts.output, suffix), width, height, &bytes, ExtendedColorType::L8)?;
+            image_io::write_png_with(&sibling(&opts.output, suffix), width, height, &bytes, ExtendedColorType::L8, c)?;
         }
     }
     Ok(())

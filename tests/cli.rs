@@ -162,3 +162,20 @@ fn compat_report_refuses_another_border() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--compat report uses the report's zero border"), "{stderr}");
 }
+
+#[test]
+fn png_compression_changes_the_file_not_the_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut decoded = Vec::new();
+    for level in ["fast", "default"] {
+        let out = dir.path().join(format!("{level}.png"));
+        bin()
+            .args(["imgs_in/512x512.png", "--variant", "cpu-rayon", "--quiet", "--png-compression", level, "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        decoded.push((std::fs::metadata(&out).unwrap().len(), image::open(&out).unwrap().into_luma8().into_raw()));
+    }
+    assert_eq!(decoded[0].1, decoded[1].1, "same pixels");
+    assert!(decoded[0].0 > decoded[1].0, "fast writes a larger file: {} vs {}", decoded[0].0, decoded[1].0);
+}
