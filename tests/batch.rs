@@ -52,3 +52,22 @@ fn baseline_and_compression_levels_write_the_same_pixels() {
     let out = dir.path().join("baseline");
     bin().args(["batch", "imgs_in/512x512.png", "--baseline", "--out"]).arg(&out).assert().success();
 }
+
+#[test]
+fn batch_honours_the_operator_and_the_report_arithmetic() {
+    // On the GPU machine this runs gpu-strip in the Scharr / report builds; elsewhere cpu-rayon. Either
+    // way `--check` holds every image to cpu-scalar, and the files equal the golden outputs.
+    let dir = tempfile::tempdir().unwrap();
+    for (args, golden) in [
+        (["--operator", "scharr"], "tests/data/512x512_scharr.png"),
+        (["--compat", "report"], "tests/data/512x512_report.png"),
+    ] {
+        let out = dir.path().join(args[1]);
+        bin().args(["batch", "imgs_in/512x512.png", "--check", "--out"]).arg(&out).args(args).assert().success();
+        assert_eq!(
+            image::open(out.join("512x512_sobel.png")).unwrap().into_luma8().into_raw(),
+            image::open(golden).unwrap().into_luma8().into_raw(),
+            "{args:?}"
+        );
+    }
+}
