@@ -88,10 +88,8 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
         let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Gpu::device_count().max(1)).collect());
         let mut reasons = Vec::new();
         for ordinal in ordinals {
-            let opened = Gpu::open_device(ordinal).and_then(|mut g| {
-                g.preload(opts.filter)?;
-                SlotPool::new(&g, opts.slots).map(|p| (g, p))
-            });
+            let opened =
+                Gpu::open_device(ordinal, opts.filter).and_then(|g| SlotPool::new(&g, opts.slots).map(|p| (g, p)));
             match opened {
                 Ok(pair) => gpus.push(pair),
                 Err(e) => reasons.push(format!("device {ordinal}: {e}")),

@@ -232,11 +232,7 @@ pub fn default_output(input: &Path) -> PathBuf {
 pub fn run(opts: &Options) -> Result<Report> {
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| {
-        let mut g = Gpu::open()?;
-        g.preload(opts.filter)?;
-        Ok::<_, gpu::GpuError>(g)
-    });
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_for(opts.filter));
     let gpu_status = match &gpu {
         None => GpuStatus::NotRequested,
         Some(Ok(g)) => GpuStatus::Available {

@@ -303,11 +303,7 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
 
 pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| {
-        let mut g = Gpu::open()?;
-        g.preload(opts.filter)?;
-        Ok::<_, crate::gpu::GpuError>(g)
-    });
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_for(opts.filter));
     let mut skipped = Vec::new();
     let gpu = match gpu {
         Some(Ok(g)) => Some(g),
@@ -402,8 +398,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         }
         let report_size = size.0 as u64 * size.1 as u64 <= REPORT_MAPPING_MAX_PIXELS;
         if let (true, true, Some(g)) = (variants.contains(&Variant::GpuN1), report_size, &gpu) {
+            let ctx = Ctx { opts, gpu: Some(g), path: &path, scratch: &scratch, reference: &reference };
             for &n in &opts.ns {
-                let ctx = Ctx { opts, gpu: Some(g), path: &path, scratch: &scratch, reference: &reference };
                 let n1 = N1 { n, mapping: Mapping::Report };
                 progress.set_message(format!("{}x{} gpu-n1 --mapping report n={n}", size.0, size.1));
                 let series = ctx.gpu_kernel_series(Variant::GpuN1, n1, &rgb)?;
@@ -504,7 +500,7 @@ fn host_to_host(
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let limit = variants::max_band_rows(gpu, Variant::GpuStrip, w)?;
     let band_rows = h.div_ceil(16).clamp(64.min(h), limit);
-    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, streams)?;
+    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, streams, opts.filter)?;
     // SAFETY (pinned allocs): the input is filled from the image before use; the output is written in
     // full by the pipeline before it is read.
     let (mut input, mut output) = unsafe {
@@ -515,12 +511,12 @@ fn host_to_host(
     };
     input.as_mut_slice()?.copy_from_slice(rgb.as_raw());
     let (input, output) = (input.as_slice()?, output.as_mut_slice()?);
-    pipeline.run(input, output, h, opts.filter)?;
+    pipeline.run(input, output, h)?;
     anyhow::ensure!(output == reference, "host → host output differs from cpu-scalar at {w}x{h}");
     let mut samples_ms = Vec::new();
     for _ in 0..opts.kernel_reps.clamp(1, 20) {
         let start = Instant::now();
-        pipeline.run(input, output, h, opts.filter)?;
+        pipeline.run(input, output, h)?;
         samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let pixels = (w * h) as f64;
@@ -608,24 +604,21 @@ impl Ctx<'_> {
         }
         let (width, height) = rgb.dimensions();
         let filter = self.opts.filter;
-        let (samples_ms, buffer_copies) = {
-            let f = |rgb: &RgbImage| match variant {
-                Variant::CpuScalar => cpu::scalar::sobel(rgb, filter),
-                _ => cpu::rayon::sobel(rgb, filter),
-            };
-            std::hint::black_box(f(rgb)); // warm-up
-            let start = Instant::now();
-            let mut samples = Vec::new();
-            while samples.len() < self.opts.kernel_reps
-                && (samples.len() < 3 || start.elapsed().as_secs_f64() < self.opts.cpu_budget_s)
-            {
-                let (out, ms) = timed(|| f(rgb));
-                std::hint::black_box(out);
-                samples.push(ms);
-            }
-            (samples, 1)
+        let f = |rgb: &RgbImage| match variant {
+            Variant::CpuScalar => cpu::scalar::sobel(rgb, filter),
+            _ => cpu::rayon::sobel(rgb, filter),
         };
-        Ok(KernelSeries { width, height, variant, n, buffer_copies, samples_ms })
+        std::hint::black_box(f(rgb)); // warm-up
+        let start = Instant::now();
+        let mut samples_ms = Vec::new();
+        while samples_ms.len() < self.opts.kernel_reps
+            && (samples_ms.len() < 3 || start.elapsed().as_secs_f64() < self.opts.cpu_budget_s)
+        {
+            let (out, ms) = timed(|| f(rgb));
+            std::hint::black_box(out);
+            samples_ms.push(ms);
+        }
+        Ok(KernelSeries { width, height, variant, n, buffer_copies: 1, samples_ms })
     }
 
     /// A GPU variant's kernels on resident data: event-timed, rotating over enough buffer copies that

@@ -59,13 +59,13 @@ fn band<const E: i32, const C: i32, const REPORT: bool>(
     border: Border,
     out_band: &mut [u8],
 ) {
-    let filter = arithmetic::<REPORT>();
+    let filter = Filter { border, ..arithmetic::<REPORT>() };
     let mut rows = [vec![0u8; width + 2], vec![0u8; width + 2], vec![0u8; width + 2]];
-    padded_grey_row(src, width, height, y0 as isize - 1, border, filter, &mut rows[0]);
-    padded_grey_row(src, width, height, y0 as isize, border, filter, &mut rows[1]);
+    padded_grey_row(src, width, height, y0 as isize - 1, filter, &mut rows[0]);
+    padded_grey_row(src, width, height, y0 as isize, filter, &mut rows[1]);
     for (r, out_row) in out_band.chunks_exact_mut(width).enumerate() {
         // rows[r % 3] holds row y−1, rows[(r+1) % 3] row y; refill the third with row y+1.
-        padded_grey_row(src, width, height, (y0 + r + 1) as isize, border, filter, &mut rows[(r + 2) % 3]);
+        padded_grey_row(src, width, height, (y0 + r + 1) as isize, filter, &mut rows[(r + 2) % 3]);
         let [above, here, below] = [&rows[r % 3], &rows[(r + 1) % 3], &rows[(r + 2) % 3]];
         gradient_row::<E, C, REPORT>(above, here, below, out_row);
     }
@@ -78,11 +78,12 @@ fn arithmetic<const REPORT: bool>() -> Filter {
     Filter { compat: if REPORT { Compat::Report } else { Compat::Exact }, ..Filter::default() }
 }
 
-/// Writes grey row `y` (resolved through the border rule) into `dst[1..=width]`, and the border pixels
-/// it implies into `dst[0]` and `dst[width + 1]`. `filter` is a constant after inlining, so its
-/// arithmetic choice costs nothing in the loop.
+/// Writes grey row `y` (resolved through `filter`'s border rule) into `dst[1..=width]`, and the border
+/// pixels it implies into `dst[0]` and `dst[width + 1]`. `filter.compat` is a constant after inlining, so
+/// its arithmetic choice costs nothing in the loop.
 #[inline(always)]
-fn padded_grey_row(src: &[u8], width: usize, height: usize, y: isize, border: Border, filter: Filter, dst: &mut [u8]) {
+fn padded_grey_row(src: &[u8], width: usize, height: usize, y: isize, filter: Filter, dst: &mut [u8]) {
+    let border = filter.border;
     let Some(sy) = border.resolve(y, height) else {
         dst.fill(0);
         return;

@@ -10,27 +10,30 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use super::launch::Dims;
 use super::{Gpu, GpuError};
 use crate::bands::bands;
-use crate::sobel::Filter;
+use crate::sobel::{Border, Filter};
 
-/// Streams with band-sized device buffers, reused across images of one width.
+/// Streams with band-sized device buffers, reused across images of one width, for one filter.
 pub struct HostToHost {
     width: usize,
     band_rows: usize,
+    border: Border,
+    /// Each lane: the GPU on its own stream, with `filter`'s kernels, and its input and output buffers.
     lanes: Vec<(Gpu, CudaSlice<u8>, CudaSlice<u8>)>,
 }
 
 impl HostToHost {
-    pub fn new(gpu: &Gpu, width: usize, band_rows: usize, streams: usize) -> Result<Self, GpuError> {
+    pub fn new(gpu: &Gpu, width: usize, band_rows: usize, streams: usize, filter: Filter) -> Result<Self, GpuError> {
         let in_rows = band_rows + 2;
+        let filtered = gpu.for_filter(filter)?;
         let mut lanes = Vec::with_capacity(streams.max(1));
         for _ in 0..streams.max(1) {
-            let lane = gpu.on_stream(gpu.ctx.new_stream()?);
+            let lane = filtered.on_stream(gpu.ctx.new_stream()?);
             // SAFETY (alloc): each band's upload fills the input buffer's used part before the kernel
             // reads it, and the kernel writes the output rows before they are downloaded.
             let (i, o) = unsafe { (lane.stream.alloc(in_rows * width * 3)?, lane.stream.alloc(in_rows * width)?) };
             lanes.push((lane, i, o));
         }
-        Ok(HostToHost { width, band_rows, lanes })
+        Ok(HostToHost { width, band_rows, border: filter.border, lanes })
     }
 
     pub fn band_rows(&self) -> usize {
@@ -43,7 +46,7 @@ impl HostToHost {
 
     /// gpu-strip from `input` (RGB, `width × height`) to `output` (`width × height`), both host memory
     /// that should be pinned for the copies to overlap. Returns when every stream has finished.
-    pub fn run(&mut self, input: &[u8], output: &mut [u8], height: usize, filter: Filter) -> Result<(), GpuError> {
+    pub fn run(&mut self, input: &[u8], output: &mut [u8], height: usize) -> Result<(), GpuError> {
         let w = self.width;
         assert_eq!(input.len(), w * height * 3);
         assert_eq!(output.len(), w * height);
@@ -60,7 +63,7 @@ impl HostToHost {
                     // rows); `src` stays borrowed until every stream is synchronised below.
                     unsafe { cudarc::driver::result::memcpy_htod_async(ptr, src, gpu.stream.cu_stream()) }?;
                 }
-                gpu.for_filter(filter)?.launch_strip(dev_in, dev_out, d, filter.border)?;
+                gpu.launch_strip(dev_in, dev_out, d, self.border)?;
                 let (ptr, _record) = dev_out.device_ptr(&gpu.stream);
                 let offset = (band.skip() * w) as u64;
                 // SAFETY: the band's own rows start `skip` rows into the output buffer and are `dst.len()`

@@ -81,7 +81,13 @@ impl Gpu {
     /// Opens device 0. The first GPU action is a dummy 1-byte allocation that absorbs context
     /// start-up, timed on its own, as the report did.
     pub fn open() -> Result<Gpu, GpuError> {
-        Gpu::open_device(0)
+        Gpu::open_device(0, Filter::default())
+    }
+
+    /// [`Gpu::open`], with `filter`'s kernel set loaded too (its compile or cache read counted in
+    /// `kernel_load_ms` and `kernel_stats`, so that no variant's timing includes it).
+    pub fn open_for(filter: Filter) -> Result<Gpu, GpuError> {
+        Gpu::open_device(0, filter)
     }
 
     /// How many CUDA devices are visible (0 without a driver or device).
@@ -92,8 +98,8 @@ impl Gpu {
         CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
     }
 
-    /// Opens device `ordinal`; see [`Gpu::open`].
-    pub fn open_device(ordinal: usize) -> Result<Gpu, GpuError> {
+    /// Opens device `ordinal` with `filter`'s kernels loaded; see [`Gpu::open`] and [`Gpu::open_for`].
+    pub fn open_device(ordinal: usize, filter: Filter) -> Result<Gpu, GpuError> {
         if !driver_present() {
             return Err(GpuError::NoDriver);
         }
@@ -124,7 +130,7 @@ impl Gpu {
         let arch = kernels::arch_option(major, minor);
         let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &arch, &[]));
         let (kernels, kernel_stats) = loaded?;
-        Ok(Gpu {
+        let mut gpu = Gpu {
             ctx,
             stream,
             kernels,
@@ -135,7 +141,9 @@ impl Gpu {
             context_init_ms,
             kernel_load_ms,
             kernel_stats,
-        })
+        };
+        gpu.preload(filter)?;
+        Ok(gpu)
     }
 
     /// The same GPU with `kernels` compiled for `filter`'s operator and arithmetic (the border is a
@@ -145,9 +153,8 @@ impl Gpu {
         Ok(Gpu { kernels: self.kernels_for(filter)?.0, ..self.clone() })
     }
 
-    /// Loads `filter`'s kernel set now, counting it in `kernel_load_ms` and `kernel_stats`, so that the
-    /// variants' timings do not include a compile.
-    pub fn preload(&mut self, filter: Filter) -> Result<(), GpuError> {
+    /// Loads `filter`'s kernel set now, counting it in `kernel_load_ms` and `kernel_stats`.
+    fn preload(&mut self, filter: Filter) -> Result<(), GpuError> {
         let (loaded, ms) = timed(|| self.kernels_for(filter));
         if let (_, Some(stats)) = loaded? {
             self.kernel_load_ms += ms;
