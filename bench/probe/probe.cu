@@ -8,7 +8,8 @@
 // by tests/gpu.rs) for every border mode: "exact" or "DIFF!" (the floors are expected to differ).
 //
 //   strip minR     the real gpu-strip (cuda/strip.cu), at least R rows a thread (the host uses 4)
-//   spf minR pfD   strip_prefetch.cuh: gpu-strip's prototype with the L2 prefetch distance D at run time
+//                  (the L2 prefetch distance is cuda/strip.cu's STRIP_PREFETCH: sweep it with
+//                  PROBE_FLAGS=-DSTRIP_PREFETCH=D bash bench/probe/run.sh 6 " strip min4 ")
 //   sshfl          strip_shuffle.cuh: neighbour words by warp shuffles instead of 4-byte loads
 //   swS minR       warp_ring.cuh: each warp stages rows into shared memory with coalesced cp.async, S deep
 //   sa4            thread_ring.cuh: each thread stages its own rows with cp.async (L1-bypassing)
@@ -29,7 +30,6 @@
 #include "thread_ring.cuh"
 #include "warp_ring.cuh"
 #include "magcheck.cuh"
-#include "strip_prefetch.cuh"
 #include "floor.cuh"
 #include "strip_shuffle.cuh"
 
@@ -90,12 +90,6 @@ int main(int argc, char** argv) {
         for (int mr : {1, 2, 3, 4}) {
             ls.push_back({"strip min" + std::to_string(mr), [=](const u8* i, u8* o, int w, int h, int b) {
                 launch_strip_like(sobel_strip_aligned, STRIP_THREADS, i, o, w, h, b, strip_rows(sobel_strip_aligned, STRIP_THREADS, w, h, mr)); }});
-        }
-        for (int mr : {2, 4}) for (int pf : {0, 1, 2, 3, 4}) {
-            ls.push_back({"spf min" + std::to_string(mr) + " pf" + std::to_string(pf), [=](const u8* i, u8* o, int w, int h, int b) {
-                int rows = strip_rows((KFn)sobel_strip_aligned, 128, w, h, mr);
-                long groups = (w + 15) / 16; long nthreads = groups * ((h + rows - 1) / rows);
-                spf<<<(unsigned)((nthreads + 127) / 128), 128>>>(i, o, w, h, b, rows, pf); }});
         }
         for (int mr : {4}) ls.push_back({"sshfl min" + std::to_string(mr), [=](const u8* i, u8* o, int w, int h, int b) {
             int rows = strip_rows((KFn)sobel_strip_aligned, STRIP_THREADS, w, h, mr);
