@@ -1,25 +1,36 @@
 // strip.cu — pattern: STENCIL WITH A ROLLING WINDOW (register blocking + column strips), the fast one.
 //
 // The seeds' "local memory" idea taken one step further: instead of staging a tile in shared memory,
-// each thread owns a 16-pixel column strip and marches down `rows` rows, keeping three grey rows
-// (above, here, below) in registers. Each step loads one new RGB row segment (three 16-byte loads),
+// each thread owns a 16-pixel column strip and marches along `rows` rows, keeping three grey rows
+// (behind, here, ahead) in registers. Each step loads one new RGB row segment (three 16-byte loads),
 // converts it to grey once, and writes 16 outputs with one 16-byte store. So every input byte is read
-// from DRAM once (plus 2 halo rows per `rows`, and the 1-pixel neighbours, which hit the L1/L2
-// caches), and every grey value is computed once — the kernel does what the roofline asks: read 3 bytes,
-// write 1 byte per pixel. The loop is unrolled three times so that the rows' roles rotate by renaming
-// registers instead of copying them. No shared memory, no barriers.
+// from DRAM once (the 2 halo rows of each band and the 1-pixel neighbours hit the L1/L2 caches), and
+// every grey value is computed once — the kernel does what the roofline asks: read 3 bytes, write 1 byte
+// per pixel. The loop is unrolled three times so that the rows' roles rotate by renaming registers
+// instead of copying them. No shared memory, no barriers.
 //
 // Two rows of look-ahead hide the memory latency: the next row is already on its way into registers
 // while this row is computed, and the row after it is asked into the L2 cache with a prefetch
 // instruction (no register, no wait). Without the prefetch each step's loads wait for DRAM; with it,
 // for L2 (measured: 16384² 302 → 269 µs; more rows ahead is slower, see STRIP_PREFETCH).
 //
+// Alternate bands march in opposite directions (even bands down, odd bands up), so that the two bands
+// meeting at a boundary read its rows at the same moment — both at their start or both at their end —
+// and the second read hits the L2. Marching all one way, band b reads its top halo at its start and band
+// b−1 reads the same rows at its end, long evicted: 6 % more DRAM reads at 7680×4320 (measured with ncu:
+// 106.0 → 99.6 MB, the input's size; 40.8 → 39.4 µs). Going up, the rows behind and ahead swap roles:
+// Gy changes sign, Gy² and so the magnitude do not.
+//
+// Work granularity: small images give too few 16-pixel threads to hide latency (2048×1024 in bands of 4
+// rows: 2 warps per scheduler), so the host launches the same march on 8-pixel groups there
+// (sobel_strip_aligned8): twice the threads, each half the work (see `launch_strip`).
+//
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
 // Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
 // so that all threads fit on the GPU at once (one wave, no tail) while filling it, but at least 4 rows a
 // thread (measured best for small images: see `launch_strip` and docs/performance.md).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
-// ALIGNED form only when width % 16 == 0, the general form otherwise.
+// aligned forms only when width % 16 == 0 (or % 8 for the 8-pixel form), the general form otherwise.
 #include "row16.cuh"
 
 #define STRIP_THREADS 128  // = launch.rs STRIP_THREADS
@@ -30,83 +41,161 @@
 #ifndef STRIP_PREFETCH
 #define STRIP_PREFETCH 1
 #endif
+#define STRIP_AHEAD (2 + STRIP_PREFETCH)  // the prefetched row, counted from the step's output row
 
-// Ask the L2 cache for the 48 bytes of row y at group x0 (no register is written, nothing waits). One
-// address per thread covers every 128-byte line of its warp's 1536-byte row segment.
-__device__ __forceinline__ void prefetch_l2(const u8* __restrict__ rgb, int width, int y, int x0) {
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(rgb + ((size_t)y * width + x0) * 3));
+// 1: odd bands march up (above). 0 (for measuring): every band marches down.
+#ifndef STRIP_ZIGZAG
+#define STRIP_ZIGZAG 1
+#endif
+
+// Ask the L2 cache for the line holding p, a group's first byte (no register is written, nothing waits).
+// One address per thread covers every 128-byte line of its warp's row segment.
+__device__ __forceinline__ void prefetch_l2(const u8* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+// Where a band's march is. The march walks pointers, so that the code is the same in both directions:
+// `in` is the group's bytes in the step's output row, `o` that output row, and `in_step`/`out_step` the
+// distances to the next row (± one image row). `far` is the far halo row (the row after the last output
+// row), which the border rule may move or make 0 (nullptr); `prefetch_end` is n + 1 if that row is in the
+// image, else n: the rows 0 … prefetch_end − 1 of the march (counted from the first output row) may be
+// prefetched.
+struct March {
+    const u8* in;
+    u8* o;
+    ptrdiff_t in_step, out_step;
+    const u8* far;
+    int n, prefetch_end;
+};
+
+// One step of the march: output row k of n. Row k+1 (its bytes already loaded into `next`) becomes grey
+// row b, and output row k is written. Before converting, row k+STRIP_AHEAD is asked into L2 and the loads
+// of row k+2 are issued (unless the band ends), so that their latency overlaps this step's arithmetic:
+// software pipelining, two rows deep. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so both rows
+// are inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
+// 7680×4320).
+template <int G, bool INTERIOR>
+__device__ __forceinline__ void strip_step(const March& s, int k, int width, int border, int x0, const int a[G + 2],
+                                           const int m[G + 2], int b[G + 2], Raw<G>& next) {
+    const u8* in = s.in + k * s.in_step;
+    Raw<G> cur = next;
+    if (INTERIOR) {
+        prefetch_l2(in + STRIP_AHEAD * s.in_step);
+        next = load_group<G>(in + 2 * s.in_step, width, x0);
+    } else {
+        if (k + STRIP_AHEAD < s.prefetch_end) prefetch_l2(k + STRIP_AHEAD < s.n ? in + STRIP_AHEAD * s.in_step : s.far);
+        if (k + 1 < s.n) next = load_raw_at<G>(k + 2 < s.n ? in + 2 * s.in_step : s.far, width, x0);
+    }
+#ifdef STRIP_MEM_ONLY
+    unsigned w[3 * G / 4];
+    words_of(cur, w);
+    unsigned acc[G / 4];
+    for (int i = 0; i < G / 4; ++i) acc[i] = w[3 * i] ^ w[3 * i + 1] ^ w[3 * i + 2];
+    acc[0] ^= cur.left ^ cur.right;
+    if (G == 16) *reinterpret_cast<uint4*>(s.o + k * s.out_step + x0) = make_uint4(acc[0], acc[1], acc[2 % (G / 4)], acc[3 % (G / 4)]);
+    else *reinterpret_cast<uint2*>(s.o + k * s.out_step + x0) = make_uint2(acc[0], acc[1]);
+#else
+    grey_from_raw<G>(cur, width, border, x0, b);
+    sobel_row<G, true>(a, m, b, s.o + k * s.out_step, x0, width);
+#endif
 }
 
-// One step down the strip: row y+1 (its bytes already loaded into `next`) becomes grey row b, and output
-// row y is written. Before converting, row y+2+STRIP_PREFETCH is asked into L2 and the loads of row y+2
-// are issued (unless the band ends), so that their latency overlaps this step's arithmetic: software
-// pipelining, two rows deep. The prefetch goes first: issued after the loads it cost 5 % (measured at
-// 7680×4320: 42.7 → 40.5 µs, docs/performance.md v0.6).
-__device__ __forceinline__ void strip_step(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
-                                           int border, int y, int y_end, int x0, const int a[GROUP + 2],
-                                           const int m[GROUP + 2], int b[GROUP + 2], Raw16& next) {
-    Raw16 cur = next;
-    if (y + 2 + STRIP_PREFETCH <= min(y_end, height - 1)) prefetch_l2(rgb, width, y + 2 + STRIP_PREFETCH, x0);
-    if (y + 1 < y_end) next = load_raw16(rgb, width, height, border, y + 2, x0);
-    grey_from_raw16(cur, width, border, x0, b);
-    sobel_row16<true>(a, m, b, out + (size_t)y * width, x0, width);
+// The aligned forms (width % G == 0): thread t owns group t mod groups (G pixels wide) of band
+// t / groups (`rows` rows high). Threads are numbered across whole rows of groups, so no thread idles
+// however the width divides by the block size.
+template <int G>
+__device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
+                                              int border, int rows) {
+    int groups = width / G;
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    int band = (int)(t / groups), x0 = (int)(t % groups) * G, top = band * rows;
+    if (top >= height) return;
+    int n = min(rows, height - top);  // output rows of this band
+    int dir = STRIP_ZIGZAG && (band & 1) ? -1 : 1;
+    int y = dir > 0 ? top : top + n - 1;  // the first output row; the last is y + (n − 1)·dir
+    int y_far = y + n * dir;
+    March s = {rgb + ((size_t)y * width + x0) * 3,
+               out + (size_t)y * width,
+               (ptrdiff_t)dir * width * 3,
+               (ptrdiff_t)dir * width,
+               group_ptr(rgb, width, height, border, y_far, x0),
+               n,
+               (unsigned)y_far < (unsigned)height ? n + 1 : n};
+    // All three first rows' loads (and the prefetches of the next ones) are in flight before any is
+    // converted: one memory round trip.
+#ifndef STRIP_PRO
+#define STRIP_PRO (STRIP_AHEAD - 2)
+#endif
+#ifndef STRIP_PRO_AFTER
+#define STRIP_PRO_AFTER 0
+#endif
+    if (!STRIP_PRO_AFTER)
+        for (int j = 2; j < 2 + STRIP_PRO && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
+    Raw<G> behind = load_raw<G>(rgb, width, height, border, y - dir, x0);
+    Raw<G> here = load_group<G>(s.in, width, x0);
+    Raw<G> next = load_raw_at<G>(n > 1 ? s.in + s.in_step : s.far, width, x0);
+    if (STRIP_PRO_AFTER)
+        for (int j = 2; j < 2 + STRIP_PRO && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
+    int r0[G + 2], r1[G + 2], r2[G + 2];
+    grey_from_raw<G>(behind, width, border, x0, r0);
+    grey_from_raw<G>(here, width, border, x0, r1);
+    // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying. The
+    // first loop runs while every step's rows are inside the band, the second finishes the band.
+    int k = 0;
+    for (; k + 2 + STRIP_AHEAD < n; k += 3) {
+        strip_step<G, true>(s, k, width, border, x0, r0, r1, r2, next);
+        strip_step<G, true>(s, k + 1, width, border, x0, r1, r2, r0, next);
+        strip_step<G, true>(s, k + 2, width, border, x0, r2, r0, r1, next);
+    }
+    for (; k + 3 <= n; k += 3) {
+        strip_step<G, false>(s, k, width, border, x0, r0, r1, r2, next);
+        strip_step<G, false>(s, k + 1, width, border, x0, r1, r2, r0, next);
+        strip_step<G, false>(s, k + 2, width, border, x0, r2, r0, r1, next);
+    }
+    if (k < n) strip_step<G, false>(s, k, width, border, x0, r0, r1, r2, next);
+    if (k + 1 < n) strip_step<G, false>(s, k + 1, width, border, x0, r1, r2, r0, next);
 }
 
-// The general form (width not a multiple of 16): the same march, byte loads, no prefetch.
+// The general form (any width): the same march on 16-pixel groups, byte loads through the border rule,
+// no prefetch.
 __device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width,
-                                                   int height, int border, int y, int x0, const int a[GROUP + 2],
-                                                   const int m[GROUP + 2], int b[GROUP + 2]) {
-    grey_row18<false>(rgb, width, height, border, y + 1, x0, b);
-    sobel_row16<false>(a, m, b, out + (size_t)y * width, x0, width);
+                                                   int height, int border, int y, int dir, int x0,
+                                                   const int a[GROUP + 2], const int m[GROUP + 2], int b[GROUP + 2]) {
+    grey_row18<false>(rgb, width, height, border, y + dir, x0, b);
+    sobel_row<GROUP, false>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
-// Thread t owns group t mod groups (16 pixels wide) of band t / groups (`rows` rows high): threads are
-// numbered across whole rows of groups, so no thread idles however the width divides by the block size.
-template <bool ALIGNED>
-__device__ __forceinline__ void strip(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
-                                      int border, int rows) {
+__device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
+                                              int border, int rows) {
     int groups = (width + GROUP - 1) / GROUP;
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    int x0 = (int)(t % groups) * GROUP, y = (int)(t / groups) * rows;
-    if (y >= height) return;
-    int y_end = min(y + rows, height);
+    int band = (int)(t / groups), x0 = (int)(t % groups) * GROUP, top = band * rows;
+    if (top >= height) return;
+    int n = min(rows, height - top);
+    int dir = STRIP_ZIGZAG && (band & 1) ? -1 : 1;
+    int y = dir > 0 ? top : top + n - 1;
     int r0[GROUP + 2], r1[GROUP + 2], r2[GROUP + 2];
-    if (ALIGNED) {
-        // All three first rows' loads (and the prefetches of the next ones) are in flight before any is
-        // converted: one memory round trip.
-        for (int k = y + 2; k <= min(y + 1 + STRIP_PREFETCH, min(y_end, height - 1)); ++k) prefetch_l2(rgb, width, k, x0);
-        Raw16 above = load_raw16(rgb, width, height, border, y - 1, x0);
-        Raw16 here = load_raw16(rgb, width, height, border, y, x0);
-        Raw16 next = load_raw16(rgb, width, height, border, y + 1, x0);
-        grey_from_raw16(above, width, border, x0, r0);
-        grey_from_raw16(here, width, border, x0, r1);
-        // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying.
-        for (; y + 3 <= y_end; y += 3) {
-            strip_step(rgb, out, width, height, border, y, y_end, x0, r0, r1, r2, next);
-            strip_step(rgb, out, width, height, border, y + 1, y_end, x0, r1, r2, r0, next);
-            strip_step(rgb, out, width, height, border, y + 2, y_end, x0, r2, r0, r1, next);
-        }
-        if (y < y_end) strip_step(rgb, out, width, height, border, y, y_end, x0, r0, r1, r2, next);
-        if (y + 1 < y_end) strip_step(rgb, out, width, height, border, y + 1, y_end, x0, r1, r2, r0, next);
-    } else {
-        grey_row18<false>(rgb, width, height, border, y - 1, x0, r0);
-        grey_row18<false>(rgb, width, height, border, y, x0, r1);
-        for (; y + 3 <= y_end; y += 3) {
-            strip_step_general(rgb, out, width, height, border, y, x0, r0, r1, r2);
-            strip_step_general(rgb, out, width, height, border, y + 1, x0, r1, r2, r0);
-            strip_step_general(rgb, out, width, height, border, y + 2, x0, r2, r0, r1);
-        }
-        if (y < y_end) strip_step_general(rgb, out, width, height, border, y, x0, r0, r1, r2);
-        if (y + 1 < y_end) strip_step_general(rgb, out, width, height, border, y + 1, x0, r1, r2, r0);
+    grey_row18<false>(rgb, width, height, border, y - dir, x0, r0);
+    grey_row18<false>(rgb, width, height, border, y, x0, r1);
+    int k = 0;
+    for (; k + 3 <= n; k += 3, y += 3 * dir) {
+        strip_step_general(rgb, out, width, height, border, y, dir, x0, r0, r1, r2);
+        strip_step_general(rgb, out, width, height, border, y + dir, dir, x0, r1, r2, r0);
+        strip_step_general(rgb, out, width, height, border, y + 2 * dir, dir, x0, r2, r0, r1);
     }
+    if (k < n) strip_step_general(rgb, out, width, height, border, y, dir, x0, r0, r1, r2);
+    if (k + 1 < n) strip_step_general(rgb, out, width, height, border, y + dir, dir, x0, r1, r2, r0);
 }
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     sobel_strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
-    strip<true>(rgb, out, width, height, border, rows);
+    strip_aligned<16>(rgb, out, width, height, border, rows);
+}
+
+extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
+    sobel_strip_aligned8(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
+    strip_aligned<8>(rgb, out, width, height, border, rows);
 }
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     sobel_strip_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
-    strip<false>(rgb, out, width, height, border, rows);
+    strip_general(rgb, out, width, height, border, rows);
 }

@@ -101,6 +101,14 @@ fn gpu_variants_match_scalar_on_awkward_sizes() {
         (3, 1025),
         (4097, 2049),
         (2048, 1024),
+        // gpu-strip's aligned form marches bands of at least 4 rows, odd bands upwards: last bands of
+        // 1, 2 and 3 rows in either direction, and an 8192-wide image whose bands are 8 rows (last 3).
+        (16, 9),
+        (16, 10),
+        (16, 13),
+        (32, 14),
+        (48, 15),
+        (8192, 1003),
     ];
     for (i, &(w, h)) in sizes.iter().enumerate() {
         check_all_variants(&gpu, &random_image(w, h, 0x9E37_79B9 + i as u64), "random");
