@@ -77,25 +77,15 @@ __device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magn
 __device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_fast_sq((unsigned)(gx * gx + gy * gy)); }
 #endif
 
-// The raw bytes of one aligned group of G pixels (G = 16, or 8 for strip.cu's small-image form): its 3G
-// bytes as three vector words (16-byte words for G = 16, 8-byte for G = 8) and the 4-byte words holding
-// its left and right neighbours. Loading (load_group) and converting (grey_from_raw) are separate so that
-// strip.cu can issue the next row's loads before it computes the current row.
-template <int G>
-struct Raw;
-template <>
-struct Raw<16> {
+// The raw bytes of one aligned group: pixels x0 … x0+15 of a row (three 16-byte words) and the words
+// holding its left and right neighbours. Loading (load_raw16) and converting (grey_from_raw16) are
+// separate so that strip.cu can issue the next row's loads before it computes the current row.
+struct Raw16 {
     uint4 v0, v1, v2;
     unsigned left, right;
 };
-template <>
-struct Raw<8> {
-    uint2 v0, v1, v2;
-    unsigned left, right;
-};
-typedef Raw<16> Raw16;
 
-// Aligned form only (width % G == 0). Where the bytes of group x0 of row y are, `y` one row outside the
+// Aligned form only (width % 16 == 0). Where the bytes of group x0 of row y are, `y` one row outside the
 // image at most: the row the border rule picks, or nullptr for a row that it makes 0.
 __device__ __forceinline__ const u8* group_ptr(const u8* __restrict__ rgb, int width, int height, int border, int y,
                                                int x0) {
@@ -104,56 +94,39 @@ __device__ __forceinline__ const u8* group_ptr(const u8* __restrict__ rgb, int w
 }
 
 // The group's bytes at p, a row inside the image.
-template <int G>
-__device__ __forceinline__ Raw<G> load_group(const u8* __restrict__ p, int width, int x0) {
-    Raw<G> r;
-    const auto* v = reinterpret_cast<const decltype(r.v0)*>(p);
-    r.v0 = __ldg(v), r.v1 = __ldg(v + 1), r.v2 = __ldg(v + 2);
+__device__ __forceinline__ Raw16 load_group(const u8* __restrict__ p, int width, int x0) {
+    const uint4* v = reinterpret_cast<const uint4*>(p);
+    Raw16 r = {__ldg(v), __ldg(v + 1), __ldg(v + 2), 0u, 0u};
     // The pixel before the group ends a 4-byte word; the one after starts one.
-    r.left = x0 > 0 ? __ldg(reinterpret_cast<const unsigned*>(p - 4)) : 0u;
-    r.right = x0 + G < width ? __ldg(reinterpret_cast<const unsigned*>(p + 3 * G)) : 0u;
+    if (x0 > 0) r.left = __ldg(reinterpret_cast<const unsigned*>(p - 4));
+    if (x0 + GROUP < width) r.right = __ldg(reinterpret_cast<const unsigned*>(p + 3 * GROUP));
     return r;
 }
 
 // The group's bytes at p (from group_ptr); nullptr gives zero bytes, which convert to grey 0
 // ((0 + 50) / 100): no branch later.
-template <int G>
-__device__ __forceinline__ Raw<G> load_raw_at(const u8* __restrict__ p, int width, int x0) {
-    return p ? load_group<G>(p, width, x0) : Raw<G>{};
+__device__ __forceinline__ Raw16 load_raw16_at(const u8* __restrict__ p, int width, int x0) {
+    return p ? load_group(p, width, x0) : Raw16{};
 }
 
-template <int G>
-__device__ __forceinline__ Raw<G> load_raw(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0) {
-    return load_raw_at<G>(group_ptr(rgb, width, height, border, y, x0), width, x0);
+__device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int width, int height, int border, int y,
+                                            int x0) {
+    return load_raw16_at(group_ptr(rgb, width, height, border, y, x0), width, x0);
 }
 
-// The group's 3G/4 words in memory order.
-__device__ __forceinline__ void words_of(const Raw<16>& r, unsigned w[12]) {
-    const uint4 v[3] = {r.v0, r.v1, r.v2};
-#pragma unroll
-    for (int i = 0; i < 3; ++i) w[4 * i] = v[i].x, w[4 * i + 1] = v[i].y, w[4 * i + 2] = v[i].z, w[4 * i + 3] = v[i].w;
-}
-__device__ __forceinline__ void words_of(const Raw<8>& r, unsigned w[6]) {
-    const uint2 v[3] = {r.v0, r.v1, r.v2};
-#pragma unroll
-    for (int i = 0; i < 3; ++i) w[2 * i] = v[i].x, w[2 * i + 1] = v[i].y;
-}
-
-// Grey values of the group's pixels and of its two neighbours into g[0..G+1].
-template <int G>
-__device__ __forceinline__ void grey_from_raw(const Raw<G>& r, int width, int border, int x0, int g[G + 2]) {
-    unsigned w[3 * G / 4];
-    words_of(r, w);
-#pragma unroll
-    for (int q = 0; q < G / 4; ++q) grey4(w[3 * q], w[3 * q + 1], w[3 * q + 2], g + 1 + 4 * q);
+__device__ __forceinline__ void grey_from_raw16(const Raw16& r, int width, int border, int x0, int g[GROUP + 2]) {
+    grey4(r.v0.x, r.v0.y, r.v0.z, g + 1);
+    grey4(r.v0.w, r.v1.x, r.v1.y, g + 5);
+    grey4(r.v1.z, r.v1.w, r.v2.x, g + 9);
+    grey4(r.v2.y, r.v2.z, r.v2.w, g + 13);
     // Neighbours. Inside the image they come from the extra words; at the image's left and right edges
     // from the border rule: pixel 0 or 1 (width−1 or width−2), or 0. Selects, not g[1 + sx]: a run-time
     // index would move the whole array to local memory; and no branches (measured: docs/performance.md).
     int left = grey_hi3(r.left), right = grey_lo3(r.right);
     int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[1] : g[2]);
-    int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[G] : g[G - 1]);
+    int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[GROUP] : g[GROUP - 1]);
     g[0] = x0 > 0 ? left : edge_l;
-    g[G + 1] = x0 + G < width ? right : edge_r;
+    g[GROUP + 1] = x0 + GROUP < width ? right : edge_r;
 }
 
 // Grey values of pixels x0−1 … x0+16 of image row y (through the border rule) into g[0..17].
@@ -162,7 +135,7 @@ template <bool ALIGNED>
 __device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
                                            int g[GROUP + 2]) {
     if (ALIGNED) {
-        grey_from_raw<GROUP>(load_raw<GROUP>(rgb, width, height, border, y, x0), width, border, x0, g);
+        grey_from_raw16(load_raw16(rgb, width, height, border, y, x0), width, border, x0, g);
         return;
     }
     // Any width: byte loads, each pixel through the border rule (pixels past the edge are unused).
@@ -180,36 +153,34 @@ __device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width
     }
 }
 
-// The G outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
+// The 16 outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
 // Column sums s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed
 // as a sliding window of three columns, not as arrays: fewer live registers (measured: 125 → see
 // docs/performance.md v0.3c).
 __device__ __forceinline__ int column_sum(int a, int m, int b) { return TAP_EDGE * a + TAP_CENTRE * m + TAP_EDGE * b; }
 
-template <int G, bool ALIGNED>
-__device__ __forceinline__ void sobel_row(const int a[G + 2], const int m[G + 2], const int b[G + 2],
-                                          u8* __restrict__ out_row, int x0, int width) {
+template <bool ALIGNED>
+__device__ __forceinline__ void sobel_row16(const int a[GROUP + 2], const int m[GROUP + 2], const int b[GROUP + 2],
+                                            u8* __restrict__ out_row, int x0, int width) {
     int s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
     int s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
-    unsigned v[G], packed[G / 4];
+    unsigned v[GROUP], packed[GROUP / 4];
 #pragma unroll
-    for (int i = 0; i < G; ++i) {
+    for (int i = 0; i < GROUP; ++i) {
         int s2 = column_sum(a[i + 2], m[i + 2], b[i + 2]), d2 = b[i + 2] - a[i + 2];
         v[i] = magnitude_fast(s2 - s0, column_sum(d0, d1, d2));
         s0 = s1, s1 = s2, d0 = d1, d1 = d2;
     }
     // Four bytes into a word with byte permutes (3 PRMT per word instead of shifts and ors).
 #pragma unroll
-    for (int k = 0; k < G / 4; ++k)
+    for (int k = 0; k < GROUP / 4; ++k)
         packed[k] = __byte_perm(__byte_perm(v[4 * k], v[4 * k + 1], 0x0040), __byte_perm(v[4 * k + 2], v[4 * k + 3], 0x0040),
                                 0x5410);
-    if (ALIGNED && G == 16) {
+    if (ALIGNED) {
         *reinterpret_cast<uint4*>(out_row + x0) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-    } else if (ALIGNED) {
-        *reinterpret_cast<uint2*>(out_row + x0) = make_uint2(packed[0], packed[1]);
     } else {
 #pragma unroll
-        for (int i = 0; i < G; ++i)
+        for (int i = 0; i < GROUP; ++i)
             if (x0 + i < width) out_row[x0 + i] = (u8)(packed[i / 4] >> (8 * (i % 4)));
     }
 }

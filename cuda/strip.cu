@@ -21,16 +21,12 @@
 // 106.0 → 99.6 MB, the input's size; 40.8 → 39.4 µs). Going up, the rows behind and ahead swap roles:
 // Gy changes sign, Gy² and so the magnitude do not.
 //
-// Work granularity: small images give too few 16-pixel threads to hide latency (2048×1024 in bands of 4
-// rows: 2 warps per scheduler), so the host launches the same march on 8-pixel groups there
-// (sobel_strip_aligned8): twice the threads, each half the work (see `launch_strip`).
-//
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
 // Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
 // so that all threads fit on the GPU at once (one wave, no tail) while filling it, but at least 4 rows a
 // thread (measured best for small images: see `launch_strip` and docs/performance.md).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
-// aligned forms only when width % 16 == 0 (or % 8 for the 8-pixel form), the general form otherwise.
+// ALIGNED form only when width % 16 == 0, the general form otherwise.
 #include "row16.cuh"
 
 #define STRIP_THREADS 128  // = launch.rs STRIP_THREADS
@@ -72,41 +68,30 @@ struct March {
 // software pipelining, two rows deep. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so both rows
 // are inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
 // 7680×4320).
-template <int G, bool INTERIOR>
-__device__ __forceinline__ void strip_step(const March& s, int k, int width, int border, int x0, const int a[G + 2],
-                                           const int m[G + 2], int b[G + 2], Raw<G>& next) {
+template <bool INTERIOR>
+__device__ __forceinline__ void strip_step(const March& s, int k, int width, int border, int x0, const int a[GROUP + 2],
+                                           const int m[GROUP + 2], int b[GROUP + 2], Raw16& next) {
     const u8* in = s.in + k * s.in_step;
-    Raw<G> cur = next;
+    Raw16 cur = next;
     if (INTERIOR) {
         prefetch_l2(in + STRIP_AHEAD * s.in_step);
-        next = load_group<G>(in + 2 * s.in_step, width, x0);
+        next = load_group(in + 2 * s.in_step, width, x0);
     } else {
         if (k + STRIP_AHEAD < s.prefetch_end) prefetch_l2(k + STRIP_AHEAD < s.n ? in + STRIP_AHEAD * s.in_step : s.far);
-        if (k + 1 < s.n) next = load_raw_at<G>(k + 2 < s.n ? in + 2 * s.in_step : s.far, width, x0);
+        if (k + 1 < s.n) next = load_raw16_at(k + 2 < s.n ? in + 2 * s.in_step : s.far, width, x0);
     }
-#ifdef STRIP_MEM_ONLY
-    unsigned w[3 * G / 4];
-    words_of(cur, w);
-    unsigned acc[G / 4];
-    for (int i = 0; i < G / 4; ++i) acc[i] = w[3 * i] ^ w[3 * i + 1] ^ w[3 * i + 2];
-    acc[0] ^= cur.left ^ cur.right;
-    if (G == 16) *reinterpret_cast<uint4*>(s.o + k * s.out_step + x0) = make_uint4(acc[0], acc[1], acc[2 % (G / 4)], acc[3 % (G / 4)]);
-    else *reinterpret_cast<uint2*>(s.o + k * s.out_step + x0) = make_uint2(acc[0], acc[1]);
-#else
-    grey_from_raw<G>(cur, width, border, x0, b);
-    sobel_row<G, true>(a, m, b, s.o + k * s.out_step, x0, width);
-#endif
+    grey_from_raw16(cur, width, border, x0, b);
+    sobel_row16<true>(a, m, b, s.o + k * s.out_step, x0, width);
 }
 
-// The aligned forms (width % G == 0): thread t owns group t mod groups (G pixels wide) of band
+// The aligned form (width % 16 == 0): thread t owns group t mod groups (16 pixels wide) of band
 // t / groups (`rows` rows high). Threads are numbered across whole rows of groups, so no thread idles
 // however the width divides by the block size.
-template <int G>
 __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
                                               int border, int rows) {
-    int groups = width / G;
+    int groups = width / GROUP;
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    int band = (int)(t / groups), x0 = (int)(t % groups) * G, top = band * rows;
+    int band = (int)(t / groups), x0 = (int)(t % groups) * GROUP, top = band * rows;
     if (top >= height) return;
     int n = min(rows, height - top);  // output rows of this band
     int dir = STRIP_ZIGZAG && (band & 1) ? -1 : 1;
@@ -119,39 +104,31 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, u8* __
                group_ptr(rgb, width, height, border, y_far, x0),
                n,
                (unsigned)y_far < (unsigned)height ? n + 1 : n};
-    // All three first rows' loads (and the prefetches of the next ones) are in flight before any is
-    // converted: one memory round trip.
-#ifndef STRIP_PRO
-#define STRIP_PRO (STRIP_AHEAD - 2)
-#endif
-#ifndef STRIP_PRO_AFTER
-#define STRIP_PRO_AFTER 0
-#endif
-    if (!STRIP_PRO_AFTER)
-        for (int j = 2; j < 2 + STRIP_PRO && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
-    Raw<G> behind = load_raw<G>(rgb, width, height, border, y - dir, x0);
-    Raw<G> here = load_group<G>(s.in, width, x0);
-    Raw<G> next = load_raw_at<G>(n > 1 ? s.in + s.in_step : s.far, width, x0);
-    if (STRIP_PRO_AFTER)
-        for (int j = 2; j < 2 + STRIP_PRO && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
-    int r0[G + 2], r1[G + 2], r2[G + 2];
-    grey_from_raw<G>(behind, width, border, x0, r0);
-    grey_from_raw<G>(here, width, border, x0, r1);
+    // All three first rows' loads are in flight before any is converted (one memory round trip), and
+    // the rows after them are asked into L2 behind those loads, not ahead of them: the first rows are
+    // needed first (measured at 7680×4320: 39.5 → 38.7 µs; docs/performance.md v0.7).
+    Raw16 behind = load_raw16(rgb, width, height, border, y - dir, x0);
+    Raw16 here = load_group(s.in, width, x0);
+    Raw16 next = load_raw16_at(n > 1 ? s.in + s.in_step : s.far, width, x0);
+    for (int j = 2; j < STRIP_AHEAD && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
+    int r0[GROUP + 2], r1[GROUP + 2], r2[GROUP + 2];
+    grey_from_raw16(behind, width, border, x0, r0);
+    grey_from_raw16(here, width, border, x0, r1);
     // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying. The
     // first loop runs while every step's rows are inside the band, the second finishes the band.
     int k = 0;
     for (; k + 2 + STRIP_AHEAD < n; k += 3) {
-        strip_step<G, true>(s, k, width, border, x0, r0, r1, r2, next);
-        strip_step<G, true>(s, k + 1, width, border, x0, r1, r2, r0, next);
-        strip_step<G, true>(s, k + 2, width, border, x0, r2, r0, r1, next);
+        strip_step<true>(s, k, width, border, x0, r0, r1, r2, next);
+        strip_step<true>(s, k + 1, width, border, x0, r1, r2, r0, next);
+        strip_step<true>(s, k + 2, width, border, x0, r2, r0, r1, next);
     }
     for (; k + 3 <= n; k += 3) {
-        strip_step<G, false>(s, k, width, border, x0, r0, r1, r2, next);
-        strip_step<G, false>(s, k + 1, width, border, x0, r1, r2, r0, next);
-        strip_step<G, false>(s, k + 2, width, border, x0, r2, r0, r1, next);
+        strip_step<false>(s, k, width, border, x0, r0, r1, r2, next);
+        strip_step<false>(s, k + 1, width, border, x0, r1, r2, r0, next);
+        strip_step<false>(s, k + 2, width, border, x0, r2, r0, r1, next);
     }
-    if (k < n) strip_step<G, false>(s, k, width, border, x0, r0, r1, r2, next);
-    if (k + 1 < n) strip_step<G, false>(s, k + 1, width, border, x0, r1, r2, r0, next);
+    if (k < n) strip_step<false>(s, k, width, border, x0, r0, r1, r2, next);
+    if (k + 1 < n) strip_step<false>(s, k + 1, width, border, x0, r1, r2, r0, next);
 }
 
 // The general form (any width): the same march on 16-pixel groups, byte loads through the border rule,
@@ -160,7 +137,7 @@ __device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, u
                                                    int height, int border, int y, int dir, int x0,
                                                    const int a[GROUP + 2], const int m[GROUP + 2], int b[GROUP + 2]) {
     grey_row18<false>(rgb, width, height, border, y + dir, x0, b);
-    sobel_row<GROUP, false>(a, m, b, out + (size_t)y * width, x0, width);
+    sobel_row16<false>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
 __device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
@@ -187,12 +164,7 @@ __device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, u8* __
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     sobel_strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
-    strip_aligned<16>(rgb, out, width, height, border, rows);
-}
-
-extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
-    sobel_strip_aligned8(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
-    strip_aligned<8>(rgb, out, width, height, border, rows);
+    strip_aligned(rgb, out, width, height, border, rows);
 }
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)

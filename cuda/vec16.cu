@@ -22,7 +22,7 @@ __device__ __forceinline__ void vec16(const u8* __restrict__ rgb, u8* __restrict
     grey_row18<ALIGNED>(rgb, width, height, border, y - 1, x0, a);
     grey_row18<ALIGNED>(rgb, width, height, border, y, x0, m);
     grey_row18<ALIGNED>(rgb, width, height, border, y + 1, x0, b);
-    sobel_row<GROUP, ALIGNED>(a, m, b, out + (size_t)y * width, x0, width);
+    sobel_row16<ALIGNED>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
 extern "C" __global__ void sobel_vec16_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,

@@ -4,7 +4,7 @@
 #   1. every test binary, GPU tests required to run (every variant × filter × n × mapping, bit-exact);
 #   2. the CLI on every imgs_in image × border mode, and with --operator scharr, --compat report and
 #      --mapping report, --gpu-required (exit 0 = every variant identical);
-#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 4097×2049 (every
+#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029, 4097×2049 (every
 #      border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd sizes);
 #   4. no GPU visible; damaged and forged PTX cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
@@ -48,12 +48,12 @@ step "CLI: every imgs_in image × border, all variants identical" cli_all
 
 # 3. Sanitizers, one timed run per variant (--reps 1) to keep them short.
 GPU_VARIANTS=gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip
-for size in 1x1 1x7 7x1 33x17 64x64 1025x3 4097x2049; do
+for size in 1x1 1x7 7x1 33x17 64x64 1025x3 1024x1029 4097x2049; do
   "$DEV/cuda_sobel" generate "$size" --out "$WORK/s$size.png" >/dev/null
 done
 sanitize() {
   local tool=$1 ok=0
-  for size in 1x1 1x7 7x1 33x17 64x64 1025x3 4097x2049; do
+  for size in 1x1 1x7 7x1 33x17 64x64 1025x3 1024x1029 4097x2049; do
     for b in replicate zero reflect101; do
       [ "$size" = 4097x2049 ] && [ "$b" != replicate ] && continue
       compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \

@@ -3,12 +3,12 @@
 // Not part of cuda_sobel: candidates that lost (or that the real kernel absorbed) and data-movement
 // floors, timed the way `cuda_sobel bench` times the variants — CUDA events around each launch, all
 // launches queued behind a `spin` kernel, 20 warm-ups, median of 200, rotating over enough buffer copies
-// to span 3× the L2 — at 2048×1024, 7680×4320, 16384² and 1040×777 (size-mask bits 0–3; default 7).
+// to span 3× the L2 (PROBE_COPIES=1: one copy, so the data stay in L2) — at 2048×1024, 7680×4320,
+// 16384² and 1040×777 (size-mask bits 0–3; default 7).
 // Each candidate's output is compared with gpu-strip's (itself checked bit-exact against cpu-scalar
 // by tests/gpu.rs) for every border mode: "exact" or "DIFF!" (the floors are expected to differ).
 //
 //   strip minR     the real gpu-strip (cuda/strip.cu), at least R rows a thread (the host uses 4)
-//   strip8 minR    its 8-pixel form (sobel_strip_aligned8), at least R rows a thread
 //                  (the L2 prefetch distance is cuda/strip.cu's STRIP_PREFETCH: sweep it with
 //                  PROBE_FLAGS=-DSTRIP_PREFETCH=D bash bench/probe/run.sh 6 " strip min4 ")
 //   sshfl          strip_shuffle.cuh: neighbour words by warp shuffles instead of 4-byte loads
@@ -48,16 +48,16 @@ int sms;
 
 struct Launch { std::string name; std::function<void(const u8*, u8*, int, int, int)> go; };
 
-int strip_rows(KFn f, int threads, int w, int h, int minrows, int g = 16) {
+int strip_rows(KFn f, int threads, int w, int h, int minrows) {
     int per_sm; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void*)f, threads, 0);
-    long groups = (w + g - 1) / g; long resident = (long)per_sm * threads * sms;
+    long groups = (w + 15) / 16; long resident = (long)per_sm * threads * sms;
     long bands = std::max(1L, std::min((long)h, resident / groups));
     long rows = std::max((long)minrows, (h + bands - 1) / bands);
     return (int)rows;
 }
 
-void launch_strip_like(KFn f, int threads, const u8* in, u8* out, int w, int h, int border, int rows, int g = 16) {
-    long groups = (w + g - 1) / g; long nthreads = groups * ((h + rows - 1) / rows);
+void launch_strip_like(KFn f, int threads, const u8* in, u8* out, int w, int h, int border, int rows) {
+    long groups = (w + 15) / 16; long nthreads = groups * ((h + rows - 1) / rows);
     f<<<(unsigned)((nthreads + threads - 1) / threads), threads>>>(in, out, w, h, border, rows);
 }
 
@@ -91,10 +91,6 @@ int main(int argc, char** argv) {
         for (int mr : {1, 2, 3, 4, 5, 6, 8}) {
             ls.push_back({"strip min" + std::to_string(mr), [=](const u8* i, u8* o, int w, int h, int b) {
                 launch_strip_like(sobel_strip_aligned, STRIP_THREADS, i, o, w, h, b, strip_rows(sobel_strip_aligned, STRIP_THREADS, w, h, mr)); }});
-        }
-        for (int mr : {2, 3, 4, 5, 6, 8}) {
-            ls.push_back({"strip8 min" + std::to_string(mr), [=](const u8* i, u8* o, int w, int h, int b) {
-                launch_strip_like(sobel_strip_aligned8, STRIP_THREADS, i, o, w, h, b, strip_rows(sobel_strip_aligned8, STRIP_THREADS, w, h, mr, 8), 8); }});
         }
         for (int mr : {4}) ls.push_back({"sshfl min" + std::to_string(mr), [=](const u8* i, u8* o, int w, int h, int b) {
             int rows = strip_rows((KFn)sobel_strip_aligned, STRIP_THREADS, w, h, mr);

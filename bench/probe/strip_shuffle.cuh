@@ -19,7 +19,7 @@ __device__ __forceinline__ void prefetch_l2s(const u8* __restrict__ rgb, int wid
 }
 
 __device__ __forceinline__ Raw16 load_sh(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0, int lane, bool active) {
-    Raw16 r = {};
+    Raw16 r = {make_uint4(0, 0, 0, 0), make_uint4(0, 0, 0, 0), make_uint4(0, 0, 0, 0), 0u, 0u};
     int sy = resolve(y, height, border);
     if (sy >= 0 && active) {
         const u8* p = rgb + ((size_t)sy * width + x0) * 3;
@@ -34,7 +34,7 @@ __device__ __forceinline__ void grey_sh(Raw16 r, int width, int border, int x0, 
     unsigned up = __shfl_up_sync(0xffffffffu, r.v2.w, 1), down = __shfl_down_sync(0xffffffffu, r.v0.x, 1);
     if (lane != 0) r.left = up;
     if (lane != 31) r.right = down;
-    grey_from_raw<GROUP>(r, width, border, x0, g);
+    grey_from_raw16(r, width, border, x0, g);
 }
 // One step down the strip: row y+1 (its bytes already loaded into `next`) becomes grey row b, and output
 // row y is written. Once `next` is converted its registers take the loads of row y+2 (issued before this
@@ -48,7 +48,7 @@ __device__ __forceinline__ void sh_step(const u8* __restrict__ rgb, u8* __restri
     if (active && y + 2 + STRIP_PREFETCH <= min(y_end, height - 1)) prefetch_l2s(rgb, width, y + 2 + STRIP_PREFETCH, x0);
     if (y + 1 < y_end) next = load_sh(rgb, width, height, border, y + 2, x0, lane, active);
     grey_sh(cur, width, border, x0, lane, b);
-    if (active) sobel_row<GROUP, true>(a, m, b, out + (size_t)y * width, x0, width);
+    if (active) sobel_row16<true>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
 // The general form (width not a multiple of 16): the same march, byte loads, no prefetch.
@@ -56,7 +56,7 @@ __device__ __forceinline__ void sh_step_general(const u8* __restrict__ rgb, u8* 
                                                    int height, int border, int y, int x0, const int a[GROUP + 2],
                                                    const int m[GROUP + 2], int b[GROUP + 2]) {
     grey_row18<false>(rgb, width, height, border, y + 1, x0, b);
-    sobel_row<GROUP, false>(a, m, b, out + (size_t)y * width, x0, width);
+    sobel_row16<false>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
 // Thread t owns group t mod groups (16 pixels wide) of band t / groups (`rows` rows high): threads are

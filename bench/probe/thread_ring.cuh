@@ -47,7 +47,7 @@ __device__ __forceinline__ void take_row(Ring<STAGES>& ring, int slot, int width
     Raw16 r;
     r.v0 = ring.v[slot][0][t], r.v1 = ring.v[slot][1][t], r.v2 = ring.v[slot][2][t];
     r.left = ring.w[slot][0][t], r.right = ring.w[slot][1][t];
-    grey_from_raw<GROUP>(r, width, border, x0, g);
+    grey_from_raw16(r, width, border, x0, g);
 }
 
 template <int STAGES>
@@ -59,7 +59,7 @@ __device__ __forceinline__ void async_step(Ring<STAGES>& ring, int& slot, const 
     take_row(ring, slot, width, border, x0, b);
     issue_row(ring, slot, rgb, width, height, border, y + 1 + STAGES, y_end, x0);
     slot = slot + 1 == STAGES ? 0 : slot + 1;
-    sobel_row<GROUP, true>(a, m, b, out + (size_t)y * width, x0, width);
+    sobel_row16<true>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
 template <int STAGES>

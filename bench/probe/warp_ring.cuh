@@ -52,7 +52,7 @@ __device__ __forceinline__ void wtake(const u8* slot, int width, int border, int
     r.v2 = *reinterpret_cast<const uint4*>(p + 32);
     r.left = *reinterpret_cast<const unsigned*>(p - 4);
     r.right = *reinterpret_cast<const unsigned*>(p + 48);
-    grey_from_raw<GROUP>(r, width, border, x0, g);
+    grey_from_raw16(r, width, border, x0, g);
 }
 
 template <int STAGES>
@@ -65,7 +65,7 @@ __device__ __forceinline__ void wstep(u8* ring, int& slot, const u8* __restrict_
     __syncwarp();
     wissue(ring + slot * SLOT, rgb, width, height, border, y + 1 + STAGES, y_end, xw, lane);
     slot = slot + 1 == STAGES ? 0 : slot + 1;
-    if (active) sobel_row<GROUP, true>(a, m, b, out + (size_t)y * width, x0, width);
+    if (active) sobel_row16<true>(a, m, b, out + (size_t)y * width, x0, width);
 }
 
 template <int STAGES>
