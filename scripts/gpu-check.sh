@@ -4,8 +4,9 @@
 #   1. every test binary, GPU tests required to run (every variant × filter × n × mapping, bit-exact);
 #   2. the CLI on every imgs_in image × border mode, and with --operator scharr, --compat report and
 #      --mapping report, --gpu-required (exit 0 = every variant identical);
-#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029, 4097×2049 (every
-#      border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd sizes);
+#   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029,
+#      4097×2049 (every border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd
+#      sizes);
 #   4. no GPU visible; damaged and forged PTX cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
