@@ -29,7 +29,14 @@
 // ALIGNED form only when width % 16 == 0, the general form otherwise.
 #include "row16.cuh"
 
-#define STRIP_THREADS 128  // = launch.rs STRIP_THREADS
+#ifndef STRIP_THREADS
+#define STRIP_THREADS 128  // = launch.rs STRIP_THREADS (bench/probe may set others, to measure them)
+#endif
+
+// Timestamps for bench/probe/trace.cu (when a march's rows arrive and its steps end); empty in cuda_sobel.
+#ifndef STRIP_HOOK
+#define STRIP_HOOK(point)
+#endif
 
 // How many rows beyond the next one each thread prefetches into L2. Measured on the H200 (this kernel,
 // 7680×4320 / 16384², µs): 0 rows 43.6 / 298; 1 row 40.7 / 271; 2 rows 41.5 / 274; 3 rows 42.7 / 303;
@@ -82,6 +89,7 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int width, int
     }
     grey_from_raw16(cur, width, border, x0, b);
     sobel_row16<true>(a, m, b, s.o + k * s.out_step, x0, width);
+    STRIP_HOOK(3 + k);
 }
 
 // Thread t owns group t mod groups (16 pixels wide) of band t / groups (`rows` rows high). Threads are
@@ -107,6 +115,7 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, u8* __
                                               int border, int rows) {
     Band band;
     if (!thread_band(width, height, rows, band)) return;
+    STRIP_HOOK(0);
     const int x0 = band.x0, n = band.n, dir = band.dir, y = band.y;
     int y_far = y + n * dir;
     March s = {rgb + ((size_t)y * width + x0) * 3,
@@ -125,7 +134,9 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, u8* __
     for (int j = 2; j < STRIP_AHEAD && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
     int r0[GROUP + 2], r1[GROUP + 2], r2[GROUP + 2];
     grey_from_raw16(behind, width, border, x0, r0);
+    STRIP_HOOK(1);
     grey_from_raw16(here, width, border, x0, r1);
+    STRIP_HOOK(2);
     // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying. The
     // first loop runs while every step's rows are inside the band, the second finishes the band.
     int k = 0;
