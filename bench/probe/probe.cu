@@ -33,37 +33,20 @@
 #include "magcheck.cuh"
 #include "floor.cuh"
 #include "strip_shuffle.cuh"
-
-#define CK(x) do { cudaError_t ck_ = (x); if (ck_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(ck_)); exit(1);} } while (0)
-
-__global__ void fill(u8* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)i * 2654435761u ^ seed; x ^= x >> 13; x *= 0x5bd1e995; x ^= x >> 15;
-        p[i] = (u8)x;
-    }
-}
+#include "common.cuh"
 
 typedef void (*KFn)(const u8*, u8*, int, int, int, int);
-int sms;
 
 struct Launch { std::string name; std::function<void(const u8*, u8*, int, int, int)> go; };
 
-int strip_rows(KFn f, int threads, int w, int h, int minrows) {
-    int per_sm; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void*)f, threads, 0);
-    long groups = (w + 15) / 16; long resident = (long)per_sm * threads * sms;
-    long bands = std::max(1L, std::min((long)h, resident / groups));
-    long rows = std::max((long)minrows, (h + bands - 1) / bands);
-    return (int)rows;
-}
-
 void launch_strip_like(KFn f, int threads, const u8* in, u8* out, int w, int h, int border, int rows) {
-    long groups = (w + 15) / 16; long nthreads = groups * ((h + rows - 1) / rows);
+    long nthreads = strip_threads(w, h, rows);
     f<<<(unsigned)((nthreads + threads - 1) / threads), threads>>>(in, out, w, h, border, rows);
 }
 
 void launch_warp_like(KFn f, const u8* in, u8* out, int w, int h, int border, int minrows) {
     int per_sm; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void*)f, 128, 0);
-    long groups = ((w + 15) / 16 + 31) / 32 * 32; long resident = (long)per_sm * 128 * sms;
+    long groups = ((w + 15) / 16 + 31) / 32 * 32; long resident = (long)per_sm * 128 * device_sms();
     long bands = std::max(1L, std::min((long)h, resident / groups));
     long rows = std::max((long)minrows, (h + bands - 1) / bands);
     long warps = groups / 32 * ((h + rows - 1) / rows);
@@ -71,7 +54,6 @@ void launch_warp_like(KFn f, const u8* in, u8* out, int w, int h, int border, in
 }
 
 int main(int argc, char** argv) {
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     int l2; CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
     int sizes[][2] = {{2048, 1024}, {7680, 4320}, {16384, 16384}, {1040, 777}};
     int nsizes = 4; int mask = argc > 1 ? atoi(argv[1]) : 7;

@@ -28,12 +28,7 @@ __device__ __forceinline__ void trace_hook(int p) {
 #define STRIP_HOOK(p) trace_hook(p)
 #include "../../cuda/strip.cu"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
-
-__global__ void fill(u8* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = (u8)(((unsigned)i * 2654435761u ^ seed) >> 13);
-}
+#include "common.cuh"
 
 static double pct(std::vector<double> v, double q) {
     if (v.empty()) return 0;
@@ -43,15 +38,11 @@ static double pct(std::vector<double> v, double q) {
 
 int main(int argc, char** argv) {
     int w = argc > 2 ? atoi(argv[1]) : 2048, h = argc > 2 ? atoi(argv[2]) : 1024, min_rows = argc > 3 ? atoi(argv[3]) : 4;
-    int sms, l2;
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    int sms = device_sms(), l2, per_sm;
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-    int per_sm;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void*)sobel_strip_aligned, STRIP_THREADS, 0));
-    long groups = (w + 15) / 16, resident = (long)per_sm * STRIP_THREADS * sms;
-    long bands = std::max(1L, std::min((long)h, resident / groups));
-    int rows = (int)std::max((long)min_rows, (h + bands - 1) / bands);
-    long threads = groups * ((h + rows - 1) / rows);
+    int rows = strip_rows(sobel_strip_aligned, STRIP_THREADS, w, h, min_rows);
+    long threads = strip_threads(w, h, rows);
     unsigned blocks = (unsigned)((threads + STRIP_THREADS - 1) / STRIP_THREADS);
     long warps = (long)blocks * STRIP_THREADS / 32;
     size_t px = (size_t)w * h;
