@@ -5,19 +5,26 @@
 //! and each worker borrows a GPU slot (its own stream and pinned buffers, [`crate::gpu::slots`]) only for
 //! the copies and the kernel. Memory is bounded by the number of workers, whatever the number of files.
 //! A file that fails is recorded with its reason and the batch goes on.
+//!
+//! What it never does (README "Many images"): write over an input or over another output of the same
+//! batch — two inputs whose outputs would share a name, or an output that is an input, refuse the whole
+//! batch before any work; take its own outputs (PNGs carrying its `Software` marker) as inputs when it lists
+//! a folder; hold more memory than the budget — each worker reserves its image's estimated peak before
+//! decoding, and waits while others hold the rest.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ::rayon::prelude::*;
-use image::ExtendedColorType;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::error::{one_line, Error};
 use crate::gpu::slots::SlotPool;
 use crate::gpu::{variants, Gpu};
-use crate::image_io::{self, PngCompression};
+use crate::image_io::{self, output, Png, PngCompression, Staged};
+use crate::memory::{self, Budget};
 use crate::pipeline::{Variant, N1};
 use crate::sobel::Filter;
 use crate::{cpu, error};
@@ -41,6 +48,10 @@ pub struct BatchOptions {
     /// Decode and encode only, no Sobel: the I/O ceiling batch mode is measured against. Each image is
     /// encoded as the edge image computed once for the first image of its size.
     pub baseline: bool,
+    /// Host memory all workers together may use.
+    pub budget: Budget,
+    /// Keep the stored orientation instead of applying the EXIF one.
+    pub keep_orientation: bool,
 }
 
 #[derive(Debug)]
@@ -51,6 +62,10 @@ pub struct BatchSummary {
     pub input_bytes: u64,
     /// What computed the edges: "gpu-strip on …", "cpu-rayon (…)", or "none (baseline)".
     pub engine: String,
+    /// Files in the listed folders that this tool wrote (edge images of an earlier run), not taken.
+    pub skipped_own_outputs: usize,
+    /// One line per thing the user should know about an input (orientation applied, animation).
+    pub notes: Vec<String>,
 }
 
 impl BatchSummary {
@@ -59,28 +74,75 @@ impl BatchSummary {
     }
 }
 
-/// The files to process: each input file, and the regular, non-hidden files of each input folder, sorted.
-pub fn collect_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+/// The files to process, and how many of this tool's own outputs the folders held.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Inputs {
+    pub files: Vec<PathBuf>,
+    pub skipped_own_outputs: usize,
+}
+
+/// The files to process: each input file, and the regular, non-hidden files of each input folder, sorted,
+/// without the edge images this tool wrote (`*_sobel.png` with its marker); a file named twice is taken once.
+pub fn collect_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
     use anyhow::Context as _;
-    let mut files = Vec::new();
+    let mut found = Inputs::default();
     for input in inputs {
         if input.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(input)
+            let mut listed: Vec<PathBuf> = std::fs::read_dir(input)
                 .with_context(|| format!("{}: cannot list folder", input.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
                 .collect();
-            found.sort();
-            files.extend(found);
+            listed.sort();
+            for p in listed {
+                if p.to_string_lossy().ends_with("_sobel.png") && output::is_own_output(&p) {
+                    found.skipped_own_outputs += 1;
+                } else {
+                    found.files.push(p);
+                }
+            }
         } else {
-            files.push(input.clone());
+            found.files.push(input.clone());
         }
     }
-    Ok(files)
+    let mut seen = std::collections::HashSet::new();
+    found.files.retain(|f| output::identity(f).is_none_or(|id| seen.insert(id)));
+    Ok(found)
+}
+
+/// Every input's output path, checked before any work: no two inputs share an output, and no output is an
+/// input (device and inode).
+pub fn plan_outputs(files: &[PathBuf], out_dir: &Path) -> error::Result<Vec<PathBuf>> {
+    output::check_folder(out_dir)?;
+    let inputs_by_id: HashMap<(u64, u64), &PathBuf> =
+        files.iter().filter_map(|f| output::identity(f).map(|id| (id, f))).collect();
+    let mut by_output: HashMap<PathBuf, &PathBuf> = HashMap::new();
+    let mut outputs = Vec::with_capacity(files.len());
+    for f in files {
+        let out = image_io::edge_path(out_dir, f);
+        if let Some(first) = by_output.insert(out.clone(), f) {
+            return Err(Error::OutputCollision { output: out, first: first.clone(), second: f.clone() });
+        }
+        if let Some(input) = output::identity(&out).and_then(|id| inputs_by_id.get(&id)) {
+            return Err(Error::OutputReplacesInput { output: (*input).clone(), from: f.clone() });
+        }
+        outputs.push(out);
+    }
+    Ok(outputs)
+}
+
+/// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
+/// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger.
+pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -> u64 {
+    let compute = 3 + 1 + if check { 7 } else { 0 } + if gpu { 4 } else { 0 };
+    header.decode_peak_bytes_per_pixel().max(compute)
 }
 
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
-    let files = collect_inputs(&opts.inputs)?;
+    let Inputs { files, skipped_own_outputs } = collect_inputs(&opts.inputs)?;
+    let outputs = plan_outputs(&files, &opts.out_dir)?;
+    let pool = memory::Pool::new(opts.budget);
+    let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
     // One slot pool per device; images go to the devices in turn.
     let mut engine = "none (baseline: decode + encode only)".to_string();
     let mut gpus: Vec<(Gpu, SlotPool)> = Vec::new();
@@ -112,21 +174,37 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
             .expect("a valid template"),
     );
     let failures = Mutex::new(Vec::new());
+    let notes = Mutex::new(Vec::new());
     let input_bytes = std::sync::atomic::AtomicU64::new(0);
     let start = Instant::now();
 
     files.par_iter().enumerate().for_each(|(i, path)| {
         let device = (!gpus.is_empty()).then(|| &gpus[i % gpus.len()]);
         let result = (|| -> Result<u64, String> {
-            let out = image_io::edge_path(&opts.out_dir, path);
-            image_io::check_output(path, &out).map_err(|e| e.to_string())?;
-            let rgb = image_io::decode_rgb(path).map_err(|e| e.to_string())?;
+            let out = &outputs[i];
+            let text = |e: Error| one_line(&e);
+            let (decoded, _reservation) = image_io::decode(path, &decode_opts, |h| {
+                let needed =
+                    memory::image_bytes(h.width, h.height, peak_bytes_per_pixel(h, opts.check, device.is_some()));
+                pool.reserve(needed).ok_or_else(|| Error::OverBudget {
+                    path: path.clone(),
+                    width: h.width,
+                    height: h.height,
+                    needed,
+                    budget: opts.budget.bytes,
+                })
+            })
+            .map_err(text)?;
+            notes.lock().expect("no panic while locked").extend(decoded.notes);
+            let rgb = decoded.rgb;
             let (w, h) = rgb.dimensions();
             let edges: Arc<Vec<u8>> = if opts.baseline {
                 let mut cache = baseline_edges.lock().expect("no panic while locked");
                 cache.entry((w, h)).or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw())).clone()
             } else {
-                Arc::new(compute(device, &rgb, opts.filter).map_err(|e| e.to_string())?)
+                Arc::new(
+                    compute(device, &rgb, opts.filter).map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?,
+                )
             };
             if opts.check && !opts.baseline {
                 let reference = cpu::scalar::sobel(&rgb, opts.filter);
@@ -135,8 +213,16 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
                     return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
                 }
             }
-            image_io::write_png_with(&out, w, h, &edges, ExtendedColorType::L8, opts.compression)
-                .map_err(|e| e.to_string())?;
+            let png = Png {
+                width: w,
+                height: h,
+                pixels: &edges,
+                color: png::ColorType::Grayscale,
+                compression: opts.compression,
+            };
+            let mut staged = Staged::new();
+            staged.png(&output::target(out).map_err(text)?, &png).map_err(text)?;
+            staged.commit().map_err(text)?;
             Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
         })();
         match result {
@@ -152,12 +238,16 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
 
     let mut failures = failures.into_inner().expect("no panic while locked");
     failures.sort();
+    let mut notes = notes.into_inner().expect("no panic while locked");
+    notes.sort();
     Ok(BatchSummary {
         images: files.len(),
         failures,
         seconds: start.elapsed().as_secs_f64(),
         input_bytes: input_bytes.into_inner(),
         engine,
+        skipped_own_outputs,
+        notes,
     })
 }
 
@@ -199,6 +289,16 @@ pub fn summary_text(s: &BatchSummary) -> String {
         s.input_bytes as f64 / 1e6 / s.seconds,
         s.engine
     );
+    if s.skipped_own_outputs > 0 {
+        let _ = writeln!(
+            t,
+            "skipped {} edge image(s) this tool wrote earlier (inputs never include its own outputs)",
+            s.skipped_own_outputs
+        );
+    }
+    for note in &s.notes {
+        let _ = writeln!(t, "note: {note}");
+    }
     if !s.failures.is_empty() {
         let _ = writeln!(t, "failed ({}):", s.failures.len());
         for (_, reason) in &s.failures {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::memory::{self, Budget};
 use crate::pipeline::{self, Mapping, Variant, N1};
 use crate::sobel::{Border, Compat, Filter, Operator};
 use crate::{generate, image_io, report};
@@ -47,7 +48,8 @@ pub struct Cli {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Image to process (PNG, JPEG, BMP, GIF, TIFF, WebP; alpha is dropped, 16-bit reduced to 8)
+    /// Image to process (PNG, JPEG, BMP, GIF, TIFF, WebP; alpha is dropped, 16-bit rounded to 8; - reads
+    /// standard input)
     #[arg(required_unless_present = "emit_ptx")]
     image: Option<PathBuf>,
     /// Pixels per thread for the gpu-n1 variant
@@ -61,9 +63,12 @@ struct RunArgs {
     /// How gpu-n1 maps threads to pixels (report: the report's overlapping mapping, n-fold work)
     #[arg(long, value_enum, default_value_t)]
     mapping: Mapping,
-    /// Output PNG [default: imgs_out/<stem>_sobel.png]
+    /// Output PNG [default: imgs_out/<stem>_sobel.png]; - writes it to standard output (the table then goes
+    /// to standard error)
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    safety: SafetyArgs,
     /// Print the measurements as JSON instead of a table
     #[arg(long)]
     json: bool,
@@ -118,6 +123,18 @@ impl FilterArgs {
     }
 }
 
+/// Memory and input handling, shared by the image and batch commands.
+#[derive(Args, Debug)]
+struct SafetyArgs {
+    /// Host memory a run may use, e.g. 4G or 512MiB; an image whose estimated peak is larger is refused from
+    /// its header [default: 80 % of available memory and of the address-space limit]
+    #[arg(long, value_parser = memory::parse_size)]
+    max_memory: Option<u64>,
+    /// Keep the stored orientation instead of applying the EXIF one (as viewers and OpenCV's imread do)
+    #[arg(long)]
+    keep_orientation: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Many images: decode and encode on all cores, the GPU fed through a bounded pool of streams with
@@ -134,6 +151,9 @@ enum Command {
         /// Output PNG [default: imgs_in/<W>x<H>.png]
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Host memory it may use (see the image command's --max-memory)
+        #[arg(long, value_parser = memory::parse_size)]
+        max_memory: Option<u64>,
     },
 }
 
@@ -147,6 +167,8 @@ struct BatchArgs {
     out: PathBuf,
     #[command(flatten)]
     filter: FilterArgs,
+    #[command(flatten)]
+    safety: SafetyArgs,
     /// PNG compression effort for the outputs
     #[arg(long, value_enum, default_value_t)]
     png_compression: image_io::PngCompression,
@@ -200,13 +222,21 @@ struct BenchArgs {
     /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4 (overrides those flags)
     #[arg(long)]
     quick: bool,
+    /// Host memory it may use; a size whose estimate is larger is refused before any work
+    #[arg(long, value_parser = memory::parse_size)]
+    max_memory: Option<u64>,
 }
 
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143.
+    crate::interrupt::install();
     match cli.command {
-        Some(Command::Generate { size: (w, h), out }) => {
+        Some(Command::Generate { size: (w, h), out, max_memory }) => {
             let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
+            image_io::output::plan(&out, &[])?;
+            let needed = memory::image_bytes(w, h, generate::BYTES_PER_PIXEL);
+            Budget::new(max_memory).check(&out, w, h, needed)?;
             let img = generate::scene(w, h);
             image_io::write_png(&out, w, h, img.as_raw(), image::ExtendedColorType::Rgb8)?;
             println!("wrote {}", out.display());
@@ -241,14 +271,26 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         intermediate: args.intermediate,
         gpu_reps: args.reps as usize,
         compression: args.png_compression,
+        budget: Budget::new(args.safety.max_memory),
+        keep_orientation: args.safety.keep_orientation,
     };
 
-    image_io::check_output(&opts.input, &opts.output)?;
     let report = pipeline::run(&opts)?;
-    if args.json {
-        println!("{}", report::json(&report));
-    } else if !args.quiet {
-        print!("{}", report::table(&report));
+    if !args.quiet {
+        for note in &report.notes {
+            eprintln!("cuda_sobel: {note}");
+        }
+    }
+    // With the image on standard output, the measurements go to standard error.
+    let text = if args.json {
+        Some(format!("{}\n", report::json(&report)))
+    } else {
+        (!args.quiet).then(|| report::table(&report))
+    };
+    match text {
+        Some(t) if opts.output.as_os_str() == image_io::output::STDOUT => eprint!("{t}"),
+        Some(t) => print!("{t}"),
+        None => {}
     }
     if !report.all_identical() {
         return Ok(ExitCode::from(1));
@@ -270,6 +312,8 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         devices: (!a.devices.is_empty()).then_some(a.devices),
         check: a.check,
         baseline: a.baseline,
+        budget: Budget::new(a.safety.max_memory),
+        keep_orientation: a.safety.keep_orientation,
     })?;
     print!("{}", crate::batch::summary_text(&summary));
     Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
@@ -288,6 +332,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         out_dir: a.out,
         peers: a.peers,
         batch_images: a.batch,
+        budget: Budget::new(a.max_memory),
     };
     if a.quick {
         opts = crate::bench::BenchOptions {

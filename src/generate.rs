@@ -8,6 +8,9 @@ use image::RgbImage;
 
 pub const TILE: u32 = 512;
 
+/// Host bytes per pixel of drawing and writing a scene: the RGB image (the PNG encoder streams).
+pub const BYTES_PER_PIXEL: u64 = 3;
+
 /// The scene, tiled to `width × height`.
 pub fn scene(width: u32, height: u32) -> RgbImage {
     let mut buf = vec![0u8; width as usize * height as usize * 3];

@@ -10,6 +10,8 @@ pub mod error;
 pub mod generate;
 pub mod gpu;
 pub mod image_io;
+pub mod interrupt;
+pub mod memory;
 pub mod pipeline;
 pub mod report;
 pub mod sobel;

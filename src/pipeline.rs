@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use image::{ExtendedColorType, RgbImage};
+use image::RgbImage;
 use serde::Serialize;
 
 use crate::cpu;
 use crate::error::Result;
 use crate::gpu::{self, Gpu};
-use crate::image_io;
+use crate::image_io::{self, Header, Png, Staged, Target};
+use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 
 /// Every variant the tool knows, in the order the table lists them.
@@ -130,6 +131,10 @@ pub struct Options {
     pub gpu_reps: usize,
     /// PNG compression effort of the written images (part of the I/O time).
     pub compression: image_io::PngCompression,
+    /// Host memory the run may use; the image is refused from its header when its estimate is larger.
+    pub budget: Budget,
+    /// Keep the stored orientation instead of applying the EXIF one.
+    pub keep_orientation: bool,
 }
 
 /// Everything one run measured; the table and `--json` are two views of it.
@@ -146,6 +151,8 @@ pub struct Report {
     pub encode_ms: f64,
     pub gpu: GpuStatus,
     pub rows: Vec<Row>,
+    /// What the user should know about the input (EXIF orientation applied, frames of an animation).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -224,12 +231,50 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (value, start.elapsed().as_secs_f64() * 1e3)
 }
 
-/// The default output path: `imgs_out/<stem>_sobel.png`.
+/// The default output path: `imgs_out/<stem>_sobel.png` (`imgs_out/stdin_sobel.png` for `-`).
 pub fn default_output(input: &Path) -> PathBuf {
+    let input = if input.as_os_str() == image_io::decode::STDIN { Path::new("stdin") } else { input };
     image_io::edge_path(Path::new("imgs_out"), input)
 }
 
+/// Peak host bytes per pixel of one run: the decode (see [`Header::decode_peak_bytes_per_pixel`]), or,
+/// after it, the RGB image (3) + cpu-scalar's full-size stages (grey 1, Gx 2, Gy 2, magnitude 1) + one
+/// output byte per selected variant + one byte for the |G| image being encoded with `--intermediate`,
+/// whichever is larger.
+/// README "Memory" lists the figures; `tests/memory.rs` holds a real run's peak RSS to it.
+pub fn peak_bytes_per_pixel(header: &Header, variants: usize, intermediate: bool) -> u64 {
+    let compute = 3 + 6 + variants as u64 + u64::from(intermediate);
+    header.decode_peak_bytes_per_pixel().max(compute)
+}
+
+/// The outputs of a run, checked before any work: the edge image and, with `--intermediate`, its siblings.
+pub fn plan_outputs(opts: &Options) -> Result<Vec<Target>> {
+    let inputs = [opts.input.clone()];
+    let main = image_io::output::plan(&opts.output, &inputs)?;
+    let mut targets = vec![main];
+    if opts.intermediate {
+        if !matches!(targets[0], Target::File { .. }) {
+            return Err(crate::error::Error::Write {
+                path: opts.output.clone(),
+                source: std::io::Error::other(
+                    "--intermediate needs a file name for --out (its siblings are named after it)",
+                ),
+            });
+        }
+        for suffix in INTERMEDIATES {
+            targets.push(image_io::output::plan(&sibling(&opts.output, suffix), &inputs)?);
+        }
+    }
+    Ok(targets)
+}
+
+/// The intermediate images' suffixes, in the order they are written.
+const INTERMEDIATES: [&str; 3] = ["grey", "gx", "gy"];
+
 pub fn run(opts: &Options) -> Result<Report> {
+    // Output problems are found before any work.
+    let targets = plan_outputs(opts)?;
+
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
     let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_for(opts.filter));
@@ -244,8 +289,14 @@ pub fn run(opts: &Options) -> Result<Report> {
         Some(Err(e)) => GpuStatus::Unavailable { reason: e.to_string() },
     };
 
-    let (rgb, decode_ms) = timed(|| image_io::decode_rgb(&opts.input));
-    let rgb = rgb?;
+    let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
+    let (decoded, decode_ms) = timed(|| {
+        image_io::decode(&opts.input, &decode_opts, |h| {
+            let per_pixel = peak_bytes_per_pixel(h, opts.variants.len(), opts.intermediate);
+            opts.budget.check(&opts.input, h.width, h.height, memory::image_bytes(h.width, h.height, per_pixel))
+        })
+    });
+    let (image_io::Decoded { rgb, notes }, ()) = decoded?;
     let (width, height) = rgb.dimensions();
 
     let (reference, scalar_ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.filter));
@@ -265,7 +316,7 @@ pub fn run(opts: &Options) -> Result<Report> {
     }
     let pixels = width as f64 * height as f64;
 
-    let (written, encode_ms) = timed(|| write_outputs(opts, width, height, &reference));
+    let (written, encode_ms) = timed(|| write_outputs(opts, &targets, width, height, &reference));
     written?;
     let io_ms = decode_ms + encode_ms;
 
@@ -301,6 +352,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         encode_ms,
         gpu: gpu_status,
         rows,
+        notes,
     })
 }
 
@@ -316,17 +368,28 @@ pub fn count_mismatches(a: &[u8], b: &[u8]) -> u64 {
     a.iter().zip(b).filter(|(x, y)| x != y).count() as u64
 }
 
-fn write_outputs(opts: &Options, width: u32, height: u32, stages: &cpu::scalar::Stages) -> Result<()> {
-    let c = opts.compression;
-    image_io::write_png_with(&opts.output, width, height, &stages.magnitude, ExtendedColorType::L8, c)?;
+/// Writes the edge image and, with `--intermediate`, its siblings: all of them or none.
+fn write_outputs(
+    opts: &Options,
+    targets: &[Target],
+    width: u32,
+    height: u32,
+    stages: &cpu::scalar::Stages,
+) -> Result<()> {
+    let mut staged = Staged::new();
+    let mut stage = |target: &Target, pixels: &[u8]| {
+        let png = Png { width, height, pixels, color: png::ColorType::Grayscale, compression: opts.compression };
+        staged.png(target, &png)
+    };
+    stage(&targets[0], &stages.magnitude)?;
     if opts.intermediate {
         // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
         let abs8 = |g: &[i16]| g.iter().map(|&v| opts.filter.gradient_byte(v as i32)).collect::<Vec<u8>>();
-        for (suffix, bytes) in [("grey", stages.grey.clone()), ("gx", abs8(&stages.gx)), ("gy", abs8(&stages.gy))] {
-            image_io::write_png_with(&sibling(&opts.output, suffix), width, height, &bytes, ExtendedColorType::L8, c)?;
-        }
+        stage(&targets[1], &stages.grey)?;
+        stage(&targets[2], &abs8(&stages.gx))?;
+        stage(&targets[3], &abs8(&stages.gy))?;
     }
-    Ok(())
+    staged.commit()
 }
 
 /// `out/x_sobel.png` → `out/x_sobel_<suffix>.png`.

@@ -33,10 +33,81 @@ fn crc32(bytes: &[u8]) -> u32 {
 }
 
 fn ihdr(width: u32, height: u32) -> Vec<u8> {
+    ihdr_of(width, height, 8, 2) // 8-bit RGB
+}
+
+fn ihdr_of(width: u32, height: u32, depth: u8, color: u8) -> Vec<u8> {
     let mut d = width.to_be_bytes().to_vec();
     d.extend(height.to_be_bytes());
-    d.extend([8, 2, 0, 0, 0]); // 8-bit RGB
+    d.extend([depth, color, 0, 0, 0]);
     d
+}
+
+fn zlib(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(bytes).unwrap();
+    z.finish().unwrap()
+}
+
+/// Files of a few dozen bytes whose headers claim huge canvases, one per format. Each is under the 2^32
+/// pixel limit, so only the memory budget stands between it and an allocation of tens of gigabytes.
+fn claims_huge(case: &str) -> Vec<u8> {
+    let le16 = |v: u16| v.to_le_bytes();
+    let le32 = |v: u32| v.to_le_bytes();
+    match case {
+        "gif" => {
+            let mut b = b"GIF89a".to_vec();
+            b.extend(le16(65535));
+            b.extend(le16(65535));
+            b.extend([0, 0, 0, 0x2c, 0, 0, 0, 0]);
+            b.extend(le16(65535));
+            b.extend(le16(65535));
+            b.extend([0x80, 0, 0, 0, 255, 255, 255, 2, 2, 0x44, 1, 0, 0x3b]);
+            b
+        }
+        "bmp" => {
+            let mut b = b"BM".to_vec();
+            b.extend(le32(100));
+            b.extend(le32(0));
+            b.extend(le32(54));
+            for v in [40u32, 60000, 60000] {
+                b.extend(le32(v));
+            }
+            b.extend(le16(1));
+            b.extend(le16(24));
+            b.extend([0u8; 24]);
+            b.extend([0u8; 16]);
+            b
+        }
+        "tiff" => {
+            // One grey strip of 60000×60000 pixels, 16 bytes of it present.
+            let entries: [(u16, u16, u32); 9] = [
+                (256, 4, 60000),
+                (257, 4, 60000),
+                (258, 3, 8),
+                (259, 3, 1),
+                (262, 3, 1),
+                (273, 4, 8 + 2 + 12 * 9 + 4),
+                (277, 3, 1),
+                (278, 4, 60000),
+                (279, 4, 16),
+            ];
+            let mut b = b"II*\0".to_vec();
+            b.extend(le32(8));
+            b.extend(le16(entries.len() as u16));
+            for (tag, kind, value) in entries {
+                b.extend(le16(tag));
+                b.extend(le16(kind));
+                b.extend(le32(1));
+                b.extend(le32(value));
+            }
+            b.extend(le32(0));
+            b.extend([0u8; 16]);
+            b
+        }
+        other => panic!("no crafted {other}"),
+    }
 }
 
 /// Makes the input for one README case in `dir`; returns (input, output) paths.
@@ -88,6 +159,30 @@ fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
             );
             dir.join("huge.png")
         }
+        "FIFO instead of a file" => {
+            let p = dir.join("pipe.png");
+            assert!(std::process::Command::new("mkfifo").arg(&p).status().unwrap().success());
+            p
+        }
+        "GIF screen claiming 65535×65535" => write(dir, "huge.gif", claims_huge("gif")),
+        "BMP claiming 60000×60000" => write(dir, "huge.bmp", claims_huge("bmp")),
+        "TIFF claiming 60000×60000" => write(dir, "huge.tif", claims_huge("tiff")),
+        "PNG claiming 60000×60000 RGBA16, almost no data" => {
+            let idat = zlib(&[0; 10]);
+            png_from_chunks(
+                &dir.join("rgba16.png"),
+                &[(b"IHDR", ihdr_of(60000, 60000, 16, 6)), (b"IDAT", idat), (b"IEND", vec![])],
+            );
+            dir.join("rgba16.png")
+        }
+        "truncated JPEG" => {
+            let mut jpeg = Vec::new();
+            let img = RgbImage::from_fn(64, 48, |x, y| image::Rgb([(x * 4) as u8, (y * 5) as u8, 60]));
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&img).unwrap();
+            write(dir, "cut.jpg", jpeg[..jpeg.len() / 2].to_vec())
+        }
+        "output parent is a file" => return (good, dir.join("good.png/edges.png")),
+        "output name too long" => return (good, dir.join(format!("{}.png", "a".repeat(300)))),
         // sysfs refuses new files even to root, so this works however the tests are run.
         "output folder not writable" => return (good, PathBuf::from("/sys/cuda_sobel_test.png")),
         "output path is an existing directory" => {
@@ -95,9 +190,24 @@ fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
             good
         }
         "input and output the same file" => return (good.clone(), good),
+        // --intermediate's grey sibling of out/edges.png is out/edges_grey.png: here, the input.
+        "intermediate image would be the input" => {
+            std::fs::create_dir_all(dir.join("out")).unwrap();
+            std::fs::copy(&good, dir.join("out/edges_grey.png")).unwrap();
+            return (dir.join("out/edges_grey.png"), out);
+        }
+        "intermediate image's name is a folder" => {
+            std::fs::create_dir_all(dir.join("out/edges_gx.png")).unwrap();
+            good
+        }
         other => panic!("README case '{other}' has no fixture in tests/bad_input.rs"),
     };
     (input, out)
+}
+
+fn write(dir: &Path, name: &str, bytes: Vec<u8>) -> PathBuf {
+    std::fs::write(dir.join(name), bytes).unwrap();
+    dir.join(name)
 }
 
 /// The README's table: (case, message fragment).
@@ -119,20 +229,86 @@ fn readme_cases() -> Vec<(String, String)> {
 #[test]
 fn every_readme_bad_input_row_holds() {
     let cases = readme_cases();
-    assert!(cases.len() >= 12, "the table has its rows: {cases:?}");
+    assert!(cases.len() >= 22, "the table has its rows: {cases:?}");
     for (case, message) in cases {
         let dir = tempfile::tempdir().unwrap();
         let (input, out) = fixture(&case, dir.path());
         let before: Vec<_> = walk(dir.path());
-        let assert = bin().arg(&input).args(["--variant", "cpu-rayon", "--out"]).arg(&out).assert().code(2);
+        // A fixed budget, so that the refusals do not depend on this machine's memory.
+        let mut cmd = bin();
+        cmd.arg(&input).args(["--variant", "cpu-rayon", "--max-memory", "4G", "--out"]).arg(&out);
+        if case.starts_with("intermediate") {
+            cmd.arg("--intermediate");
+        }
+        let assert = cmd.timeout(std::time::Duration::from_secs(60)).assert().code(2);
         let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
         assert_eq!(stderr.lines().count(), 1, "{case}: exactly one line, got: {stderr}");
         assert!(stderr.contains(&message), "{case}: expected '{message}' in: {stderr}");
-        let named = if case == "output folder not writable" || case.starts_with("output path") { &out } else { &input };
+        let named = if case.starts_with("output") || case.starts_with("intermediate image's") { &out } else { &input };
+        let named = if case.starts_with("intermediate image's") { out.parent().unwrap() } else { named };
         assert!(stderr.contains(&*named.to_string_lossy()), "{case}: names the file: {stderr}");
         assert!(!stderr.contains("panicked"), "{case}: {stderr}");
         assert_eq!(walk(dir.path()), before, "{case}: nothing written");
     }
+}
+
+/// The crafted files again, and a real image, under an address-space limit (`ulimit -v`, as a cluster's
+/// job limit would set it) and no `--max-memory`: the default budget, derived from that limit, refuses the
+/// claims; nothing aborts ("memory allocation of … failed", exit 134) or panics (exit 101).
+#[test]
+fn crafted_files_never_abort_under_an_address_space_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = vec![];
+    for case in [
+        "GIF screen claiming 65535×65535",
+        "BMP claiming 60000×60000",
+        "TIFF claiming 60000×60000",
+        "PNG claiming 60000×60000 RGBA16, almost no data",
+        "truncated JPEG",
+        "PNG header claiming 100000×100000",
+    ] {
+        let sub = dir.path().join(inputs.len().to_string());
+        std::fs::create_dir(&sub).unwrap();
+        inputs.push(fixture(case, &sub).0);
+    }
+    let binary = bin().get_program().to_owned();
+    let limited = |args: &[&std::ffi::OsStr]| {
+        // 3 GB of address space: room for the process and the 512×512 image, not for any claim.
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 3000000 && exec \"$0\" \"$@\"")
+            .arg(&binary)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for input in &inputs {
+        let out = dir.path().join("edges.png");
+        let o = limited(&[
+            input.as_os_str(),
+            "--variant".as_ref(),
+            "cpu-rayon".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {stderr}", input.display());
+        assert_eq!(stderr.lines().count(), 1, "{}: one line: {stderr}", input.display());
+        assert!(!out.exists());
+    }
+    let out = dir.path().join("ok.png");
+    let o = limited(&[
+        "imgs_in/512x512.png".as_ref(),
+        "--variant".as_ref(),
+        "cpu-rayon".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "a real image runs under the limit: {}", String::from_utf8_lossy(&o.stderr));
+    // generate obeys the same budget.
+    let o = limited(&["generate".as_ref(), "40000x40000".as_ref(), "--out".as_ref(), out.as_os_str()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("over the memory budget"));
 }
 
 /// Every file under `dir` (sorted), to prove nothing was added.

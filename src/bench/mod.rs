@@ -50,6 +50,24 @@ pub struct BenchOptions {
     pub peers: Vec<Peer>,
     /// Batch throughput on this many copies of the first size's image (0: skip).
     pub batch_images: usize,
+    /// Host memory the bench may use: every size is checked against it before any work.
+    pub budget: crate::memory::Budget,
+}
+
+/// Host bytes per pixel the bench needs beyond one pipeline run of every variant: the pinned input and
+/// output buffers of the host → host measurement.
+const HOST_TO_HOST_BYTES_PER_PIXEL: u64 = 4;
+
+/// Refuses, before any work, a size whose estimated peak is over the budget.
+fn check_budget(opts: &BenchOptions) -> crate::error::Result<()> {
+    for &(w, h) in &opts.sizes {
+        let header = crate::image_io::Header { width: w, height: h, stored_bytes_per_pixel: 3 };
+        let per_pixel =
+            crate::pipeline::peak_bytes_per_pixel(&header, opts.variants.len(), false) + HOST_TO_HOST_BYTES_PER_PIXEL;
+        let needed = crate::memory::image_bytes(w, h, per_pixel);
+        opts.budget.check(Path::new(&format!("bench size {w}x{h}")), w, h, needed)?;
+    }
+    Ok(())
 }
 
 /// A peer implementation the bench can time beside ours.
@@ -302,6 +320,7 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
 }
 
 pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
+    check_budget(opts)?;
     let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_for(opts.filter));
     let mut skipped = Vec::new();
@@ -465,6 +484,8 @@ fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result<BatchRow> 
             devices: None,
             check: false,
             baseline,
+            budget: opts.budget,
+            keep_orientation: false,
         })
     };
     run(false)?; // warm-up: file cache, contexts

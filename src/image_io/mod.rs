@@ -1,0 +1,58 @@
+//! Images in and out: decoding any format the `image` crate reads into 8-bit RGB ([`decode`]), checked
+//! against the memory budget from its header first, and writing PNGs without ever touching what the user
+//! owns ([`output`]). `jpeg` checks that a JPEG is complete.
+
+pub mod decode;
+mod jpeg;
+pub mod output;
+
+use std::path::{Path, PathBuf};
+
+use image::RgbImage;
+
+pub use decode::{decode, DecodeOptions, Decoded, Header, MAX_PIXELS};
+pub use output::{Png, Staged, Target};
+
+use crate::error::Result;
+use crate::memory::Budget;
+
+/// PNG compression effort: `fast` trades file size for encoding time (batch mode measures the cost).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PngCompression {
+    Fast,
+    #[default]
+    Default,
+    Best,
+}
+
+/// Decodes `path` to RGB8 under the detected memory budget, applying the EXIF orientation: for tests, the
+/// bench and callers that need no notes.
+pub fn decode_rgb(path: &Path) -> Result<RgbImage> {
+    let budget = Budget::detect();
+    let opts = DecodeOptions { budget, keep_orientation: false };
+    let (decoded, ()) = decode(path, &opts, |h| {
+        budget.check(
+            path,
+            h.width,
+            h.height,
+            crate::memory::image_bytes(h.width, h.height, h.decode_peak_bytes_per_pixel()),
+        )
+    })?;
+    Ok(decoded.rgb)
+}
+
+/// Writes 8-bit pixels (`L8` or `Rgb8`) as a PNG at `path` at the default compression, atomically.
+pub fn write_png(path: &Path, width: u32, height: u32, pixels: &[u8], color: image::ExtendedColorType) -> Result<()> {
+    let color = match color {
+        image::ExtendedColorType::Rgb8 => png::ColorType::Rgb,
+        _ => png::ColorType::Grayscale,
+    };
+    output::write_png(path, &Png { width, height, pixels, color, compression: PngCompression::Default })
+}
+
+/// Where the edge image of `input` goes in `out_dir`: `<out_dir>/<stem>_sobel.png`.
+pub fn edge_path(out_dir: &Path, input: &Path) -> PathBuf {
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
+    out_dir.join(format!("{stem}_sobel.png"))
+}

@@ -1,0 +1,156 @@
+//! Temporary files that an interrupt cleans up.
+//!
+//! Every image is first written to a hidden temporary file beside its destination (`.cuda_sobel-*.png.tmp`)
+//! and renamed into place once complete. A `Ctrl-C` (SIGINT) or SIGTERM must not leave those behind, so
+//! each one is registered here from the moment it exists until it is renamed or removed, and a signal
+//! thread (signal-hook) removes every registered file, then ends the process with 128 + the signal
+//! (130, 143).
+//!
+//! One lock orders everything: creating a temporary file, renaming it into place and removing it all happen
+//! while holding it, and the signal thread takes it and never gives it back. So a temporary file is either
+//! registered or already gone when the signal thread looks, and no worker can create another afterwards.
+//! (SIGKILL cannot be caught; what it leaves is hidden, and batch skips hidden files.)
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, Once};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static INSTALL: Once = Once::new();
+
+fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic elsewhere while holding the lock leaves the list intact; keep using it.
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts the signal thread (once per process; later calls do nothing).
+pub fn install() {
+    INSTALL.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return; // without handlers the default action (end at once) applies, as before
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let files = registry();
+                for f in files.iter() {
+                    let _ = std::fs::remove_file(f);
+                }
+                // `_exit`, not `exit`: other threads may be inside the CUDA driver, whose exit hooks could
+                // wait on them. The lock is never released, so nothing new is created after this point.
+                signal_hook::low_level::exit(128 + signal);
+            }
+        });
+    });
+}
+
+/// A temporary file in `dir`, registered until it is persisted or dropped.
+pub struct TempFile {
+    file: Option<tempfile::NamedTempFile>,
+}
+
+impl TempFile {
+    /// Creates a hidden temporary file in `dir` with the mode an output image should have (0644 less umask).
+    pub fn new_in(dir: &Path) -> std::io::Result<TempFile> {
+        let mut reg = registry();
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".cuda_sobel-").suffix(".png.tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let file = builder.tempfile_in(dir)?;
+        reg.push(file.path().to_owned());
+        Ok(TempFile { file: Some(file) })
+    }
+
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.file.as_mut().expect("present until persisted or dropped").as_file_mut()
+    }
+
+    pub fn path(&self) -> &Path {
+        self.file.as_ref().expect("present until persisted or dropped").path()
+    }
+
+    /// Renames the file to `dest` (replacing a regular file there).
+    pub fn persist(mut self, dest: &Path) -> std::io::Result<()> {
+        let mut reg = registry();
+        let file = self.file.take().expect("present until persisted or dropped");
+        let tmp = file.path().to_owned();
+        match file.persist(dest) {
+            Ok(_) => {
+                reg.retain(|p| p != &tmp);
+                Ok(())
+            }
+            Err(e) => {
+                // The NamedTempFile comes back with the error; dropping it removes the file, still under the lock.
+                drop(e.file);
+                reg.retain(|p| p != &tmp);
+                Err(e.error)
+            }
+        }
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            let mut reg = registry();
+            let tmp = file.path().to_owned();
+            let _ = file.close();
+            reg.retain(|p| p != &tmp);
+        }
+    }
+}
+
+/// A file created only to prove that it can be (an output's name and folder), removed again on drop.
+/// Registered like a temporary file, so an interrupt in between removes it too.
+pub struct Probe(PathBuf);
+
+impl Probe {
+    /// Creates `path`, which must not exist.
+    pub fn create(path: &Path) -> std::io::Result<Probe> {
+        let mut reg = registry();
+        std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+        reg.push(path.to_owned());
+        Ok(Probe(path.to_owned()))
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        let mut reg = registry();
+        let _ = std::fs::remove_file(&self.0);
+        reg.retain(|p| p != &self.0);
+    }
+}
+
+/// Whether `path` is registered for removal on an interrupt (for tests).
+pub fn is_registered(path: &Path) -> bool {
+    registry().iter().any(|p| p == path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_files_are_registered_until_persisted_or_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = TempFile::new_in(dir.path()).unwrap();
+        let b = TempFile::new_in(dir.path()).unwrap();
+        let (a_path, b_path) = (a.path().to_owned(), b.path().to_owned());
+        assert!(is_registered(&a_path) && is_registered(&b_path));
+        drop(b);
+        assert!(!b_path.exists() && !is_registered(&b_path));
+        a.persist(&dir.path().join("x.png")).unwrap();
+        assert!(!is_registered(&a_path));
+        let probe = Probe::create(&dir.path().join("y.png")).unwrap();
+        assert!(is_registered(&dir.path().join("y.png")));
+        drop(probe);
+        assert!(!is_registered(&dir.path().join("y.png")));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["x.png"], "only x.png");
+    }
+}

@@ -1,0 +1,47 @@
+//! The memory estimate that the budget checks is the real peak: a one-variant run's peak RSS, less that of
+//! a run on a tiny image (the program itself), is within 10 % of `pipeline::peak_bytes_per_pixel` × pixels.
+//! One test in this binary, so the children's peak (`RUSAGE_CHILDREN`) is this test's alone.
+
+mod common;
+
+use cuda_sobel::image_io::Header;
+
+/// The largest resident set of any child waited for so far, in bytes (Linux reports kilobytes).
+fn children_peak_rss() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` into the pointer it is given, which points at one.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0);
+    // SAFETY: initialised by the successful call above (and zeroed before it).
+    unsafe { usage.assume_init() }.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn a_one_variant_runs_peak_matches_the_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.png");
+    image::RgbImage::from_pixel(8, 8, image::Rgb([1, 2, 3])).save(&tiny).unwrap();
+    let run = |input: &std::path::Path| {
+        common::bin()
+            .arg(input)
+            .args(["--variant", "cpu-rayon", "-q", "--out"])
+            .arg(dir.path().join("o.png"))
+            .assert()
+            .success();
+        children_peak_rss()
+    };
+    // The program itself, before this process holds any image: a child shares this process's memory until
+    // it executes the binary, and that counts in its peak.
+    let base = run(&tiny);
+    let (w, h) = (4000u32, 3000u32);
+    let big = dir.path().join("big.png");
+    image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 256) as u8]))
+        .save(&big)
+        .unwrap();
+    let peak = run(&big);
+    let header = Header { width: w, height: h, stored_bytes_per_pixel: 3 };
+    let estimate = cuda_sobel::pipeline::peak_bytes_per_pixel(&header, 1, false) * w as u64 * h as u64;
+    let measured = peak - base;
+    let ratio = measured as f64 / estimate as f64;
+    assert!((0.9..=1.1).contains(&ratio), "measured {measured} B against the estimate {estimate} B ({ratio:.3})");
+}
