@@ -315,4 +315,48 @@ fn photos_come_out_as_people_see_them() {
     assert!(stderr_of(&o).contains("anim.gif: 3 frames; edges of the first"), "{}", stderr_of(&o));
     let first = image::open(&gif).unwrap().into_rgb8();
     assert_eq!(pixels(&out), cuda_sobel::cpu::scalar::sobel(&first, f).into_raw());
+
+    // An APNG of two frames: the default image is the first.
+    let apng = dir.path().join("anim.png");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&apng).unwrap());
+        let mut enc = png::Encoder::new(file, 40, 24);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_animated(2, 0).unwrap();
+        let mut w = enc.write_header().unwrap();
+        w.write_image_data(img.as_raw()).unwrap();
+        w.write_image_data(&vec![200; img.as_raw().len()]).unwrap();
+        w.finish().unwrap();
+    }
+    let o = bin().arg(&apng).args(["--variant", "cpu-rayon", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert!(stderr_of(&o).contains("anim.png: 2 frames; edges of the first"), "{}", stderr_of(&o));
+    assert_eq!(pixels(&out), cuda_sobel::cpu::scalar::sobel(&img, f).into_raw());
+}
+
+#[test]
+fn generate_and_bench_obey_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args(["generate", "20000x20000", "--max-memory", "1G", "--out"])
+        .arg(dir.path().join("g.png"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr_of(&o).contains("too large: 20000×20000 needs ~1.2 GB, over the memory budget of 1.0 GB"),
+        "{}",
+        stderr_of(&o)
+    );
+    let o = bin()
+        .args(["bench", "--sizes", "512x512,30000x30000", "--max-memory", "2G", "--out"])
+        .arg(dir.path().join("b"))
+        .arg("--images")
+        .arg(dir.path().join("i"))
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr_of(&o).contains("bench size 30000x30000: too large"), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "refused before any work");
 }
