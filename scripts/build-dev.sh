@@ -5,7 +5,9 @@
 #   run(carry: [".dev"], command: "bash scripts/gpu-check.sh")
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
 cargo build --release
 rm -rf .dev && mkdir -p .dev/tests
 # Stripped: with debug info the binaries are ~30 MB each, over the device tool's 64 MiB carry limit.

@@ -1,10 +1,10 @@
 //! Temporary files that an interrupt cleans up.
 //!
 //! Every image is first written to a hidden temporary file beside its destination (`.cuda_sobel-*.png.tmp`)
-//! and renamed into place once complete. A `Ctrl-C` (SIGINT) or SIGTERM must not leave those behind, so
-//! each one is registered here from the moment it exists until it is renamed or removed, and a signal
-//! thread (signal-hook) removes every registered file, then ends the process with 128 + the signal
-//! (130, 143).
+//! and renamed into place once complete. A `Ctrl-C` (SIGINT), SIGTERM or a closed terminal (SIGHUP) must
+//! not leave those behind, so each one is registered here from the moment it exists until it is renamed
+//! or removed, and a signal thread (signal-hook) removes every registered file, then ends the process with
+//! 128 + the signal (130, 143, 129).
 //!
 //! One lock orders everything: creating a temporary file, renaming it into place and removing it all happen
 //! while holding it, and the signal thread takes it and never gives it back. So a temporary file is either
@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
@@ -27,7 +27,7 @@ fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
 /// Starts the signal thread (once per process; later calls do nothing).
 pub fn install() {
     INSTALL.call_once(|| {
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
             return; // without handlers the default action (end at once) applies, as before
         };
         std::thread::spawn(move || {
@@ -104,28 +104,6 @@ impl Drop for TempFile {
     }
 }
 
-/// A file created only to prove that it can be (an output's name and folder), removed again on drop.
-/// Registered like a temporary file, so an interrupt in between removes it too.
-pub struct Probe(PathBuf);
-
-impl Probe {
-    /// Creates `path`, which must not exist.
-    pub fn create(path: &Path) -> std::io::Result<Probe> {
-        let mut reg = registry();
-        std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-        reg.push(path.to_owned());
-        Ok(Probe(path.to_owned()))
-    }
-}
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        let mut reg = registry();
-        let _ = std::fs::remove_file(&self.0);
-        reg.retain(|p| p != &self.0);
-    }
-}
-
 /// Whether `path` is registered for removal on an interrupt (for tests).
 pub fn is_registered(path: &Path) -> bool {
     registry().iter().any(|p| p == path)
@@ -146,10 +124,6 @@ mod tests {
         assert!(!b_path.exists() && !is_registered(&b_path));
         a.persist(&dir.path().join("x.png")).unwrap();
         assert!(!is_registered(&a_path));
-        let probe = Probe::create(&dir.path().join("y.png")).unwrap();
-        assert!(is_registered(&dir.path().join("y.png")));
-        drop(probe);
-        assert!(!is_registered(&dir.path().join("y.png")));
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["x.png"], "only x.png");
     }

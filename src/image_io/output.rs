@@ -159,13 +159,13 @@ fn probe_folder(dir: &Path) -> std::io::Result<()> {
     TempFile::new_in(dir).map(drop)
 }
 
-/// Can `path`, which does not exist, be created? Where its folder exists, `path` itself is created and
-/// removed at once (this also catches names the file system refuses); otherwise a folder is, where the
-/// first missing one would go.
+/// Can `path`, which does not exist, be created? A temporary file is made and removed where it would go
+/// (or a folder, where the first missing folder would go). Never the name itself: another process may be
+/// writing the same output, and removing our probe could then remove its finished file.
 fn probe_new(path: &Path) -> std::io::Result<()> {
     let existing = nearest_existing(path);
     if existing == parent_of(path) {
-        crate::interrupt::Probe::create(path).map(drop)
+        probe_folder(&existing)
     } else {
         tempfile::Builder::new().prefix(".cuda_sobel-").tempdir_in(&existing).map(drop)
     }
