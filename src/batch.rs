@@ -23,7 +23,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::error::{one_line, Error};
 use crate::gpu::slots::SlotPool;
 use crate::gpu::{variants, Gpu};
-use crate::image_io::{self, output, Png, PngCompression, Staged};
+use crate::image_io::{self, output, Png, PngCompression};
 use crate::memory::{self, Budget};
 use crate::pipeline::{Variant, N1};
 use crate::sobel::Filter;
@@ -186,13 +186,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
             let (decoded, _reservation) = image_io::decode(path, &decode_opts, |h| {
                 let needed =
                     memory::image_bytes(h.width, h.height, peak_bytes_per_pixel(h, opts.check, device.is_some()));
-                pool.reserve(needed).ok_or_else(|| Error::OverBudget {
-                    path: path.clone(),
-                    width: h.width,
-                    height: h.height,
-                    needed,
-                    budget: opts.budget.bytes,
-                })
+                pool.reserve(path, h.width, h.height, needed)
             })
             .map_err(text)?;
             notes.lock().expect("no panic while locked").extend(decoded.notes);
@@ -220,9 +214,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
                 color: png::ColorType::Grayscale,
                 compression: opts.compression,
             };
-            let mut staged = Staged::new();
-            staged.png(&output::target(out).map_err(text)?, &png).map_err(text)?;
-            staged.commit().map_err(text)?;
+            output::write(&output::target(out).map_err(text)?, &png).map_err(text)?;
             Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
         })();
         match result {

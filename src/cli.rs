@@ -229,16 +229,23 @@ struct BenchArgs {
 
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143.
+    // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.
     crate::interrupt::install();
     match cli.command {
         Some(Command::Generate { size: (w, h), out, max_memory }) => {
             let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
-            image_io::output::plan(&out, &[])?;
+            let target = image_io::output::plan(&out, &[])?;
             let needed = memory::image_bytes(w, h, generate::BYTES_PER_PIXEL);
             Budget::new(max_memory).check(&out, w, h, needed)?;
             let img = generate::scene(w, h);
-            image_io::write_png(&out, w, h, img.as_raw(), image::ExtendedColorType::Rgb8)?;
+            let png = image_io::Png {
+                width: w,
+                height: h,
+                pixels: img.as_raw(),
+                color: png::ColorType::Rgb,
+                compression: image_io::PngCompression::Default,
+            };
+            image_io::output::write(&target, &png)?;
             println!("wrote {}", out.display());
             Ok(ExitCode::SUCCESS)
         }

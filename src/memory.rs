@@ -18,7 +18,7 @@ use std::sync::{Condvar, Mutex};
 /// decoders' own tables, the CUDA driver and whatever else the machine runs.
 const SHARE: f64 = 0.8;
 
-/// A byte budget and where it came from (printed in the refusal).
+/// A byte budget for host memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
     pub bytes: u64,
@@ -44,7 +44,7 @@ impl Budget {
         Budget { bytes: (available as f64 * SHARE) as u64 }
     }
 
-    /// Refuses `width × height` pixels at `bytes_per_pixel` (plus `fixed` bytes) when over the budget.
+    /// Refuses a `width × height` image of `path` whose estimated peak, `needed` bytes, is over the budget.
     pub fn check(&self, path: &std::path::Path, width: u32, height: u32, needed: u64) -> crate::error::Result<()> {
         if needed > self.bytes {
             return Err(crate::error::Error::OverBudget {
@@ -130,17 +130,23 @@ impl Pool {
         Budget { bytes: self.total }
     }
 
-    /// Waits until `bytes` fit beside the other reservations; `None` if they never can (over the whole budget).
-    pub fn reserve(&self, bytes: u64) -> Option<Reservation<'_>> {
-        if bytes > self.total {
-            return None;
-        }
+    /// Waits until the `needed` bytes of `path`'s `width × height` image fit beside the other reservations;
+    /// refuses them at once if they never can (over the whole budget).
+    pub fn reserve(
+        &self,
+        path: &std::path::Path,
+        width: u32,
+        height: u32,
+        needed: u64,
+    ) -> crate::error::Result<Reservation<'_>> {
+        self.budget().check(path, width, height, needed)?;
+        let bytes = needed;
         let mut used = self.used.lock().expect("no panic while locked");
         while *used + bytes > self.total {
             used = self.released.wait(used).expect("no panic while locked");
         }
         *used += bytes;
-        Some(Reservation { pool: self, bytes })
+        Ok(Reservation { pool: self, bytes })
     }
 }
 
@@ -180,10 +186,11 @@ mod tests {
     #[test]
     fn the_pool_refuses_what_never_fits_and_waits_for_what_will() {
         let pool = Pool::new(Budget { bytes: 100 });
-        assert!(pool.reserve(101).is_none());
-        let a = pool.reserve(60).unwrap();
+        let p = std::path::Path::new("x.png");
+        assert!(pool.reserve(p, 10, 10, 101).is_err());
+        let a = pool.reserve(p, 10, 6, 60).unwrap();
         std::thread::scope(|s| {
-            let waiter = s.spawn(|| pool.reserve(60).map(|r| r.bytes));
+            let waiter = s.spawn(|| pool.reserve(p, 10, 6, 60).map(|r| r.bytes).ok());
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!waiter.is_finished(), "60 + 60 > 100: the second waits");
             drop(a);

@@ -328,10 +328,14 @@ impl Drop for Staged {
     }
 }
 
+/// Writes one PNG to a planned target, atomically.
+pub fn write(target: &Target, img: &Png) -> Result<()> {
+    let mut staged = Staged::new();
+    staged.png(target, img)?;
+    staged.commit()
+}
+
 /// Writes one PNG at `path` (checked, atomic): for `generate`, the bench and tests.
 pub fn write_png(path: &Path, img: &Png) -> Result<()> {
-    let target = plan(path, &[])?;
-    let mut staged = Staged::new();
-    staged.png(&target, img)?;
-    staged.commit()
+    write(&plan(path, &[])?, img)
 }
