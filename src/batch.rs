@@ -25,8 +25,8 @@ use crate::gpu::slots::SlotPool;
 use crate::gpu::{variants, Gpu};
 use crate::image_io::{self, output, Png, PngCompression};
 use crate::memory::{self, Budget};
-use crate::pipeline::{Variant, N1};
 use crate::sobel::Filter;
+use crate::variant::{count_mismatches, Variant};
 use crate::{cpu, error};
 
 /// Edge images by (width, height), for the baseline.
@@ -202,7 +202,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
             };
             if opts.check && !opts.baseline {
                 let reference = cpu::scalar::sobel(&rgb, opts.filter);
-                let differing = crate::pipeline::count_mismatches(&edges, reference.as_raw());
+                let differing = count_mismatches(&edges, reference.as_raw());
                 if differing > 0 {
                     return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
                 }
@@ -252,7 +252,7 @@ fn compute(device: Option<&(Gpu, SlotPool)>, rgb: &image::RgbImage, filter: Filt
             if fits {
                 Ok(pool.with_slot(|slot| slot.run(rgb, filter))?)
             } else {
-                Ok(variants::run(g, Variant::GpuStrip, rgb, filter, N1::new(1), false, 1)?.output)
+                Ok(variants::run(g, Variant::GpuStrip, rgb, filter, false, 1)?.output)
             }
         }
         None => Ok(cpu::rayon::sobel(rgb, filter).into_raw()),

@@ -1,5 +1,6 @@
 //! The command line: clap definitions, turned into typed [`pipeline::Options`]. Only this module and
-//! `main.rs` know about clap; exit codes are decided here, in one place.
+//! `main.rs` know about clap — the core's enums only list their values (`ALL`) and names, and
+//! [`value_enum!`] makes them clap values here; exit codes are decided here, in one place.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +11,21 @@ use crate::memory::{self, Budget};
 use crate::pipeline::{self, Mapping, Variant, N1};
 use crate::sobel::{Border, Compat, Filter, Operator};
 use crate::{generate, image_io, report};
+
+/// Makes the core's value enums (each with `ALL` and `name()`) clap values, named as the core names them.
+macro_rules! value_enum {
+    ($($t:ty),* $(,)?) => {$(
+        impl clap::ValueEnum for $t {
+            fn value_variants<'a>() -> &'a [Self] {
+                &<$t>::ALL
+            }
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(self.name()))
+            }
+        }
+    )*};
+}
+value_enum!(Variant, Mapping, Operator, Border, Compat, image_io::PngCompression, crate::bench::Peer);
 
 const EXAMPLES: &str = "\
 Examples:
@@ -266,13 +282,15 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
     let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
-    let mut variants = if args.variant.is_empty() { Variant::ALL.to_vec() } else { args.variant };
-    variants.sort_by_key(|v| Variant::ALL.iter().position(|a| a == v));
+    let n1 = N1 { n: args.n, mapping: args.mapping };
+    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::ALL.to_vec() } else { args.variant };
+    variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
+    variants.sort_by_key(|v| v.order());
     variants.dedup();
     let opts = pipeline::Options {
         input,
         output,
-        n1: N1 { n: args.n, mapping: args.mapping },
+        n1,
         filter,
         variants,
         intermediate: args.intermediate,

@@ -16,3 +16,4 @@ pub mod pipeline;
 pub mod report;
 pub mod sobel;
 pub mod stats;
+pub mod variant;

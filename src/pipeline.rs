@@ -4,7 +4,6 @@
 //! `cpu-scalar` always runs: it is the reference every other variant's bytes are compared with.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use image::RgbImage;
 use serde::Serialize;
@@ -15,106 +14,7 @@ use crate::gpu::{self, Gpu};
 use crate::image_io::{self, Header, Png, Staged, Target};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
-
-/// Every variant the tool knows, in the order the table lists them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Variant {
-    /// The reference: four passes like the report's C program, one thread.
-    CpuScalar,
-    /// Fused and parallel over row bands with rayon.
-    CpuRayon,
-    /// The report's 1:1 version: four kernels, one thread per pixel.
-    GpuMap,
-    /// The report's map fusion: a grey kernel, then one kernel for Gx, Gy and magnitude.
-    GpuFusedMap,
-    /// n pixels per thread (n from the command line), coalesced.
-    GpuN1,
-    /// One kernel from RGB bytes to magnitude bytes, one thread per pixel.
-    GpuFused,
-    /// gpu-fused with its coefficients in constant memory: the "before" of the predefined optimisation.
-    GpuConstTaps,
-    /// Two passes (rows, then columns) of the separable Sobel factors.
-    GpuSeparable,
-    /// Shared-memory tile with a one-pixel halo.
-    GpuTiled,
-    /// 16 pixels per thread with 16-byte loads (register-blocked n:1).
-    GpuVec16,
-    /// Column strips with a rolling window of three grey rows in registers: the fastest.
-    GpuStrip,
-}
-
-impl Variant {
-    /// Every variant, in table order (a test checks that none is missing).
-    pub const ALL: [Variant; 11] = [
-        Variant::CpuScalar,
-        Variant::CpuRayon,
-        Variant::GpuMap,
-        Variant::GpuFusedMap,
-        Variant::GpuN1,
-        Variant::GpuFused,
-        Variant::GpuConstTaps,
-        Variant::GpuSeparable,
-        Variant::GpuTiled,
-        Variant::GpuVec16,
-        Variant::GpuStrip,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::CpuScalar => "cpu-scalar",
-            Variant::CpuRayon => "cpu-rayon",
-            Variant::GpuMap => "gpu-map",
-            Variant::GpuFusedMap => "gpu-fused-map",
-            Variant::GpuN1 => "gpu-n1",
-            Variant::GpuFused => "gpu-fused",
-            Variant::GpuConstTaps => "gpu-const-taps",
-            Variant::GpuSeparable => "gpu-separable",
-            Variant::GpuTiled => "gpu-tiled",
-            Variant::GpuVec16 => "gpu-vec16",
-            Variant::GpuStrip => "gpu-strip",
-        }
-    }
-
-    pub fn is_gpu(self) -> bool {
-        self.name().starts_with("gpu")
-    }
-}
-
-/// How `gpu-n1` maps its threads to pixels.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Mapping {
-    /// Each thread owns n distinct pixels, a warp's accesses coalesced: the same work for every n.
-    #[default]
-    Coalesced,
-    /// The report's: thread t computes the n pixels from |t − n|, overlapping its neighbours' (n-fold
-    /// redundant work; without the report's out-of-bounds writes).
-    Report,
-}
-
-impl Mapping {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mapping::Coalesced => "coalesced",
-            Mapping::Report => "report",
-        }
-    }
-}
-
-/// The work granularity of `gpu-n1`: n pixels per thread, mapped one way or the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct N1 {
-    /// 1..=64.
-    pub n: u32,
-    pub mapping: Mapping,
-}
-
-impl N1 {
-    pub fn new(n: u32) -> N1 {
-        N1 { n, mapping: Mapping::Coalesced }
-    }
-}
+pub use crate::variant::{count_mismatches, timed, Mapping, Timings, Variant, N1};
 
 /// What to run, already validated (the CLI builds it; nothing here knows about clap).
 #[derive(Clone, Debug)]
@@ -193,20 +93,6 @@ pub enum Outcome {
     },
 }
 
-/// One variant's times in milliseconds, in the report's categories.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Timings {
-    /// Decode + encode. Every variant reads the same file and writes the same bytes, so both are
-    /// measured once per image and attributed to every row.
-    pub io_ms: f64,
-    /// Allocations, host↔device copies and frees (GPU variants only).
-    pub gpu_memory_ms: Option<f64>,
-    pub compute_ms: f64,
-    pub total_ms: f64,
-    /// GPU variants: the bytes that must move (3 read + 1 written per pixel) over the computation time.
-    pub effective_gbps: Option<f64>,
-}
-
 /// The default of [`Options::gpu_reps`].
 pub const GPU_REPS: usize = 10;
 
@@ -222,13 +108,6 @@ impl Report {
             Outcome::Skipped { .. } => None,
         })
     }
-}
-
-/// Measures `f` with the wall clock, in milliseconds.
-pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = Instant::now();
-    let value = f();
-    (value, start.elapsed().as_secs_f64() * 1e3)
 }
 
 /// The default output path: `imgs_out/<stem>_sobel.png` (`imgs_out/stdin_sobel.png` for `-`).
@@ -306,7 +185,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         let outcome = match (variant, &gpu) {
             (Variant::CpuScalar, _) => Ok((reference.magnitude.clone(), scalar_ms, None)),
             (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.filter)),
-            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.filter, opts.n1, true, opts.gpu_reps)
+            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.filter, true, opts.gpu_reps)
                 .map(|r| (r.output, r.compute_ms, Some(r.memory_ms)))
                 .map_err(|e| e.to_string()),
             (_, Some(Err(_))) => Err("GPU unavailable (reason above)".to_string()),
@@ -363,11 +242,6 @@ fn run_cpu_rayon(rgb: &RgbImage, filter: Filter) -> (Vec<u8>, f64, Option<f64>) 
     (out.into_raw(), ms, None)
 }
 
-pub fn count_mismatches(a: &[u8], b: &[u8]) -> u64 {
-    assert_eq!(a.len(), b.len(), "outputs of different sizes");
-    a.iter().zip(b).filter(|(x, y)| x != y).count() as u64
-}
-
 /// Writes the edge image and, with `--intermediate`, its siblings: all of them or none.
 fn write_outputs(
     opts: &Options,
@@ -396,15 +270,4 @@ fn write_outputs(
 pub fn sibling(output: &Path, suffix: &str) -> PathBuf {
     let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     output.with_file_name(format!("{stem}_{suffix}.png"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn all_lists_every_variant_once() {
-        // clap's list is derived from the enum itself, so a variant added there but not to ALL fails here.
-        assert_eq!(Variant::ALL.as_slice(), <Variant as clap::ValueEnum>::value_variants());
-    }
 }

@@ -27,7 +27,7 @@ pub const SCHARR_KY: [[i32; 3]; 3] = [[-3, -10, -3], [0, 0, 0], [3, 10, 3]];
 /// Which 3×3 gradient operator. Both are separable: Gx = [e c e]ᵀ·[−1 0 1] and Gy = [−1 0 1]ᵀ·[e c e],
 /// with smoothing weights (e, c) = (1, 2) for Sobel and (3, 10) for Scharr. The discriminants are
 /// irrelevant to the kernels: the `.cu` files get the weights as `TAP_EDGE`/`TAP_CENTRE` (a test checks).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Operator {
     /// [-1 0 1; -2 0 2; -1 0 1]: |G| ≤ 1020.
@@ -81,7 +81,7 @@ impl Operator {
 /// biases every value down by ½ on average, and 0.30/0.59/0.11 are not exact in binary, so a grey
 /// pixel (v, v, v) comes out v − 1 for 67 of the 256 values of v (e.g. (2, 2, 2) → 1). Saturating and
 /// rounding in exact integers has neither defect and needs no floating point at all.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Compat {
     /// Exact integers, rounded, saturated (the default).
@@ -89,6 +89,17 @@ pub enum Compat {
     Exact,
     /// The report's C program: doubles, truncation, gradients and magnitude wrapped mod 256.
     Report,
+}
+
+impl Compat {
+    pub const ALL: [Compat; 2] = [Compat::Exact, Compat::Report];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Compat::Exact => "exact",
+            Compat::Report => "report",
+        }
+    }
 }
 
 /// Everything that decides the output bytes, apart from the image: every variant takes one.
@@ -197,7 +208,7 @@ pub fn magnitude_from_squared(s: u32) -> u8 {
 
 /// What a 3×3 stencil sees beyond the image edge. The discriminants are passed to the kernels as `int`
 /// and must equal `BORDER_*` in `cuda/sobel.cuh` (a test checks).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Border {
     /// The nearest edge pixel is repeated: `…a a | a b c | c c…` (NPP's and kornia's choice).

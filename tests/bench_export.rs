@@ -9,8 +9,8 @@ use cuda_sobel::bench::{
     RunTimings, Skipped,
 };
 use cuda_sobel::gpu::DeviceInfo;
-use cuda_sobel::pipeline::Variant;
 use cuda_sobel::sobel::Filter;
+use cuda_sobel::variant::{Mapping, Variant, N1};
 
 fn runs(io: f64, mem: Option<f64>, compute: &[f64]) -> Vec<RunTimings> {
     compute
@@ -21,17 +21,19 @@ fn runs(io: f64, mem: Option<f64>, compute: &[f64]) -> Vec<RunTimings> {
 
 fn fixture() -> BenchResults {
     let size = (2048, 1024);
+    // gpu-n1's series carry their n in the variant, and in `n` for the exports.
+    let n1 = |variant: Variant, n: Option<u32>| n.map_or(variant, |n| variant.with_n1(N1::new(n)));
     let p = |variant, n, mem, compute: &[f64]| PipelineSeries {
         width: size.0,
         height: size.1,
-        variant,
+        variant: n1(variant, n),
         n,
         runs: runs(20.0, mem, compute),
     };
     let k = |variant, n, samples: &[f64]| KernelSeries {
         width: size.0,
         height: size.1,
-        variant,
+        variant: n1(variant, n),
         n,
         buffer_copies: if variant == Variant::CpuScalar { 1 } else { 12 },
         samples_ms: samples.to_vec(),
@@ -64,15 +66,15 @@ fn fixture() -> BenchResults {
             p(Variant::CpuScalar, None, None, &[40.0, 42.0, 44.0]),
             p(Variant::GpuMap, None, Some(2.0), &[0.05, 0.06, 0.07]),
             p(Variant::GpuFusedMap, None, Some(1.5), &[0.03, 0.03, 0.03]),
-            p(Variant::GpuN1, Some(1), Some(1.5), &[0.04, 0.04, 0.04]),
-            p(Variant::GpuN1, Some(4), Some(1.5), &[0.02, 0.02, 0.02]),
+            p(Variant::GpuN1(N1::ONE), Some(1), Some(1.5), &[0.04, 0.04, 0.04]),
+            p(Variant::GpuN1(N1::ONE), Some(4), Some(1.5), &[0.02, 0.02, 0.02]),
         ],
         kernels: vec![
             k(Variant::CpuScalar, None, &[40.0, 41.0, 42.0, 43.0]),
             k(Variant::GpuMap, None, &[0.05, 0.05, 0.06, 0.06]),
             k(Variant::GpuFusedMap, None, &[0.03, 0.03, 0.03, 0.03]),
-            k(Variant::GpuN1, Some(1), &[0.04, 0.04, 0.04, 0.04]),
-            k(Variant::GpuN1, Some(4), &[0.008, 0.008, 0.008, 0.008]),
+            k(Variant::GpuN1(N1::ONE), Some(1), &[0.04, 0.04, 0.04, 0.04]),
+            k(Variant::GpuN1(N1::ONE), Some(4), &[0.008, 0.008, 0.008, 0.008]),
         ],
         skipped: vec![Skipped { variant: Variant::GpuFused, reason: "left out of this fixture".into() }],
         peers: vec![PeerSeries {
@@ -100,8 +102,8 @@ fn fixture() -> BenchResults {
             baseline_images_per_s: vec![300.0, 290.0, 295.0],
         }),
         report_mapping: vec![
-            k(Variant::GpuN1, Some(1), &[0.08, 0.08, 0.09, 0.08]),
-            k(Variant::GpuN1, Some(4), &[0.2, 0.2, 0.21, 0.2]),
+            k(Variant::GpuN1(N1 { n: 1, mapping: Mapping::Report }), Some(1), &[0.08, 0.08, 0.09, 0.08]),
+            k(Variant::GpuN1(N1 { n: 4, mapping: Mapping::Report }), Some(4), &[0.2, 0.2, 0.21, 0.2]),
         ],
     }
 }
@@ -163,7 +165,7 @@ fn bench_quick_writes_every_file() {
     let pipeline = json["pipeline"].as_array().unwrap();
     // Two sizes × (the CPU variants, or with a GPU also every GPU variant, gpu-n1 once per n = 1, 2, 4).
     let cpu = Variant::ALL.iter().filter(|v| !v.is_gpu()).count();
-    let gpu = Variant::ALL.iter().filter(|v| v.is_gpu() && **v != Variant::GpuN1).count() + 3;
+    let gpu = Variant::ALL.iter().filter(|v| v.is_gpu() && v.n1().is_none()).count() + 3;
     assert!(pipeline.len() == 2 * cpu || pipeline.len() == 2 * (cpu + gpu), "{} series", pipeline.len());
     assert!(pipeline.iter().all(|s| s["runs"].as_array().unwrap().len() == 2));
     assert!(json["meta"]["git_commit"].as_str().unwrap().len() >= 7);

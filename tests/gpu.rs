@@ -52,22 +52,20 @@ fn check_all_variants(gpu: &Gpu, rgb: &RgbImage, label: &str) {
 
 fn check_variants(gpu: &Gpu, rgb: &RgbImage, filter: Filter, label: &str) {
     let reference = cpu::scalar::sobel(rgb, filter);
-    let mut runs: Vec<(Variant, N1)> =
-        Variant::ALL.iter().filter(|v| v.is_gpu() && **v != Variant::GpuN1).map(|&v| (v, N1::new(1))).collect();
+    let mut runs: Vec<Variant> = Variant::ALL.iter().copied().filter(|v| v.is_gpu() && v.n1().is_none()).collect();
     for mapping in [Mapping::Coalesced, Mapping::Report] {
-        runs.extend(NS.iter().map(|&n| (Variant::GpuN1, N1 { n, mapping })));
+        runs.extend(NS.iter().map(|&n| Variant::GpuN1(N1 { n, mapping })));
     }
-    for (variant, n1) in runs {
-        let run = variants::run(gpu, variant, rgb, filter, n1, false, 1)
-            .unwrap_or_else(|e| panic!("{label} {filter:?} {} {n1:?}: {e}", variant.name()));
+    for variant in runs {
+        let run = variants::run(gpu, variant, rgb, filter, false, 1)
+            .unwrap_or_else(|e| panic!("{label} {filter:?} {variant:?}: {e}"));
         let differing = run.output.iter().zip(reference.as_raw()).filter(|(a, b)| a != b).count();
         assert_eq!(
             (run.output.len(), differing),
             (reference.as_raw().len(), 0),
-            "{label} {}×{} {filter:?} {} {n1:?}: pixels differ",
+            "{label} {}×{} {filter:?} {variant:?}: pixels differ",
             rgb.width(),
             rgb.height(),
-            variant.name()
         );
     }
 }
@@ -132,11 +130,9 @@ fn banded_gpu_runs_equal_one_pass() {
         let rgb = random_image(w, h, seed);
         for filter in Filter::all() {
             let reference = cpu::scalar::sobel(&rgb, filter);
-            for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
+            for variant in Variant::ALL.iter().map(|v| v.with_n1(N1::new(3))).filter(|v| v.is_gpu()) {
                 for band_rows in [1, 2, 3, 7] {
-                    let out = variants::run_banded(&gpu, variant, &rgb, filter, N1::new(3), false, 1, band_rows)
-                        .unwrap()
-                        .output;
+                    let out = variants::run_banded(&gpu, variant, &rgb, filter, false, 1, band_rows).unwrap().output;
                     assert!(
                         out == reference.as_raw().as_slice(),
                         "{w}×{h} {filter:?} {} in bands of {band_rows}",
@@ -170,8 +166,8 @@ fn two_hundred_random_sizes_every_variant_every_border() {
             let filter = Filter { operator, border, compat };
             let reference = cpu::scalar::sobel(&rgb, filter);
             let n1 = N1 { n: 1 + (i as u32 % 64), mapping: [Mapping::Coalesced, Mapping::Report][i as usize / 4 % 2] };
-            for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
-                let out = variants::run(&gpu, variant, &rgb, filter, n1, false, 1).unwrap().output;
+            for variant in Variant::ALL.iter().map(|v| v.with_n1(n1)).filter(|v| v.is_gpu()) {
+                let out = variants::run(&gpu, variant, &rgb, filter, false, 1).unwrap().output;
                 assert!(out == reference.as_raw().as_slice(), "#{i}: {w}×{h} {filter:?} {} {n1:?}", variant.name());
             }
         }
@@ -212,8 +208,6 @@ fn gpu_variants_saturate_on_extreme_edges() {
         image::Rgb([v, v, v])
     });
     check_all_variants(&gpu, &rgb, "stripes");
-    let out = variants::run(&gpu, Variant::GpuFused, &rgb, Filter::with_border(Border::Zero), N1::new(1), false, 1)
-        .unwrap()
-        .output;
+    let out = variants::run(&gpu, Variant::GpuFused, &rgb, Filter::with_border(Border::Zero), false, 1).unwrap().output;
     assert!(out.contains(&255));
 }

@@ -8,8 +8,8 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use super::{n_label, plots, BenchResults, Category, PipelineSeries};
-use crate::pipeline::Variant;
 use crate::stats::{ratio, Summary};
+use crate::variant::{Variant, N1};
 
 /// Writes every export into `dir` and returns the paths written.
 pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -163,11 +163,11 @@ pub fn markdown(r: &BenchResults) -> String {
 
     let _ = writeln!(s, "\n## Whole pipeline by image size (report Tables 7 and 8)\n");
     let ns = r.ns();
-    for (variant, n) in r.variants(&ns) {
-        let _ = writeln!(s, "### {}{}\n", variant.name(), n_label(n));
+    for variant in r.variants() {
+        let _ = writeln!(s, "### {}{}\n", variant.name(), n_label(variant));
         let _ = writeln!(s, "| image | I/O | GPU memory | computation | total |\n|---|---|---|---|---|");
         for &size in &sizes {
-            if let Some(p) = r.series(size, variant, n) {
+            if let Some(p) = r.series(size, variant) {
                 let _ = writeln!(s, "| {} | {} |", size_label(size), categories_row(p));
             }
         }
@@ -177,7 +177,7 @@ pub fn markdown(r: &BenchResults) -> String {
     if !ns.is_empty() {
         let _ = writeln!(s, "## n:1 — gpu-n1 by pixels per thread (report Tables 11–14)\n");
         for &size in &sizes {
-            let Some(base) = r.series(size, Variant::GpuN1, Some(ns[0])) else { continue };
+            let Some(base) = r.series(size, Variant::GpuN1(N1::new(ns[0]))) else { continue };
             let _ = writeln!(s, "### {}\n", size_label(size));
             let _ = writeln!(
                 s,
@@ -185,7 +185,7 @@ pub fn markdown(r: &BenchResults) -> String {
                 ns[0]
             );
             for &n in &ns {
-                let Some(p) = r.series(size, Variant::GpuN1, Some(n)) else { continue };
+                let Some(p) = r.series(size, Variant::GpuN1(N1::new(n))) else { continue };
                 let speedup = |c| match (base.summary(c), p.summary(c)) {
                     (Some(b), Some(x)) => {
                         let (v, sd) = ratio(&b, &x);
@@ -223,7 +223,8 @@ pub fn markdown(r: &BenchResults) -> String {
                 let base = first.summary().median;
                 for k in points {
                     let rep = k.summary().median;
-                    let coalesced = r.kernel(size, Variant::GpuN1, k.n).map(|c| c.summary().median);
+                    let coalesced =
+                        r.kernel(size, Variant::GpuN1(N1::new(k.n.unwrap_or(1)))).map(|c| c.summary().median);
                     let _ = writeln!(
                         s,
                         "| {} | {} | {} | {} | {:.2} |",
@@ -250,13 +251,13 @@ pub fn markdown(r: &BenchResults) -> String {
             "---|".repeat(ns.len())
         );
         for &size in &sizes {
-            let Some(map) = r.series(size, Variant::GpuMap, None).and_then(|p| p.summary(Category::Computation)) else {
+            let Some(map) = r.series(size, Variant::GpuMap).and_then(|p| p.summary(Category::Computation)) else {
                 continue;
             };
             let cells: String = ns
                 .iter()
                 .map(|&n| {
-                    match r.series(size, Variant::GpuN1, Some(n)).and_then(|p| p.summary(Category::Computation)) {
+                    match r.series(size, Variant::GpuN1(N1::new(n))).and_then(|p| p.summary(Category::Computation)) {
                         Some(x) => format!(" {:.2} |", ratio(&map, &x).0),
                         None => " – |".into(),
                     }
@@ -273,9 +274,7 @@ pub fn markdown(r: &BenchResults) -> String {
         let _ = writeln!(s, "| image | GPU memory, map | GPU memory, fused map | computation, map | computation, fused map | fusion speed-up (computation) |\n|---|---|---|---|---|---|");
     }
     for &size in &sizes {
-        let (Some(map), Some(fused)) =
-            (r.series(size, Variant::GpuMap, None), r.series(size, Variant::GpuFusedMap, None))
-        else {
+        let (Some(map), Some(fused)) = (r.series(size, Variant::GpuMap), r.series(size, Variant::GpuFusedMap)) else {
             continue;
         };
         let speedup = match (map.summary(Category::Computation), fused.summary(Category::Computation)) {
@@ -303,9 +302,10 @@ pub fn markdown(r: &BenchResults) -> String {
             let Some(ps) = Summary::of(&p.samples_ms) else { continue };
             let gbps = 4.0 * p.width as f64 * p.height as f64 / (ps.median * 1e6);
             let (best, speedup) = match r.fastest_gpu((p.width, p.height)) {
-                Some(b) => {
-                    (format!("{}{}", b.variant.name(), n_label(b.n)), format!("{:.2}", ps.median / b.summary().median))
-                }
+                Some(b) => (
+                    format!("{}{}", b.variant.name(), n_label(b.variant)),
+                    format!("{:.2}", ps.median / b.summary().median),
+                ),
                 None => ("–".into(), "–".into()),
             };
             let _ = writeln!(
@@ -359,7 +359,7 @@ pub fn markdown(r: &BenchResults) -> String {
     let _ = writeln!(s, "Median; GPU kernels between CUDA events on device-resident data, rotating over enough buffer copies to defeat the L2 cache. GB/s = 4 bytes per pixel (3 read + 1 written) / time.\n");
     let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar (means) | × vs cpu-rayon (means) |\n|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
-        let cpu = |v| r.kernel(size, v, None).map(|k| k.summary());
+        let cpu = |v| r.kernel(size, v).map(|k| k.summary());
         let (scalar, rayon) = (cpu(Variant::CpuScalar), cpu(Variant::CpuRayon));
         for k in r.kernels.iter().filter(|k| (k.width, k.height) == size) {
             let ks = k.summary();
@@ -375,7 +375,7 @@ pub fn markdown(r: &BenchResults) -> String {
                 "| {} | {}{} | {} | {} | {gbps} | {pct} | {} | {} |",
                 size_label(size),
                 k.variant.name(),
-                n_label(k.n),
+                n_label(k.variant),
                 sig(ks.median),
                 ks.count,
                 vs(scalar),

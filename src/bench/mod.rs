@@ -71,11 +71,21 @@ fn check_budget(opts: &BenchOptions) -> crate::error::Result<()> {
 }
 
 /// A peer implementation the bench can time beside ours.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Peer {
     /// NVIDIA NPP: nppiRGBToGray + nppiGradientVectorSobelBorder (loaded at run time).
     Npp,
+}
+
+impl Peer {
+    pub const ALL: [Peer; 1] = [Peer::Npp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Npp => "npp",
+        }
+    }
 }
 
 /// Every number one benchmark produced.
@@ -243,12 +253,14 @@ impl KernelSeries {
 }
 
 impl BenchResults {
-    pub fn series(&self, (w, h): (u32, u32), variant: Variant, n: Option<u32>) -> Option<&PipelineSeries> {
-        self.pipeline.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant && s.n == n)
+    /// The whole-pipeline series of `variant` (gpu-n1: at its n) at `size`.
+    pub fn series(&self, (w, h): (u32, u32), variant: Variant) -> Option<&PipelineSeries> {
+        self.pipeline.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant)
     }
 
-    pub fn kernel(&self, (w, h): (u32, u32), variant: Variant, n: Option<u32>) -> Option<&KernelSeries> {
-        self.kernels.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant && s.n == n)
+    /// The computation-only series of `variant` (gpu-n1: at its n, coalesced) at `size`.
+    pub fn kernel(&self, (w, h): (u32, u32), variant: Variant) -> Option<&KernelSeries> {
+        self.kernels.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant)
     }
 
     pub fn peer(&self, (w, h): (u32, u32), peer: Peer) -> Option<&PeerSeries> {
@@ -275,11 +287,11 @@ impl BenchResults {
     }
 
     /// Each variant measured, once, in the order measured; gpu-n1 at the sweep's smallest n.
-    pub fn variants(&self, ns: &[u32]) -> Vec<(Variant, Option<u32>)> {
-        let mut out: Vec<(Variant, Option<u32>)> = Vec::new();
+    pub fn variants(&self) -> Vec<Variant> {
+        let mut out: Vec<Variant> = Vec::new();
         for p in &self.pipeline {
-            if !out.iter().any(|v| v.0 == p.variant) {
-                out.push((p.variant, if p.variant == Variant::GpuN1 { ns.first().copied() } else { None }));
+            if !out.iter().any(|v| v.name() == p.variant.name()) {
+                out.push(p.variant);
             }
         }
         out
@@ -294,12 +306,11 @@ impl BenchResults {
     }
 }
 
-/// The "n" a variant's series is keyed by: every n of the sweep for gpu-n1, none for the others.
-fn series_keys(variant: Variant, ns: &[u32]) -> Vec<Option<u32>> {
-    if variant == Variant::GpuN1 {
-        ns.iter().map(|&n| Some(n)).collect()
-    } else {
-        vec![None]
+/// The series a variant is measured as: gpu-n1 at every n of the sweep (coalesced), the others once.
+fn series_keys(variant: Variant, ns: &[u32]) -> Vec<Variant> {
+    match variant {
+        Variant::GpuN1(_) => ns.iter().map(|&n| Variant::GpuN1(N1::new(n))).collect(),
+        other => vec![other],
     }
 }
 
@@ -404,11 +415,11 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         let rgb = image_io::decode_rgb(&path)?;
         let reference = cpu::scalar::sobel(&rgb, opts.filter).into_raw();
         for &variant in &variants {
-            for n in series_keys(variant, &opts.ns) {
-                progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(n)));
+            for variant in series_keys(variant, &opts.ns) {
+                progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(variant)));
                 let ctx = Ctx { opts, gpu: gpu.as_ref(), path: &path, scratch: &scratch, reference: &reference };
-                let series = ctx.pipeline_series(variant, n, size, &progress)?;
-                let kernel = ctx.kernel_series(variant, n, &rgb)?;
+                let series = ctx.pipeline_series(variant, size, &progress)?;
+                let kernel = ctx.kernel_series(variant, &rgb)?;
                 progress.inc(1);
                 progress.suspend(|| print!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
                 results.pipeline.push(series);
@@ -416,12 +427,13 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             }
         }
         let report_size = size.0 as u64 * size.1 as u64 <= REPORT_MAPPING_MAX_PIXELS;
-        if let (true, true, Some(g)) = (variants.contains(&Variant::GpuN1), report_size, &gpu) {
+        let has_n1 = variants.iter().any(|v| v.n1().is_some());
+        if let (true, true, Some(g)) = (has_n1, report_size, &gpu) {
             let ctx = Ctx { opts, gpu: Some(g), path: &path, scratch: &scratch, reference: &reference };
             for &n in &opts.ns {
                 let n1 = N1 { n, mapping: Mapping::Report };
                 progress.set_message(format!("{}x{} gpu-n1 --mapping report n={n}", size.0, size.1));
-                let series = ctx.gpu_kernel_series(Variant::GpuN1, n1, &rgb)?;
+                let series = ctx.gpu_kernel_series(Variant::GpuN1(n1), &rgb)?;
                 progress.suspend(|| print!("{}", terminal::mapping_line(&series, &results)));
                 results.report_mapping.push(series);
             }
@@ -551,8 +563,9 @@ fn host_to_host(
     })
 }
 
-pub fn n_label(n: Option<u32>) -> String {
-    n.map(|n| format!(" n={n}")).unwrap_or_default()
+/// " n=4" for gpu-n1, nothing for the others.
+pub fn n_label(variant: Variant) -> String {
+    variant.n1().map(|n1| format!(" n={}", n1.n)).unwrap_or_default()
 }
 
 /// What every measurement of one image needs.
@@ -569,22 +582,21 @@ impl Ctx<'_> {
     fn pipeline_series(
         &self,
         variant: Variant,
-        n: Option<u32>,
         (width, height): (u32, u32),
         progress: &ProgressBar,
     ) -> anyhow::Result<PipelineSeries> {
         let mut runs = Vec::with_capacity(self.opts.runs);
         for i in 0..=self.opts.runs {
-            let run = self.pipeline_once(variant, n.unwrap_or(1))?;
+            let run = self.pipeline_once(variant)?;
             if i > 0 {
                 runs.push(run);
             }
             progress.inc(1);
         }
-        Ok(PipelineSeries { width, height, variant, n, runs })
+        Ok(PipelineSeries { width, height, variant, n: variant.n1().map(|n1| n1.n), runs })
     }
 
-    fn pipeline_once(&self, variant: Variant, n: u32) -> anyhow::Result<RunTimings> {
+    fn pipeline_once(&self, variant: Variant) -> anyhow::Result<RunTimings> {
         let (rgb, decode_ms) = timed(|| image_io::decode_rgb(self.path));
         let rgb = rgb?;
         let filter = self.opts.filter;
@@ -599,7 +611,7 @@ impl Ctx<'_> {
             }
             gpu_variant => {
                 let gpu = self.gpu.expect("GPU variants run only with a GPU");
-                let r = variants::run(gpu, gpu_variant, &rgb, filter, N1::new(n), false, 1)?;
+                let r = variants::run(gpu, gpu_variant, &rgb, filter, false, 1)?;
                 (r.output, r.compute_ms, Some(r.memory_ms))
             }
         };
@@ -608,7 +620,7 @@ impl Ctx<'_> {
             "{}: {}{} differs from cpu-scalar — not timing wrong output",
             self.path.display(),
             variant.name(),
-            n_label(Some(n))
+            n_label(variant)
         );
         let (written, encode_ms) =
             timed(|| image_io::write_png(self.scratch, rgb.width(), rgb.height(), &out, ExtendedColorType::L8));
@@ -619,9 +631,9 @@ impl Ctx<'_> {
 
     /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU
     /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget).
-    fn kernel_series(&self, variant: Variant, n: Option<u32>, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+    fn kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
         if variant.is_gpu() && self.gpu.is_some() {
-            return self.gpu_kernel_series(variant, N1::new(n.unwrap_or(1)), rgb);
+            return self.gpu_kernel_series(variant, rgb);
         }
         let (width, height) = rgb.dimensions();
         let filter = self.opts.filter;
@@ -639,12 +651,12 @@ impl Ctx<'_> {
             std::hint::black_box(out);
             samples_ms.push(ms);
         }
-        Ok(KernelSeries { width, height, variant, n, buffer_copies: 1, samples_ms })
+        Ok(KernelSeries { width, height, variant, n: None, buffer_copies: 1, samples_ms })
     }
 
     /// A GPU variant's kernels on resident data: event-timed, rotating over enough buffer copies that
     /// each run reads from DRAM; the output checked against the reference.
-    fn gpu_kernel_series(&self, variant: Variant, n1: N1, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+    fn gpu_kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
         let gpu = self.gpu.expect("GPU variants run only with a GPU");
         let (width, height) = rgb.dimensions();
         let info = gpu.info()?;
@@ -652,19 +664,19 @@ impl Ctx<'_> {
         let (free, _) = gpu.ctx.mem_get_info()?;
         // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
         let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
-        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), self.opts.filter, n1, copies)?;
+        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), self.opts.filter, copies)?;
         prepared.warm_up()?;
         let samples_ms = prepared.time(self.opts.kernel_reps)?;
         let out = prepared.download()?;
+        let mapping = variant.n1().map(|n1| format!(" --mapping {}", n1.mapping.name())).unwrap_or_default();
         anyhow::ensure!(
             out == self.reference,
-            "{}: {} n={} --mapping {} differs from cpu-scalar — not timing wrong output",
+            "{}: {}{}{mapping} differs from cpu-scalar — not timing wrong output",
             self.path.display(),
             variant.name(),
-            n1.n,
-            n1.mapping.name()
+            n_label(variant),
         );
-        let n = (variant == Variant::GpuN1).then_some(n1.n);
+        let n = variant.n1().map(|n1| n1.n);
         Ok(KernelSeries { width, height, variant, n, buffer_copies: copies, samples_ms })
     }
 }

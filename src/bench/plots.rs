@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::{BenchResults, Category};
-use crate::pipeline::Variant;
+use crate::variant::{Variant, N1};
 
 type Line = (String, Vec<(f64, f64)>);
 
@@ -17,24 +17,23 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let sizes = r.sizes();
 
     let pipeline: Vec<Line> = r
-        .variants(&ns)
+        .variants()
         .into_iter()
-        .map(|(v, n)| {
+        .map(|v| {
             let pts = sizes
                 .iter()
-                .filter_map(|&s| Some((megapixels(s), r.series(s, v, n)?.summary(Category::Total)?.mean)))
+                .filter_map(|&s| Some((megapixels(s), r.series(s, v)?.summary(Category::Total)?.mean)))
                 .collect();
-            (format!("{}{}", v.name(), super::n_label(n)), pts)
+            (format!("{}{}", v.name(), super::n_label(v)), pts)
         })
         .collect();
 
     let mut kernel: Vec<Line> = r
-        .variants(&ns)
+        .variants()
         .into_iter()
-        .map(|(v, n)| {
-            let pts =
-                sizes.iter().filter_map(|&s| Some((megapixels(s), r.kernel(s, v, n)?.summary().median))).collect();
-            (format!("{}{}", v.name(), super::n_label(n)), pts)
+        .map(|v| {
+            let pts = sizes.iter().filter_map(|&s| Some((megapixels(s), r.kernel(s, v)?.summary().median))).collect();
+            (format!("{}{}", v.name(), super::n_label(v)), pts)
         })
         .collect();
     let npp: Vec<(f64, f64)> = sizes
@@ -58,7 +57,7 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .map(|&s| {
             let pts = ns
                 .iter()
-                .filter_map(|&n| Some((n as f64, r.kernel(s, Variant::GpuN1, Some(n))?.summary().median * 1e3)))
+                .filter_map(|&n| Some((n as f64, r.kernel(s, Variant::GpuN1(N1::new(n)))?.summary().median * 1e3)))
                 .collect();
             (format!("{}x{}", s.0, s.1), pts)
         })
@@ -78,8 +77,7 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut fusion: Vec<Line> = Vec::new();
     for (v, label) in [(Variant::GpuMap, "1:1 (gpu-map)"), (Variant::GpuFusedMap, "map fusion (gpu-fused-map)")] {
         for (c, what) in [(Category::Computation, "computation"), (Category::GpuMemory, "memory movement")] {
-            let pts =
-                sizes.iter().filter_map(|&s| Some((megapixels(s), r.series(s, v, None)?.summary(c)?.mean))).collect();
+            let pts = sizes.iter().filter_map(|&s| Some((megapixels(s), r.series(s, v)?.summary(c)?.mean))).collect();
             fusion.push((format!("{label}, {what}"), pts));
         }
     }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::{n_label, BenchResults, Category, HostSeries, KernelSeries, Peer, PipelineSeries};
 use crate::stats::{ratio, Summary};
+use crate::variant::{Variant, N1};
 
 /// A duration given in milliseconds, in the unit that suits it.
 pub fn fmt_time(ms: f64) -> String {
@@ -24,7 +25,7 @@ fn pm(s: &Summary) -> String {
 /// The lines for one variant at one size.
 pub fn series(p: &PipelineSeries, k: &KernelSeries, copy_gbps: Option<f64>) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}x{} · {}{}", p.width, p.height, p.variant.name(), n_label(p.n));
+    let _ = writeln!(s, "{}x{} · {}{}", p.width, p.height, p.variant.name(), n_label(p.variant));
     let cat = |c| p.summary(c);
     if let (Some(total), Some(io), Some(comp)) = (cat(Category::Total), cat(Category::Io), cat(Category::Computation)) {
         let mem = cat(Category::GpuMemory).map(|m| format!(" · GPU memory {}", fmt_time(m.mean))).unwrap_or_default();
@@ -68,11 +69,12 @@ pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
         size.0,
         size.1,
         fastest.variant.name(),
-        n_label(fastest.n)
+        n_label(fastest.variant)
     );
     for other in &ks[1..] {
         let (x, sd) = ratio(&other.summary(), &fastest.summary());
-        let _ = writeln!(s, "    {x:>10.2} ± {sd:.2} times faster than {}{}", other.variant.name(), n_label(other.n));
+        let _ =
+            writeln!(s, "    {x:>10.2} ± {sd:.2} times faster than {}{}", other.variant.name(), n_label(other.variant));
     }
     if let (Some(npp), Some(best)) = (r.peer(size, Peer::Npp), r.fastest_gpu(size)) {
         if let (Some(n), Some(b)) = (Summary::of(&npp.samples_ms), Some(best.summary())) {
@@ -82,7 +84,7 @@ pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
                 npp.description,
                 fmt_time(n.median),
                 best.variant.name(),
-                n_label(best.n),
+                n_label(best.variant),
                 n.median / b.median
             );
         }
@@ -133,7 +135,7 @@ pub fn mapping_line(k: &KernelSeries, r: &BenchResults) -> String {
         fmt_time(median),
         k.samples_ms.len()
     );
-    if let Some(c) = r.kernel((k.width, k.height), k.variant, k.n) {
+    if let Some(c) = r.kernel((k.width, k.height), Variant::GpuN1(N1::new(k.n.unwrap_or(1)))) {
         let c = c.summary().median;
         let _ = write!(line, " · coalesced n={n}: {} ({:.1}× faster)", fmt_time(c), median / c);
     }

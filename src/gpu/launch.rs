@@ -11,8 +11,8 @@
 use cudarc::driver::{CudaSlice, DriverError, LaunchConfig, PushKernelArg};
 
 use super::{Gpu, GpuError};
-use crate::pipeline::{Mapping, N1};
 use crate::sobel::Border;
+use crate::variant::{Mapping, N1};
 
 /// Image dimensions as the kernels take them.
 #[derive(Clone, Copy, Debug)]

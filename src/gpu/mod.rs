@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
-use crate::pipeline::timed;
 use crate::sobel::Filter;
+use crate::variant::timed;
 use kernels::{Kernels, LoadStats};
 
 #[derive(Debug, thiserror::Error)]

@@ -16,9 +16,9 @@ use image::RgbImage;
 
 use super::launch::{Axis, Dims, RgbKernel};
 use super::{Gpu, GpuError};
-use crate::pipeline::{timed, Variant, N1};
 use crate::sobel::{Border, Filter};
 use crate::stats::median;
+use crate::variant::{timed, Variant};
 
 /// What one GPU variant produced and how long each part took, in milliseconds.
 pub struct GpuRun {
@@ -76,7 +76,6 @@ pub struct Prepared {
     variant: Variant,
     d: Dims,
     border: Border,
-    n1: N1,
     /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
     /// small image does not measure data left in the L2 cache by the previous run.
     copies: Vec<Buffers>,
@@ -93,7 +92,6 @@ impl Prepared {
         height: u32,
         rgb: &[u8],
         filter: Filter,
-        n1: N1,
         copies: usize,
     ) -> Result<Self, GpuError> {
         assert!(variant.is_gpu(), "{} is not a GPU variant", variant.name());
@@ -107,7 +105,7 @@ impl Prepared {
             sets.push(b);
         }
         gpu.stream.synchronize()?;
-        Ok(Prepared { gpu, variant, d, border: filter.border, n1, copies: sets })
+        Ok(Prepared { gpu, variant, d, border: filter.border, copies: sets })
     }
 
     /// Enqueues the variant's kernels once, on buffer set `k`.
@@ -128,7 +126,7 @@ impl Prepared {
                 gpu.launch_grey(&b.rgb, grey, d)?;
                 gpu.launch_gradient_magnitude(grey, &mut b.out, d, border)?;
             }
-            Variant::GpuN1 => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, self.n1)?,
+            Variant::GpuN1(n1) => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, n1)?,
             Variant::GpuFused => gpu.launch_rgb_kernel(RgbKernel::Fused, &b.rgb, &mut b.out, d, border)?,
             Variant::GpuConstTaps => gpu.launch_rgb_kernel(RgbKernel::ConstTaps, &b.rgb, &mut b.out, d, border)?,
             Variant::GpuTiled => gpu.launch_rgb_kernel(RgbKernel::Tiled, &b.rgb, &mut b.out, d, border)?,
@@ -177,12 +175,11 @@ pub fn run(
     variant: Variant,
     rgb: &RgbImage,
     filter: Filter,
-    n1: N1,
     warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
     let rows = max_band_rows(gpu, variant, rgb.width() as usize)?;
-    run_banded(gpu, variant, rgb, filter, n1, warm_up, reps, rows)
+    run_banded(gpu, variant, rgb, filter, warm_up, reps, rows)
 }
 
 /// The most rows a band may have for `variant` at this width: no buffer over 2^31 bytes (the largest
@@ -209,7 +206,6 @@ pub fn run_banded(
     variant: Variant,
     rgb: &RgbImage,
     filter: Filter,
-    n1: N1,
     warm_up: bool,
     reps: usize,
     band_rows: usize,
@@ -217,7 +213,7 @@ pub fn run_banded(
     let (mut memory_ms, mut compute_ms) = (0.0, 0.0);
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, |w, h, band| {
-        let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, filter, n1, 1));
+        let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, filter, 1));
         let mut prepared = prepared?;
         if warm_up {
             prepared.warm_up()?;

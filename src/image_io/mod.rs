@@ -17,13 +17,25 @@ use crate::error::Result;
 use crate::memory::Budget;
 
 /// PNG compression effort: `fast` trades file size for encoding time (batch mode measures the cost).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PngCompression {
     Fast,
     #[default]
     Default,
     Best,
+}
+
+impl PngCompression {
+    pub const ALL: [PngCompression; 3] = [PngCompression::Fast, PngCompression::Default, PngCompression::Best];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PngCompression::Fast => "fast",
+            PngCompression::Default => "default",
+            PngCompression::Best => "best",
+        }
+    }
 }
 
 /// Decodes `path` to RGB8 under the detected memory budget, applying the EXIF orientation: for tests, the
