@@ -4,7 +4,7 @@
 // neighbouring threads overlapped: every pixel was computed about n times, time grew linearly with n, and
 // the last threads wrote past the buffer. Here each thread owns n *distinct* pixels, and the mapping is
 // chosen so that memory accesses stay coalesced: block b covers the n·B consecutive pixels starting at
-// b·n·B (B = threads per block), and in step k its thread t handles pixel b·n·B + k·B + t. In every step
+// b·n·B (B = threads per block, 256), and in step k its thread t handles pixel b·n·B + k·B + t. In every step
 // the 32 threads of a warp touch 32 consecutive pixels. The total work is the same for every n; what
 // changes is how many threads share it: with large n too few threads remain to fill the GPU.
 //

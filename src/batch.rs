@@ -151,7 +151,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
         let mut reasons = Vec::new();
         for ordinal in ordinals {
             let opened =
-                Gpu::open_device(ordinal, opts.filter).and_then(|g| SlotPool::new(&g, opts.slots).map(|p| (g, p)));
+                Gpu::open_device(ordinal, opts.filter).and_then(|(g, _)| SlotPool::new(&g, opts.slots).map(|p| (g, p)));
             match opened {
                 Ok(pair) => gpus.push(pair),
                 Err(e) => reasons.push(format!("device {ordinal}: {e}")),

@@ -156,14 +156,14 @@ pub fn run(opts: &Options) -> Result<Report> {
 
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_for(opts.filter));
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_device(0, opts.filter));
     let gpu_status = match &gpu {
         None => GpuStatus::NotRequested,
-        Some(Ok(g)) => GpuStatus::Available {
+        Some(Ok((g, s))) => GpuStatus::Available {
             device: g.device.clone(),
-            context_init_ms: g.context_init_ms,
-            kernel_load_ms: g.kernel_load_ms,
-            kernels: g.kernel_stats,
+            context_init_ms: s.context_init_ms,
+            kernel_load_ms: s.kernel_load_ms,
+            kernels: s.kernel_stats,
         },
         Some(Err(e)) => GpuStatus::Unavailable { reason: e.to_string() },
     };
@@ -185,7 +185,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         let outcome = match (variant, &gpu) {
             (Variant::CpuScalar, _) => Ok((reference.magnitude.clone(), scalar_ms, None)),
             (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.filter)),
-            (_, Some(Ok(g))) => gpu::variants::run(g, variant, &rgb, opts.filter, true, opts.gpu_reps)
+            (_, Some(Ok((g, _)))) => gpu::variants::run(g, variant, &rgb, opts.filter, true, opts.gpu_reps)
                 .map(|r| (r.output, r.compute_ms, Some(r.memory_ms)))
                 .map_err(|e| e.to_string()),
             (_, Some(Err(_))) => Err("GPU unavailable (reason above)".to_string()),

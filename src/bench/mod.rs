@@ -333,17 +333,17 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
 pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     check_budget(opts)?;
     let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_for(opts.filter));
+    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_device(0, opts.filter));
     let mut skipped = Vec::new();
-    let gpu = match gpu {
-        Some(Ok(g)) => Some(g),
+    let (gpu, startup) = match gpu {
+        Some(Ok((g, s))) => (Some(g), Some(s)),
         Some(Err(e)) => {
             for &variant in opts.variants.iter().filter(|v| v.is_gpu()) {
                 skipped.push(Skipped { variant, reason: e.to_string() });
             }
-            None
+            (None, None)
         }
-        None => None,
+        None => (None, None),
     };
     let info = gpu.as_ref().map(Gpu::info).transpose()?;
     // 1 GiB each way, ~17× the H200's L2; smaller only if the device is small.
@@ -367,8 +367,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             started_unix_s,
             host: host_info(),
             gpu: info,
-            context_init_ms: gpu.as_ref().map(|g| g.context_init_ms),
-            kernel_load_ms: gpu.as_ref().map(|g| g.kernel_load_ms),
+            context_init_ms: startup.map(|s| s.context_init_ms),
+            kernel_load_ms: startup.map(|s| s.kernel_load_ms),
             copy_bandwidth_gbps,
             launch_overhead_us: gpu.as_ref().map(|g| g.launch_overhead_ms(100)).transpose()?.map(|ms| ms * 1e3),
             pinned_h2d_gbps: pinned.map(|p| p.0),
@@ -660,7 +660,7 @@ impl Ctx<'_> {
         let gpu = self.gpu.expect("GPU variants run only with a GPU");
         let (width, height) = rgb.dimensions();
         let info = gpu.info()?;
-        let set_bytes = variants::buffer_bytes(variant, width as usize * height as usize).max(1);
+        let set_bytes = (crate::gpu::buffers::bytes_per_pixel(gpu, variant) * width as usize * height as usize).max(1);
         let (free, _) = gpu.ctx.mem_get_info()?;
         // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
         let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));

@@ -5,12 +5,12 @@
 //! i−1's kernel and band i−2's download: the time approaches that of the copies alone. The copies need
 //! page-locked (pinned) host memory to run asynchronously; the caller passes slices of it.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-
-use super::launch::Dims;
+use super::buffers::DeviceImage;
+use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::bands::bands;
 use crate::sobel::{Border, Filter};
+use crate::variant::Variant;
 
 /// Streams with band-sized device buffers, reused across images of one width, for one filter.
 pub struct HostToHost {
@@ -18,7 +18,7 @@ pub struct HostToHost {
     band_rows: usize,
     border: Border,
     /// Each lane: the GPU on its own stream, with `filter`'s kernels, and its input and output buffers.
-    lanes: Vec<(Gpu, CudaSlice<u8>, CudaSlice<u8>)>,
+    lanes: Vec<(Gpu, DeviceImage)>,
 }
 
 impl HostToHost {
@@ -28,10 +28,8 @@ impl HostToHost {
         let mut lanes = Vec::with_capacity(streams.max(1));
         for _ in 0..streams.max(1) {
             let lane = filtered.on_stream(gpu.ctx.new_stream()?);
-            // SAFETY (alloc): each band's upload fills the input buffer's used part before the kernel
-            // reads it, and the kernel writes the output rows before they are downloaded.
-            let (i, o) = unsafe { (lane.stream.alloc(in_rows * width * 3)?, lane.stream.alloc(in_rows * width)?) };
-            lanes.push((lane, i, o));
+            let buffers = DeviceImage::alloc(&lane, Variant::GpuStrip, in_rows * width)?;
+            lanes.push((lane, buffers));
         }
         Ok(HostToHost { width, band_rows, border: filter.border, lanes })
     }
@@ -53,27 +51,21 @@ impl HostToHost {
         let result = (|| -> Result<(), GpuError> {
             for (k, band) in bands(height, self.band_rows).into_iter().enumerate() {
                 let lanes = self.lanes.len();
-                let (gpu, dev_in, dev_out) = &mut self.lanes[k % lanes];
+                let (gpu, device) = &mut self.lanes[k % lanes];
                 let src = &input[band.in_y0 * w * 3..(band.in_y0 + band.in_rows) * w * 3];
                 let dst = &mut output[band.y0 * w..(band.y0 + band.rows) * w];
                 let d = Dims::new(w as u32, band.in_rows as u32)?;
-                {
-                    let (ptr, _record) = dev_in.device_ptr_mut(&gpu.stream);
-                    // SAFETY: `ptr` holds at least `src.len()` bytes (buffers are sized for band_rows + 2
-                    // rows); `src` stays borrowed until every stream is synchronised below.
-                    unsafe { cudarc::driver::result::memcpy_htod_async(ptr, src, gpu.stream.cu_stream()) }?;
-                }
-                gpu.launch_strip(dev_in, dev_out, d, self.border)?;
-                let (ptr, _record) = dev_out.device_ptr(&gpu.stream);
-                let offset = (band.skip() * w) as u64;
-                // SAFETY: the band's own rows start `skip` rows into the output buffer and are `dst.len()`
-                // bytes long; `dst` stays borrowed until every stream is synchronised below.
-                unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, ptr + offset, gpu.stream.cu_stream()) }?;
+                // SAFETY: `src` stays borrowed until every stream is synchronised below.
+                unsafe { device.upload_async(gpu, src) }?;
+                device.launch(gpu, d, self.border)?;
+                // SAFETY: the band's own rows start `skip` rows into the output; `dst` stays borrowed until
+                // every stream is synchronised below.
+                unsafe { device.download_async(gpu, band.skip() * w, dst) }?;
             }
             Ok(())
         })();
         // Always wait, error or not: the copies must not outlive the borrows of `input` and `output`.
-        for (gpu, _, _) in &self.lanes {
+        for (gpu, _) in &self.lanes {
             gpu.stream.synchronize()?;
         }
         result

@@ -1,14 +1,20 @@
-//! The GPU side: one CUDA context and stream per run, kernels compiled and loaded once
-//! ([`kernels`]), launched from one place ([`launch`]), and the variants built from them ([`variants`]).
+//! The GPU side: a device handle ([`Gpu`]: context, stream, device facts), the kernels compiled and loaded
+//! once per build ([`kernels`], [`compile`], [`cache`]), one Rust file per `cuda/*.cu` pattern holding its
+//! launch ([`patterns`]), one device-buffer path for upload → launch → download ([`buffers`]), the variant
+//! runner ([`variants`]), and event timing ([`events`]).
 //!
 //! Opening the GPU never panics and never stops the CPU variants: a missing driver library, a missing
 //! NVRTC, no device, or a compile failure each become a [`GpuError`] whose one-line message the report
 //! prints as "GPU variants skipped: …".
 
+pub mod buffers;
+pub mod cache;
+pub mod compile;
+pub mod events;
 pub mod host_pipeline;
 pub mod kernels;
-pub mod launch;
 pub mod npp;
+pub mod patterns;
 pub mod slots;
 pub mod variants;
 
@@ -19,7 +25,7 @@ use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
 use crate::sobel::Filter;
 use crate::variant::timed;
-use kernels::{Kernels, LoadStats};
+use kernels::{Build, KernelSet, LoadStats};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -57,37 +63,36 @@ pub fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
-/// An open GPU: context, stream, loaded kernels, and what opening them cost.
+/// An open device: context, stream and device facts, with the kernels of one [`Build`] at hand. Clones
+/// share the context and the loaded kernel sets.
 #[derive(Clone)]
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
-    /// The kernels for the default filter's operator and arithmetic (any border); see [`Gpu::for_filter`].
-    pub kernels: Kernels,
+    /// The kernels of this handle's build; [`Gpu::for_filter`] gives a handle for another.
+    pub kernels: Arc<KernelSet>,
+    pub device: String,
+    pub multiprocessors: u32,
     /// `--gpu-architecture=…` of this device.
     arch: String,
-    /// Kernel sets of other operators and arithmetics, loaded when first asked for, keyed by `-D` options.
-    other_kernels: Arc<Mutex<HashMap<Vec<String>, Kernels>>>,
-    pub device: String,
-    pub multiprocessors: i32,
+    /// Every build loaded so far on this context, each loaded once.
+    sets: Arc<Mutex<HashMap<Build, Arc<KernelSet>>>>,
+}
+
+/// What opening the device cost, reported apart from every variant's timings (as the report did).
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Startup {
     /// Context creation plus the dummy 1-byte allocation (the report's way to absorb start-up).
     pub context_init_ms: f64,
-    /// NVRTC compile (or cache read) and module load of every kernel file.
+    /// NVRTC compile (or cache read) and module load of the kernel files.
     pub kernel_load_ms: f64,
     pub kernel_stats: LoadStats,
 }
 
 impl Gpu {
-    /// Opens device 0. The first GPU action is a dummy 1-byte allocation that absorbs context
-    /// start-up, timed on its own, as the report did.
+    /// Opens device 0 with the default build; see [`Gpu::open_device`].
     pub fn open() -> Result<Gpu, GpuError> {
-        Gpu::open_device(0, Filter::default())
-    }
-
-    /// [`Gpu::open`], with `filter`'s kernel set loaded too (its compile or cache read counted in
-    /// `kernel_load_ms` and `kernel_stats`, so that no variant's timing includes it).
-    pub fn open_for(filter: Filter) -> Result<Gpu, GpuError> {
-        Gpu::open_device(0, filter)
+        Gpu::open_device(0, Filter::default()).map(|(g, _)| g)
     }
 
     /// How many CUDA devices are visible (0 without a driver or device).
@@ -98,8 +103,9 @@ impl Gpu {
         CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
     }
 
-    /// Opens device `ordinal` with `filter`'s kernels loaded; see [`Gpu::open`] and [`Gpu::open_for`].
-    pub fn open_device(ordinal: usize, filter: Filter) -> Result<Gpu, GpuError> {
+    /// Opens device `ordinal` with `filter`'s build loaded. The first GPU action is a dummy 1-byte
+    /// allocation that absorbs context start-up, timed on its own, as the report did.
+    pub fn open_device(ordinal: usize, filter: Filter) -> Result<(Gpu, Startup), GpuError> {
         if !driver_present() {
             return Err(GpuError::NoDriver);
         }
@@ -127,63 +133,39 @@ impl Gpu {
         let multiprocessors =
             ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let (major, minor) = ctx.compute_capability()?;
-        let arch = kernels::arch_option(major, minor);
-        let (loaded, kernel_load_ms) = timed(|| Kernels::load(&ctx, &arch, &[]));
-        let (kernels, kernel_stats) = loaded?;
-        let mut gpu = Gpu {
-            ctx,
-            stream,
-            kernels,
-            arch,
-            other_kernels: Default::default(),
-            device,
-            multiprocessors,
-            context_init_ms,
-            kernel_load_ms,
-            kernel_stats,
-        };
-        gpu.preload(filter)?;
-        Ok(gpu)
+        let arch = compile::arch_option(major, minor);
+        let build = Build::of(filter);
+        let (loaded, kernel_load_ms) = timed(|| KernelSet::load(&ctx, &arch, build));
+        let (set, kernel_stats) = loaded?;
+        let kernels = Arc::new(set);
+        let sets = Arc::new(Mutex::new(HashMap::from([(build, kernels.clone())])));
+        let gpu = Gpu { ctx, stream, kernels, device, multiprocessors: multiprocessors.max(1) as u32, arch, sets };
+        Ok((gpu, Startup { context_init_ms, kernel_load_ms, kernel_stats }))
     }
 
-    /// The same GPU with `kernels` compiled for `filter`'s operator and arithmetic (the border is a
-    /// kernel argument, not compiled in). The default filter's set is loaded by [`Gpu::open`]; another
-    /// is compiled (or read from the PTX cache) and loaded the first time it is asked for.
+    /// This device with the kernels of `filter`'s build (operator and arithmetic; the border is a kernel
+    /// argument). A build not loaded yet is compiled (or read from the PTX cache) and loaded now, once.
     pub fn for_filter(&self, filter: Filter) -> Result<Gpu, GpuError> {
-        Ok(Gpu { kernels: self.kernels_for(filter)?.0, ..self.clone() })
+        let build = Build::of(filter);
+        let mut sets = self.sets.lock().expect("no panic while holding the kernel sets");
+        let kernels = match sets.get(&build) {
+            Some(k) => k.clone(),
+            None => {
+                let (set, _) = KernelSet::load(&self.ctx, &self.arch, build)?;
+                sets.entry(build).or_insert(Arc::new(set)).clone()
+            }
+        };
+        Ok(Gpu { kernels, ..self.clone() })
     }
 
-    /// Loads `filter`'s kernel set now, counting it in `kernel_load_ms` and `kernel_stats`.
-    fn preload(&mut self, filter: Filter) -> Result<(), GpuError> {
-        let (loaded, ms) = timed(|| self.kernels_for(filter));
-        if let (_, Some(stats)) = loaded? {
-            self.kernel_load_ms += ms;
-            self.kernel_stats.compiled += stats.compiled;
-            self.kernel_stats.from_cache += stats.from_cache;
-        }
-        Ok(())
-    }
-
-    /// `filter`'s kernel set, and the load statistics when this call loaded it.
-    fn kernels_for(&self, filter: Filter) -> Result<(Kernels, Option<LoadStats>), GpuError> {
-        let defines = kernels::defines(filter);
-        if defines.is_empty() {
-            return Ok((self.kernels.clone(), None));
-        }
-        let mut loaded = self.other_kernels.lock().expect("no panic while holding the kernel map");
-        if let Some(k) = loaded.get(&defines) {
-            return Ok((k.clone(), None));
-        }
-        let (k, stats) = Kernels::load(&self.ctx, &self.arch, &defines)?;
-        loaded.insert(defines, k.clone());
-        Ok((k, Some(stats)))
-    }
-}
-
-impl Gpu {
     /// The same GPU, its launches and copies going to `stream` (for work on several streams at once).
     pub fn on_stream(&self, stream: Arc<CudaStream>) -> Gpu {
         Gpu { stream, ..self.clone() }
+    }
+
+    /// What a launch of a variant's pattern on this handle's stream needs besides its buffers.
+    pub fn job(&self, d: patterns::Dims, border: crate::sobel::Border, n1: crate::variant::N1) -> patterns::Job<'_> {
+        patterns::Job { stream: &self.stream, d, border, n1, multiprocessors: self.multiprocessors }
     }
 }
 
@@ -195,11 +177,11 @@ pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> Result<Vec<std::path::
     if !nvrtc_present() {
         return Err(GpuError::NoNvrtc.into());
     }
-    let arch = device_arch().unwrap_or_else(|| kernels::arch_option(9, 0));
+    let arch = device_arch().unwrap_or_else(|| compile::arch_option(9, 0));
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
     let mut written = Vec::new();
-    for src in &kernels::SOURCES {
-        let ptx = kernels::compile(src, &arch, &kernels::defines(filter))?;
+    for src in &patterns::SOURCES {
+        let ptx = compile::compile(src, &arch, Build::of(filter))?;
         let path = dir.join(format!("{}.ptx", src.name));
         std::fs::write(&path, ptx).with_context(|| format!("{}: cannot write", path.display()))?;
         written.push(path);
@@ -212,7 +194,7 @@ fn device_arch() -> Option<String> {
         return None;
     }
     let (major, minor) = CudaContext::new(0).ok()?.compute_capability().ok()?;
-    Some(kernels::arch_option(major, minor))
+    Some(compile::arch_option(major, minor))
 }
 
 /// What the benchmark records about the device.
@@ -236,22 +218,10 @@ impl Gpu {
         Ok(DeviceInfo {
             name: self.device.clone(),
             compute_capability: format!("{major}.{minor}"),
-            multiprocessors: self.multiprocessors,
+            multiprocessors: self.multiprocessors as i32,
             memory_bytes: self.ctx.total_mem()?,
             l2_bytes: self.ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
             driver_version: format!("CUDA {}.{}", driver / 1000, driver % 1000 / 10),
         })
-    }
-
-    /// The device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written: the roofline
-    /// for a kernel that reads its input once and writes its output once. A `bytes`-sized copy (choose it
-    /// well above the L2 size), one warm-up, then the median of `reps` event-timed copies.
-    pub fn copy_bandwidth_gbps(&self, bytes: usize, reps: usize) -> Result<f64, GpuError> {
-        let src = self.stream.alloc_zeros::<u8>(bytes)?;
-        let mut dst = self.stream.alloc_zeros::<u8>(bytes)?;
-        self.stream.memcpy_dtod(&src, &mut dst)?;
-        let mut samples = self.time_runs(reps.max(1), |_| Ok(self.stream.memcpy_dtod(&src, &mut dst)?))?;
-        let ms = crate::stats::median(&mut samples);
-        Ok(2.0 * bytes as f64 / (ms * 1e6))
     }
 }

@@ -131,7 +131,7 @@ impl Npp {
             NppStreamContext {
                 stream: stream.cu_stream() as *mut c_void,
                 device_id: gpu.ctx.ordinal() as i32,
-                multiprocessors: gpu.multiprocessors,
+                multiprocessors: gpu.multiprocessors as i32,
                 max_threads_per_multiprocessor: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
                 max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
                 shared_mem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as usize,

@@ -10,12 +10,14 @@
 
 use std::sync::{Condvar, Mutex};
 
-use cudarc::driver::{CudaSlice, PinnedHostSlice};
+use cudarc::driver::PinnedHostSlice;
 use image::RgbImage;
 
-use super::launch::Dims;
+use super::buffers::DeviceImage;
+use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::sobel::Filter;
+use crate::variant::Variant;
 
 /// One slot: a `Gpu` view bound to the slot's own stream, and buffers for the last image size it ran.
 pub struct Slot {
@@ -28,8 +30,7 @@ struct SlotBuffers {
     height: u32,
     pinned_in: PinnedHostSlice<u8>,
     pinned_out: PinnedHostSlice<u8>,
-    device_in: CudaSlice<u8>,
-    device_out: CudaSlice<u8>,
+    device: DeviceImage,
 }
 
 impl Slot {
@@ -39,21 +40,16 @@ impl Slot {
             self.buffers = None; // free the old size first
             let pixels = width as usize * height as usize;
             let ctx = &self.gpu.ctx;
-            let stream = &self.gpu.stream;
-            // SAFETY (pinned and device allocations): the memory starts uninitialised; `run` writes
-            // pinned_in in full before uploading it, and every other buffer is written in full (by the
-            // upload, the kernel, the download) before it is read.
-            let b = unsafe {
-                SlotBuffers {
-                    width,
-                    height,
-                    pinned_in: ctx
-                        .alloc_pinned_with_flags(3 * pixels, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
-                    pinned_out: ctx.alloc_pinned_with_flags(pixels, 0)?,
-                    device_in: stream.alloc(3 * pixels)?,
-                    device_out: stream.alloc(pixels)?,
-                }
+            // SAFETY (pinned allocations): the memory starts uninitialised; `run` writes pinned_in in full
+            // before uploading it, and the download writes pinned_out in full before it is read.
+            let (pinned_in, pinned_out) = unsafe {
+                (
+                    ctx.alloc_pinned_with_flags(3 * pixels, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
+                    ctx.alloc_pinned_with_flags(pixels, 0)?,
+                )
             };
+            let device = DeviceImage::alloc(&self.gpu, Variant::GpuStrip, pixels)?;
+            let b = SlotBuffers { width, height, pinned_in, pinned_out, device };
             self.buffers = Some(b);
         }
         Ok(self.buffers.as_mut().expect("just set"))
@@ -65,9 +61,9 @@ impl Slot {
         let gpu = self.gpu.for_filter(filter)?;
         let b = self.buffers_for(rgb.width(), rgb.height())?;
         b.pinned_in.as_mut_slice()?.copy_from_slice(rgb.as_raw());
-        gpu.stream.memcpy_htod(&b.pinned_in, &mut b.device_in)?;
-        gpu.launch_strip(&b.device_in, &mut b.device_out, d, filter.border)?;
-        gpu.stream.memcpy_dtoh(&b.device_out, &mut b.pinned_out)?;
+        b.device.upload_pinned(&gpu, &b.pinned_in)?;
+        b.device.launch(&gpu, d, filter.border)?;
+        b.device.download_pinned(&gpu, &mut b.pinned_out)?;
         gpu.stream.synchronize()?;
         Ok(b.pinned_out.as_slice()?.to_vec())
     }

@@ -9,12 +9,10 @@
 //! more rows than the grid allows) run in horizontal bands with one-row halos ([`crate::bands`]), giving
 //! the same bytes; the timings are then the sums over the bands.
 
-use std::sync::Arc;
-
-use cudarc::driver::{CudaSlice, CudaStream};
 use image::RgbImage;
 
-use super::launch::{Axis, Dims, RgbKernel};
+use super::buffers::{self, DeviceImage};
+use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::sobel::{Border, Filter};
 use crate::stats::median;
@@ -27,58 +25,15 @@ pub struct GpuRun {
     pub compute_ms: f64,
 }
 
-/// The device buffers of one variant: input, output, and the intermediates its pattern needs.
-struct Buffers {
-    rgb: CudaSlice<u8>,
-    out: CudaSlice<u8>,
-    /// gpu-map and gpu-fused-map: the grey image.
-    grey: Option<CudaSlice<u8>>,
-    /// gpu-map: the exact gradients.
-    gradients: Option<(CudaSlice<i16>, CudaSlice<i16>)>,
-    /// gpu-separable: the row pass's (smoothing, difference) short pairs.
-    row_pass: Option<CudaSlice<u32>>,
-}
-
-/// Device bytes one set of a variant's buffers takes for `pixels` pixels.
-pub fn buffer_bytes(variant: Variant, pixels: usize) -> usize {
-    pixels
-        * match variant {
-            Variant::GpuMap => 3 + 1 + 1 + 2 + 2,
-            Variant::GpuFusedMap => 3 + 1 + 1,
-            Variant::GpuSeparable => 3 + 1 + 4,
-            _ => 3 + 1,
-        }
-}
-
-impl Buffers {
-    fn alloc(stream: &Arc<CudaStream>, variant: Variant, pixels: usize) -> Result<Buffers, GpuError> {
-        let grey = matches!(variant, Variant::GpuMap | Variant::GpuFusedMap);
-        let gradients = variant == Variant::GpuMap;
-        let row_pass = variant == Variant::GpuSeparable;
-        // SAFETY (alloc): uninitialised device memory is fine here — `rgb` is filled by the upload and every
-        // other buffer is written in full by a kernel before anything reads it.
-        unsafe {
-            Ok(Buffers {
-                rgb: stream.alloc(3 * pixels)?,
-                out: stream.alloc(pixels)?,
-                grey: if grey { Some(stream.alloc(pixels)?) } else { None },
-                gradients: if gradients { Some((stream.alloc(pixels)?, stream.alloc(pixels)?)) } else { None },
-                row_pass: if row_pass { Some(stream.alloc(pixels)?) } else { None },
-            })
-        }
-    }
-}
-
 /// A variant with its input on the device, ready to run.
 pub struct Prepared {
     /// The GPU with the kernels of the filter's operator and arithmetic.
     gpu: Gpu,
-    variant: Variant,
     d: Dims,
     border: Border,
     /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
     /// small image does not measure data left in the L2 cache by the previous run.
-    copies: Vec<Buffers>,
+    copies: Vec<DeviceImage>,
 }
 
 impl Prepared {
@@ -100,45 +55,17 @@ impl Prepared {
         assert_eq!(rgb.len(), 3 * d.pixels());
         let mut sets = Vec::with_capacity(copies.max(1));
         for _ in 0..copies.max(1) {
-            let mut b = Buffers::alloc(&gpu.stream, variant, d.pixels())?;
-            gpu.stream.memcpy_htod(rgb, &mut b.rgb)?;
+            let mut b = DeviceImage::alloc(&gpu, variant, d.pixels())?;
+            b.upload(&gpu, rgb)?;
             sets.push(b);
         }
         gpu.stream.synchronize()?;
-        Ok(Prepared { gpu, variant, d, border: filter.border, copies: sets })
+        Ok(Prepared { gpu, d, border: filter.border, copies: sets })
     }
 
     /// Enqueues the variant's kernels once, on buffer set `k`.
     fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
-        let (gpu, d, border) = (&self.gpu, self.d, self.border);
-        let b = &mut self.copies[k];
-        match self.variant {
-            Variant::GpuMap => {
-                let grey = b.grey.as_mut().expect("gpu-map allocates grey");
-                gpu.launch_grey(&b.rgb, grey, d)?;
-                let (gx, gy) = b.gradients.as_mut().expect("gpu-map allocates gradients");
-                gpu.launch_gradient(Axis::X, grey, gx, d, border)?;
-                gpu.launch_gradient(Axis::Y, grey, gy, d, border)?;
-                gpu.launch_magnitude(gx, gy, &mut b.out, d)?;
-            }
-            Variant::GpuFusedMap => {
-                let grey = b.grey.as_mut().expect("gpu-fused-map allocates grey");
-                gpu.launch_grey(&b.rgb, grey, d)?;
-                gpu.launch_gradient_magnitude(grey, &mut b.out, d, border)?;
-            }
-            Variant::GpuN1(n1) => gpu.launch_n_per_thread(&b.rgb, &mut b.out, d, border, n1)?,
-            Variant::GpuFused => gpu.launch_rgb_kernel(RgbKernel::Fused, &b.rgb, &mut b.out, d, border)?,
-            Variant::GpuConstTaps => gpu.launch_rgb_kernel(RgbKernel::ConstTaps, &b.rgb, &mut b.out, d, border)?,
-            Variant::GpuTiled => gpu.launch_rgb_kernel(RgbKernel::Tiled, &b.rgb, &mut b.out, d, border)?,
-            Variant::GpuVec16 => gpu.launch_rgb_kernel(RgbKernel::Vec16, &b.rgb, &mut b.out, d, border)?,
-            Variant::GpuStrip => gpu.launch_strip(&b.rgb, &mut b.out, d, border)?,
-            Variant::GpuSeparable => {
-                let he = b.row_pass.as_mut().expect("gpu-separable allocates the row pass");
-                gpu.launch_separable(&b.rgb, he, &mut b.out, d, border)?
-            }
-            Variant::CpuScalar | Variant::CpuRayon => unreachable!("checked in upload"),
-        }
-        Ok(())
+        self.copies[k].launch(&self.gpu, self.d, self.border)
     }
 
     /// One untimed run on every buffer set (module loading, caches, clocks), synchronised.
@@ -160,10 +87,9 @@ impl Prepared {
 
     /// Copies the output of buffer set 0 to the host and frees everything; synchronised.
     pub fn download(self) -> Result<Vec<u8>, GpuError> {
-        let stream = self.gpu.stream.clone();
-        let out = stream.clone_dtoh(&self.copies[0].out)?;
+        let out = self.copies[0].download(&self.gpu, self.d.pixels())?;
         drop(self.copies);
-        stream.synchronize()?;
+        self.gpu.stream.synchronize()?;
         Ok(out)
     }
 }
@@ -187,9 +113,9 @@ pub fn run(
 pub fn max_band_rows(gpu: &Gpu, variant: Variant, width: usize) -> Result<usize, GpuError> {
     let (free, _) = gpu.ctx.mem_get_info()?;
     let by_buffer = (i32::MAX as usize) / (4 * width);
-    let by_memory = (free / 2) / buffer_bytes(variant, width).max(1);
+    let by_memory = (free / 2) / (buffers::bytes_per_pixel(gpu, variant) * width).max(1);
     // Minus the two halo rows a band image adds.
-    let rows = by_buffer.min(by_memory).min(super::launch::MAX_ROWS).saturating_sub(2);
+    let rows = by_buffer.min(by_memory).min(super::patterns::MAX_ROWS).saturating_sub(2);
     if rows < 3 {
         return Err(GpuError::Unsupported(format!(
             "a {width}-pixel-wide image in {} MB of free device memory",

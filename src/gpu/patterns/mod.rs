@@ -1,0 +1,185 @@
+//! One Rust file per `cuda/*.cu` pattern, so that a student can open `cuda/strip.cu` and `strip.rs` side by
+//! side: each file here holds its kernel file's source (`include_str!`), its launch shape (constants that a
+//! test checks against the `.cu` file), its kernels once loaded, the device buffers it needs beyond the RGB
+//! input and the output, and its one `unsafe` launch with the safety contract.
+//!
+//! The safety contract, common to every launch: a kernel may touch exactly the bytes its buffers hold. Each
+//! [`Pattern::enqueue`] states what its kernels read and write for an image of [`Dims`], checks that the
+//! buffers are at least that large (a failed check is a bug in the caller, so it panics before anything is
+//! launched), and passes the arguments in the order and types of the kernel's C signature, which is
+//! repeated above each launch. `Dims` guarantees width, height > 0 and that they fit the kernels' `int`
+//! parameters. Launch errors (bad configuration, too many resources) come back as `DriverError`; errors
+//! during execution surface at the next synchronisation, which every caller performs.
+
+pub mod const_taps;
+pub mod fused;
+pub mod fused_map;
+pub mod map;
+pub mod n_per_thread;
+pub mod selftest;
+pub mod separable;
+pub mod strip;
+pub mod tiled;
+pub mod timing;
+pub mod vec16;
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchConfig};
+
+use super::GpuError;
+use crate::sobel::Border;
+use crate::variant::N1;
+
+/// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
+pub struct KernelSource {
+    pub name: &'static str,
+    pub source: &'static str,
+}
+
+/// CUDA's limit on grid.y (grid.x allows 2^31 − 1).
+pub const MAX_GRID_Y: u64 = 65_535;
+/// The most rows one launch handles (grid.y × the shortest block, vec16's); taller images run in bands.
+pub const MAX_ROWS: usize = MAX_GRID_Y as usize * vec16::BLOCK.1 as usize;
+
+/// Image dimensions as the kernels take them.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub width: i32,
+    pub height: i32,
+}
+
+impl Dims {
+    pub fn new(width: u32, height: u32) -> Result<Dims, GpuError> {
+        let fits = |v: u32| v > 0 && v <= i32::MAX as u32;
+        if !(fits(width) && fits(height)) {
+            return Err(GpuError::Unsupported(format!("a {width}×{height} image")));
+        }
+        if height as usize > MAX_ROWS {
+            return Err(GpuError::Unsupported(format!("images over {MAX_ROWS} rows in one launch")));
+        }
+        Ok(Dims { width: width as i32, height: height as i32 })
+    }
+
+    pub fn pixels(self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Whether rows can be read in aligned 16-pixel groups (the fast form of vec16 and strip).
+    pub fn aligned16(self) -> bool {
+        self.width % 16 == 0
+    }
+
+    /// A 2D grid of `block`-shaped blocks covering `width × height` threads.
+    pub fn grid(self, block: (u32, u32)) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: ((self.width as u32).div_ceil(block.0), (self.height as u32).div_ceil(block.1), 1),
+            block_dim: (block.0, block.1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// What one launch of a variant needs besides its buffers.
+#[derive(Clone, Copy)]
+pub struct Job<'a> {
+    pub stream: &'a Arc<CudaStream>,
+    pub d: Dims,
+    pub border: Border,
+    /// gpu-n1's granularity (the other patterns ignore it).
+    pub n1: N1,
+    /// The device's SMs (strip sizes its one wave by them).
+    pub multiprocessors: u32,
+}
+
+impl Job<'_> {
+    /// The border as the kernels take it: `BORDER_*` of `cuda/sobel.cuh` (a test checks the values).
+    pub fn border_arg(&self) -> i32 {
+        self.border as i32
+    }
+}
+
+/// The device buffers a pattern needs besides the RGB input and the output.
+pub enum Scratch {
+    None,
+    /// map.cu's intermediates: the grey image and the exact gradients.
+    Map {
+        grey: CudaSlice<u8>,
+        gx: CudaSlice<i16>,
+        gy: CudaSlice<i16>,
+    },
+    /// fused_map.cu's one intermediate: the grey image.
+    Grey(CudaSlice<u8>),
+    /// separable.cu's row pass: a (smoothing, difference) pair of shorts per pixel, held as u32.
+    RowPass(CudaSlice<u32>),
+}
+
+/// A variant's kernels, as the runner uses them.
+pub trait Pattern {
+    /// Device bytes per pixel of the intermediates [`Pattern::scratch`] allocates.
+    fn scratch_bytes_per_pixel(&self) -> usize {
+        0
+    }
+
+    /// Allocates the intermediates for `pixels` pixels (uninitialised: the kernels write them in full
+    /// before reading them).
+    fn scratch(&self, _stream: &Arc<CudaStream>, _pixels: usize) -> Result<Scratch, DriverError> {
+        Ok(Scratch::None)
+    }
+
+    /// Enqueues the pattern's kernels once: 3·w·h RGB bytes in, w·h magnitude bytes out.
+    fn enqueue(
+        &self,
+        job: &Job,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        scratch: &mut Scratch,
+    ) -> Result<(), DriverError>;
+}
+
+/// Checks the buffers of an RGB → magnitude launch (the module contract's size check).
+fn check_rgb_out(rgb: &CudaSlice<u8>, out: &CudaSlice<u8>, d: Dims) {
+    assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels(), "buffers smaller than the image");
+}
+
+/// The `WxH` of a `.cu` file's "Launch shape: … W×H blocks" comment, for the launch-shape tests.
+#[cfg(test)]
+fn launch_shape_in(source: &str) -> (u32, u32) {
+    let line = source.lines().find(|l| l.contains("Launch shape:")).expect("a Launch shape line");
+    let shape = line.split_whitespace().find(|w| w.contains('×')).expect("a W×H in the Launch shape line");
+    let (w, h) = shape.split_once('×').unwrap();
+    (w.parse().unwrap(), h.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap())
+}
+
+/// Every kernel file, one parallel pattern each (plus the tests' selftest and the timing kernels).
+pub const SOURCES: [KernelSource; 11] = [
+    map::SOURCE,
+    fused_map::SOURCE,
+    fused::SOURCE,
+    n_per_thread::SOURCE,
+    const_taps::SOURCE,
+    separable::SOURCE,
+    tiled::SOURCE,
+    vec16::SOURCE,
+    strip::SOURCE,
+    selftest::SOURCE,
+    timing::SOURCE,
+];
+
+/// Launches a kernel of the C signature `(const u8* rgb, u8* out, int width, int height, int border)`, which
+/// reads 3·w·h bytes and writes w·h bytes (fused, const_taps, tiled, vec16).
+fn launch_rgb_kernel(
+    job: &Job,
+    f: &cudarc::driver::CudaFunction,
+    rgb: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+    cfg: LaunchConfig,
+) -> Result<(), DriverError> {
+    use cudarc::driver::PushKernelArg;
+    let (d, border) = (job.d, job.border_arg());
+    check_rgb_out(rgb, out, d);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+    // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+    unsafe { b.launch(cfg) }.map(drop)
+}

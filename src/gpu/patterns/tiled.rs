@@ -1,0 +1,46 @@
+//! `cuda/tiled.cu` — TILING WITH HALO: a block converts its tile plus a one-pixel halo to grey in shared memory once, then each thread reads its 3×3 neighbourhood from there. gpu-tiled.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
+
+use super::{launch_rgb_kernel, Job, KernelSource, Pattern, Scratch};
+
+pub const SOURCE: KernelSource = KernelSource { name: "tiled", source: include_str!("../../../cuda/tiled.cu") };
+
+/// tiled.cu's TILE_W × TILE_H: one thread per output of the tile.
+pub const BLOCK: (u32, u32) = (32, 8);
+
+pub struct Tiled {
+    f: CudaFunction,
+}
+
+impl Tiled {
+    pub fn load(m: &Arc<CudaModule>) -> Result<Tiled, DriverError> {
+        Ok(Tiled { f: m.load_function("sobel_tiled")? })
+    }
+}
+
+impl Pattern for Tiled {
+    /// `sobel_tiled(const u8* rgb, u8* out, int width, int height, int border)`: reads 3·w·h bytes, writes w·h.
+    fn enqueue(
+        &self,
+        job: &Job,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        _: &mut Scratch,
+    ) -> Result<(), DriverError> {
+        launch_rgb_kernel(job, &self.f, rgb, out, job.d.grid(BLOCK))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn launch_shape_matches_the_cu_file() {
+        assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
+        for (name, v) in [("TILE_W", super::BLOCK.0), ("TILE_H", super::BLOCK.1)] {
+            assert!(super::SOURCE.source.contains(&format!("#define {name} {v}\n")), "tiled.cu: {name} {v}");
+        }
+    }
+}
