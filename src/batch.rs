@@ -20,13 +20,12 @@ use std::time::Instant;
 use ::rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::engine::{Device, Engine};
 use crate::error::{one_line, Error};
-use crate::gpu::slots::SlotPool;
-use crate::gpu::{variants, Gpu};
 use crate::image_io::{self, output, Png, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
-use crate::variant::{count_mismatches, Variant};
+use crate::variant::count_mismatches;
 use crate::{cpu, error};
 
 /// Edge images by (width, height), for the baseline.
@@ -143,26 +142,28 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let outputs = plan_outputs(&files, &opts.out_dir)?;
     let pool = memory::Pool::new(opts.budget);
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
-    // One slot pool per device; images go to the devices in turn.
-    let mut engine = "none (baseline: decode + encode only)".to_string();
-    let mut gpus: Vec<(Gpu, SlotPool)> = Vec::new();
+    // One engine (with its slot pool) per device; images go to the devices in turn. Without any GPU, one
+    // CPU engine.
+    let mut description = "none (baseline: decode + encode only)".to_string();
+    let mut engines: Vec<Engine> = Vec::new();
     if !opts.baseline {
-        let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Gpu::device_count().max(1)).collect());
+        let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
         let mut reasons = Vec::new();
         for ordinal in ordinals {
-            let opened =
-                Gpu::open_device(ordinal, opts.filter).and_then(|(g, _)| SlotPool::new(&g, opts.slots).map(|p| (g, p)));
-            match opened {
-                Ok(pair) => gpus.push(pair),
+            match Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| e.with_slots(opts.slots)) {
+                Ok(e) => engines.push(e),
                 Err(e) => reasons.push(format!("device {ordinal}: {e}")),
             }
         }
-        engine = match gpus.first() {
-            Some((g, _)) => format!("gpu-strip on {} device(s) ({}), {} slots each", gpus.len(), g.device, opts.slots),
+        description = match engines.first() {
+            Some(e) => format!("{} ({} device(s)), {} slots each", e.describe(), engines.len(), opts.slots),
             None => format!("cpu-rayon (GPU variants skipped: {})", reasons.join("; ")),
         };
-        if !gpus.is_empty() && !reasons.is_empty() {
-            engine.push_str(&format!(" — skipped {}", reasons.join("; ")));
+        if !engines.is_empty() && !reasons.is_empty() {
+            description.push_str(&format!(" — skipped {}", reasons.join("; ")));
+        }
+        if engines.is_empty() {
+            engines.push(Engine::new(Device::Cpu, opts.filter)?);
         }
     }
     // Baseline: one edge image per size, computed on first use.
@@ -179,13 +180,16 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let start = Instant::now();
 
     files.par_iter().enumerate().for_each(|(i, path)| {
-        let device = (!gpus.is_empty()).then(|| &gpus[i % gpus.len()]);
+        let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         let result = (|| -> Result<u64, String> {
             let out = &outputs[i];
             let text = |e: Error| one_line(&e);
             let (decoded, _reservation) = image_io::decode(path, &decode_opts, |h| {
-                let needed =
-                    memory::image_bytes(h.width, h.height, peak_bytes_per_pixel(h, opts.check, device.is_some()));
+                let needed = memory::image_bytes(
+                    h.width,
+                    h.height,
+                    peak_bytes_per_pixel(h, opts.check, engine.is_some_and(Engine::has_gpu)),
+                );
                 pool.reserve(path, h.width, h.height, needed)
             })
             .map_err(text)?;
@@ -196,9 +200,10 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
                 let mut cache = baseline_edges.lock().expect("no panic while locked");
                 cache.entry((w, h)).or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw())).clone()
             } else {
-                Arc::new(
-                    compute(device, &rgb, opts.filter).map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?,
-                )
+                let engine = engine.expect("an engine unless baseline");
+                let edges =
+                    engine.sobel(&rgb, opts.filter).map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
+                Arc::new(edges.into_raw())
             };
             if opts.check && !opts.baseline {
                 let reference = cpu::scalar::sobel(&rgb, opts.filter);
@@ -237,34 +242,10 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
         failures,
         seconds: start.elapsed().as_secs_f64(),
         input_bytes: input_bytes.into_inner(),
-        engine,
+        engine: description,
         skipped_own_outputs,
         notes,
     })
-}
-
-/// The edge image of one decoded image: gpu-strip through a slot, bands for images a slot cannot hold,
-/// cpu-rayon without a GPU.
-fn compute(device: Option<&(Gpu, SlotPool)>, rgb: &image::RgbImage, filter: Filter) -> Result<Vec<u8>, BatchError> {
-    match device {
-        Some((g, pool)) => {
-            let fits = variants::max_band_rows(g, Variant::GpuStrip, rgb.width() as usize)? >= rgb.height() as usize;
-            if fits {
-                Ok(pool.with_slot(|slot| slot.run(rgb, filter))?)
-            } else {
-                Ok(variants::run(g, Variant::GpuStrip, rgb, filter, false, 1)?.output)
-            }
-        }
-        None => Ok(cpu::rayon::sobel(rgb, filter).into_raw()),
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-enum BatchError {
-    #[error(transparent)]
-    Gpu(#[from] crate::gpu::GpuError),
-    #[error(transparent)]
-    Image(#[from] error::Error),
 }
 
 /// The summary as the terminal shows it.

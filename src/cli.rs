@@ -371,7 +371,13 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     opts.ns.sort_unstable();
     opts.ns.dedup();
-    let results = crate::bench::run(&opts)?;
+    let results = match crate::bench::run(&opts) {
+        Err(e) if e.downcast_ref::<crate::bench::Mismatch>().is_some() => {
+            eprintln!("cuda_sobel: bench: {e:#}");
+            return Ok(ExitCode::from(1));
+        }
+        other => other?,
+    };
     print!("{}", crate::bench::export::markdown(&results));
     for path in crate::bench::export::write_all(&results, &opts.out_dir)? {
         println!("wrote {}", path.display());

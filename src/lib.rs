@@ -6,6 +6,7 @@ pub mod batch;
 pub mod bench;
 pub mod cli;
 pub mod cpu;
+pub mod engine;
 pub mod error;
 pub mod generate;
 pub mod gpu;

@@ -5,12 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use image::RgbImage;
 use serde::Serialize;
 
 use crate::cpu;
+use crate::engine::{Device, Engine, LoadStats, RunOptions};
 use crate::error::Result;
-use crate::gpu::{self, Gpu};
 use crate::image_io::{self, Header, Png, Staged, Target};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
@@ -63,7 +62,7 @@ pub enum GpuStatus {
         device: String,
         context_init_ms: f64,
         kernel_load_ms: f64,
-        kernels: gpu::kernels::LoadStats,
+        kernels: LoadStats,
     },
     Unavailable {
         reason: String,
@@ -156,16 +155,18 @@ pub fn run(opts: &Options) -> Result<Report> {
 
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
-    let gpu = opts.variants.iter().any(|v| v.is_gpu()).then(|| Gpu::open_device(0, opts.filter));
-    let gpu_status = match &gpu {
-        None => GpuStatus::NotRequested,
-        Some(Ok((g, s))) => GpuStatus::Available {
-            device: g.device.clone(),
+    let wants_gpu = opts.variants.iter().any(|v| v.is_gpu());
+    let device = if wants_gpu { Device::Auto } else { Device::Cpu };
+    let engine = Engine::new(device, opts.filter).expect("Auto and Cpu always open");
+    let gpu_status = match (wants_gpu, engine.startup(), engine.gpu_error()) {
+        (false, ..) => GpuStatus::NotRequested,
+        (true, Some(s), _) => GpuStatus::Available {
+            device: engine.device_name().unwrap_or_default().to_owned(),
             context_init_ms: s.context_init_ms,
             kernel_load_ms: s.kernel_load_ms,
             kernels: s.kernel_stats,
         },
-        Some(Err(e)) => GpuStatus::Unavailable { reason: e.to_string() },
+        (true, None, e) => GpuStatus::Unavailable { reason: e.map_or_else(String::new, |e| e.to_string()) },
     };
 
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
@@ -182,14 +183,15 @@ pub fn run(opts: &Options) -> Result<Report> {
 
     let mut measured = Vec::new();
     for &variant in &opts.variants {
-        let outcome = match (variant, &gpu) {
-            (Variant::CpuScalar, _) => Ok((reference.magnitude.clone(), scalar_ms, None)),
-            (Variant::CpuRayon, _) => Ok(run_cpu_rayon(&rgb, opts.filter)),
-            (_, Some(Ok((g, _)))) => gpu::variants::run(g, variant, &rgb, opts.filter, true, opts.gpu_reps)
-                .map(|r| (r.output, r.compute_ms, Some(r.memory_ms)))
+        let run_opts = RunOptions { warm_up: true, reps: opts.gpu_reps };
+        let outcome = match variant {
+            // The reference already ran (its stages feed --intermediate): its row reuses that run.
+            Variant::CpuScalar => Ok((reference.magnitude.clone(), scalar_ms, None)),
+            v if v.is_gpu() && !engine.has_gpu() => Err("GPU unavailable (reason above)".to_string()),
+            v => engine
+                .run(v, &rgb, opts.filter, run_opts)
+                .map(|r| (r.output, r.compute_ms, r.gpu_memory_ms))
                 .map_err(|e| e.to_string()),
-            (_, Some(Err(_))) => Err("GPU unavailable (reason above)".to_string()),
-            (_, None) => unreachable!("the GPU is opened whenever a GPU variant is selected"),
         };
         measured.push((variant, outcome));
     }
@@ -233,13 +235,6 @@ pub fn run(opts: &Options) -> Result<Report> {
         rows,
         notes,
     })
-}
-
-fn run_cpu_rayon(rgb: &RgbImage, filter: Filter) -> (Vec<u8>, f64, Option<f64>) {
-    // Start rayon's thread pool outside the timed region: its start-up is not the variant's work.
-    ::rayon::broadcast(|_| ());
-    let (out, ms) = timed(|| cpu::rayon::sobel(rgb, filter));
-    (out.into_raw(), ms, None)
 }
 
 /// Writes the edge image and, with `--intermediate`, its siblings: all of them or none.

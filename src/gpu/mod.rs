@@ -39,6 +39,9 @@ pub enum GpuError {
     Driver(#[from] DriverError),
     #[error("the GPU variants do not support {0}")]
     Unsupported(String),
+    /// A peer library (NPP) that could not be loaded or failed.
+    #[error("{0}")]
+    Peer(String),
     #[error("NVRTC could not compile cuda/{module}.cu: {log}")]
     Compile { module: &'static str, log: String },
 }

@@ -101,18 +101,16 @@ impl Npp {
 
     /// Event-timed runs of NPP's grey + Sobel on `rgb` (device-resident), after one warm-up; milliseconds.
     pub fn time(&self, gpu: &Gpu, rgb: &image::RgbImage, reps: usize) -> Result<Vec<f64>, GpuError> {
-        let npp_err = |what: &str, status: i32| GpuError::Unsupported(format!("NPP ({what} returned status {status})"));
+        let npp_err = |what: &str, status: i32| GpuError::Peer(format!("NPP: {what} returned status {status}"));
         // SAFETY: the symbols have the C signatures declared above (nppi_color_conversion.h,
         // nppi_filtering_functions.h of CUDA 13).
         let (to_grey, sobel) = unsafe {
-            let g: libloading::Symbol<RgbToGray> = self
-                .color
-                .get(b"nppiRGBToGray_8u_C3C1R_Ctx\0")
-                .map_err(|e| GpuError::Unsupported(format!("NPP: {e}")))?;
+            let g: libloading::Symbol<RgbToGray> =
+                self.color.get(b"nppiRGBToGray_8u_C3C1R_Ctx\0").map_err(|e| GpuError::Peer(format!("NPP: {e}")))?;
             let s: libloading::Symbol<GradientSobel> = self
                 .filter
                 .get(b"nppiGradientVectorSobelBorder_8u16s_C1R_Ctx\0")
-                .map_err(|e| GpuError::Unsupported(format!("NPP: {e}")))?;
+                .map_err(|e| GpuError::Peer(format!("NPP: {e}")))?;
             (*g, *s)
         };
         let (w, h) = (rgb.width() as i32, rgb.height() as i32);

@@ -1,0 +1,224 @@
+//! The measurements themselves: one image's whole-pipeline runs and computation-only repetitions (through
+//! the engine's runner and the GPU's event timing), batch throughput, and host → host.
+
+use std::path::Path;
+use std::time::Instant;
+
+use image::{ExtendedColorType, RgbImage};
+use indicatif::ProgressBar;
+
+use super::{
+    image_for, n_label, BatchRow, BenchOptions, HostInfo, HostSeries, KernelSeries, Mismatch, PipelineSeries,
+    RunTimings,
+};
+use crate::engine::{Engine, RunOptions};
+use crate::gpu::variants::{self, Prepared};
+use crate::gpu::Gpu;
+use crate::variant::{timed, Variant};
+use crate::{cpu, image_io};
+/// `batch_images` copies of the image of `size`, then three alternating runs of batch mode and of its
+/// decode + encode baseline (so that both meet the same file-cache and clock conditions).
+pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result<BatchRow> {
+    let source = image_for(size, &opts.image_dir)?;
+    let dir = opts.image_dir.join(format!("batch-{}x{}", size.0, size.1));
+    std::fs::create_dir_all(&dir)?;
+    for i in 0..opts.batch_images {
+        let copy = dir.join(format!("img{i:04}.png"));
+        if !copy.is_file() {
+            std::fs::copy(&source, &copy)?;
+        }
+    }
+    let out = opts.out_dir.join(".batch-out");
+    let run = |baseline: bool| {
+        crate::batch::run(&crate::batch::BatchOptions {
+            inputs: vec![dir.clone()],
+            out_dir: out.clone(),
+            filter: opts.filter,
+            compression: crate::image_io::PngCompression::Default,
+            slots: 4,
+            devices: None,
+            check: false,
+            baseline,
+            budget: opts.budget,
+            keep_orientation: false,
+        })
+    };
+    run(false)?; // warm-up: file cache, contexts
+    let (mut batch, mut baseline, mut engine) = (Vec::new(), Vec::new(), String::new());
+    for _ in 0..3 {
+        let b = run(false)?;
+        anyhow::ensure!(b.failures.is_empty(), "batch failures: {:?}", b.failures);
+        engine = b.engine.clone();
+        batch.push(b.images_per_second());
+        baseline.push(run(true)?.images_per_second());
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    Ok(BatchRow {
+        images: opts.batch_images,
+        width: size.0,
+        height: size.1,
+        engine,
+        batch_images_per_s: batch,
+        baseline_images_per_s: baseline,
+    })
+}
+
+/// Host → host on pinned buffers: `streams` streams, about 16 bands; checked against the reference, then timed.
+pub(super) fn host_to_host(
+    gpu: &Gpu,
+    rgb: &RgbImage,
+    reference: &[u8],
+    opts: &BenchOptions,
+    up_gbps: f64,
+    down_gbps: f64,
+    streams: usize,
+) -> anyhow::Result<HostSeries> {
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let limit = variants::max_band_rows(gpu, Variant::GpuStrip, w)?;
+    let band_rows = h.div_ceil(16).clamp(64.min(h), limit);
+    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, streams, opts.filter)?;
+    // SAFETY (pinned allocs): the input is filled from the image before use; the output is written in
+    // full by the pipeline before it is read.
+    let (mut input, mut output) = unsafe {
+        (
+            gpu.ctx.alloc_pinned_with_flags::<u8>(w * h * 3, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
+            gpu.ctx.alloc_pinned_with_flags::<u8>(w * h, 0)?,
+        )
+    };
+    input.as_mut_slice()?.copy_from_slice(rgb.as_raw());
+    let (input, output) = (input.as_slice()?, output.as_mut_slice()?);
+    pipeline.run(input, output, h)?;
+    anyhow::ensure!(output == reference, "host → host output differs from cpu-scalar at {w}x{h}");
+    let mut samples_ms = Vec::new();
+    for _ in 0..opts.kernel_reps.clamp(1, 20) {
+        let start = Instant::now();
+        pipeline.run(input, output, h)?;
+        samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let pixels = (w * h) as f64;
+    Ok(HostSeries {
+        width: w as u32,
+        height: h as u32,
+        streams: pipeline.streams(),
+        band_rows: pipeline.band_rows(),
+        samples_ms,
+        pcie_bound_ms: 3.0 * pixels / (up_gbps * 1e6) + pixels / (down_gbps * 1e6),
+    })
+}
+
+/// What every measurement of one image needs.
+pub(super) struct Ctx<'a> {
+    pub opts: &'a BenchOptions,
+    /// The runner every whole-pipeline run goes through.
+    pub engine: &'a Engine,
+    /// The engine's GPU, for what only the bench measures (resident-data kernels, copies).
+    pub gpu: Option<&'a Gpu>,
+    pub path: &'a Path,
+    pub scratch: &'a Path,
+    pub reference: &'a [u8],
+}
+
+impl Ctx<'_> {
+    /// One warm-up run, then `runs` timed whole-pipeline runs; every output checked against the reference.
+    pub fn pipeline_series(
+        &self,
+        variant: Variant,
+        (width, height): (u32, u32),
+        progress: &ProgressBar,
+    ) -> anyhow::Result<PipelineSeries> {
+        let mut runs = Vec::with_capacity(self.opts.runs);
+        for i in 0..=self.opts.runs {
+            let run = self.pipeline_once(variant)?;
+            if i > 0 {
+                runs.push(run);
+            }
+            progress.inc(1);
+        }
+        Ok(PipelineSeries { width, height, variant, n: variant.n1().map(|n1| n1.n), runs })
+    }
+
+    fn pipeline_once(&self, variant: Variant) -> anyhow::Result<RunTimings> {
+        let (rgb, decode_ms) = timed(|| image_io::decode_rgb(self.path));
+        let rgb = rgb?;
+        let filter = self.opts.filter;
+        let run = self.engine.run(variant, &rgb, filter, RunOptions::default())?;
+        let (out, compute_ms, gpu_memory_ms) = (run.output, run.compute_ms, run.gpu_memory_ms);
+        if out != self.reference {
+            return Err(Mismatch(format!("{}: {}{}", self.path.display(), variant.name(), n_label(variant))).into());
+        }
+        let (written, encode_ms) =
+            timed(|| image_io::write_png(self.scratch, rgb.width(), rgb.height(), &out, ExtendedColorType::L8));
+        written?;
+        let io_ms = decode_ms + encode_ms;
+        Ok(RunTimings { io_ms, gpu_memory_ms, compute_ms, total_ms: io_ms + gpu_memory_ms.unwrap_or(0.0) + compute_ms })
+    }
+
+    /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU
+    /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget).
+    pub fn kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+        if variant.is_gpu() && self.gpu.is_some() {
+            return self.gpu_kernel_series(variant, rgb);
+        }
+        let (width, height) = rgb.dimensions();
+        let filter = self.opts.filter;
+        let f = |rgb: &RgbImage| match variant {
+            Variant::CpuScalar => cpu::scalar::sobel(rgb, filter),
+            _ => cpu::rayon::sobel(rgb, filter),
+        };
+        std::hint::black_box(f(rgb)); // warm-up
+        let start = Instant::now();
+        let mut samples_ms = Vec::new();
+        while samples_ms.len() < self.opts.kernel_reps
+            && (samples_ms.len() < 3 || start.elapsed().as_secs_f64() < self.opts.cpu_budget_s)
+        {
+            let (out, ms) = timed(|| f(rgb));
+            std::hint::black_box(out);
+            samples_ms.push(ms);
+        }
+        Ok(KernelSeries { width, height, variant, n: None, buffer_copies: 1, samples_ms })
+    }
+
+    /// A GPU variant's kernels on resident data: event-timed, rotating over enough buffer copies that
+    /// each run reads from DRAM; the output checked against the reference.
+    pub fn gpu_kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
+        let gpu = self.gpu.expect("GPU variants run only with a GPU");
+        let (width, height) = rgb.dimensions();
+        let info = gpu.info()?;
+        let set_bytes = (crate::gpu::buffers::bytes_per_pixel(gpu, variant) * width as usize * height as usize).max(1);
+        let (free, _) = gpu.ctx.mem_get_info()?;
+        // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
+        let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
+        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), self.opts.filter, copies)?;
+        prepared.warm_up()?;
+        let samples_ms = prepared.time(self.opts.kernel_reps)?;
+        let out = prepared.download()?;
+        if out != self.reference {
+            let mapping = variant.n1().map(|n1| format!(" --mapping {}", n1.mapping.name())).unwrap_or_default();
+            return Err(
+                Mismatch(format!("{}: {}{}{mapping}", self.path.display(), variant.name(), n_label(variant))).into()
+            );
+        }
+        let n = variant.n1().map(|n1| n1.n);
+        Ok(KernelSeries { width, height, variant, n, buffer_copies: copies, samples_ms })
+    }
+}
+
+/// The largest image (in pixels) the report-mapping sweep runs on: the report's 2048×1024.
+pub(super) const REPORT_MAPPING_MAX_PIXELS: u64 = 2048 * 1024;
+
+pub(super) fn host_info() -> HostInfo {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.into());
+    HostInfo {
+        cpu,
+        threads: ::rayon::current_num_threads(),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+    }
+}

@@ -1,0 +1,218 @@
+//! The library API: one [`Engine`] per device, which the single-image command, batch mode and (next) the
+//! Python package call. It opens the GPU once (context, kernels of the filter's build), falls back to the
+//! CPU when asked for [`Device::Auto`] and no GPU can be used, and runs any [`Variant`] — the one variant
+//! runner every caller shares.
+//!
+//! ```
+//! use cuda_sobel::engine::{Device, Engine};
+//! use cuda_sobel::sobel::Filter;
+//!
+//! // Auto: the GPU when one can be used, else the CPU (as on a machine without an NVIDIA driver).
+//! let engine = Engine::new(Device::Auto, Filter::default()).unwrap();
+//! let rgb = image::RgbImage::from_fn(64, 48, |x, y| image::Rgb([(x * 4) as u8, (y * 5) as u8, 90]));
+//! let edges = engine.sobel(&rgb, Filter::default()).unwrap();
+//! assert_eq!(edges.dimensions(), (64, 48));
+//! // Every path gives the reference's bytes.
+//! assert_eq!(edges, cuda_sobel::cpu::scalar::sobel(&rgb, Filter::default()));
+//! ```
+
+use image::{GrayImage, RgbImage};
+
+use crate::cpu;
+use crate::gpu::slots::SlotPool;
+pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
+use crate::gpu::{variants, Gpu};
+use crate::sobel::Filter;
+use crate::variant::{timed, Variant};
+
+/// Which device an [`Engine`] computes on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Device {
+    /// CUDA device 0 when it can be used, else the CPU (the reason is kept: [`Engine::gpu_error`]).
+    #[default]
+    Auto,
+    /// The CPU only (cpu-rayon for [`Engine::sobel`]).
+    Cpu,
+    /// This CUDA device, or an error.
+    Cuda(usize),
+}
+
+/// What an [`Engine`] could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("{variant} needs a GPU: {reason}")]
+    NoGpu { variant: &'static str, reason: String },
+}
+
+/// One variant's output and times, in milliseconds.
+#[derive(Debug)]
+pub struct VariantRun {
+    /// The magnitude image, `width × height` bytes.
+    pub output: Vec<u8>,
+    /// CPU: wall clock of the computation. GPU: the median of the event-timed runs (kernels only).
+    pub compute_ms: f64,
+    /// GPU: allocations, host↔device copies and frees (wall clock); `None` on the CPU.
+    pub gpu_memory_ms: Option<f64>,
+}
+
+/// How a GPU variant is timed by [`Engine::run`].
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// One untimed run first (module loading, caches, clocks).
+    pub warm_up: bool,
+    /// Event-timed runs; the median is reported.
+    pub reps: usize,
+}
+
+impl Default for RunOptions {
+    /// One run, no warm-up: the cost a user pays once.
+    fn default() -> RunOptions {
+        RunOptions { warm_up: false, reps: 1 }
+    }
+}
+
+/// An open device and what opening it cost.
+pub struct Engine {
+    gpu: Option<Gpu>,
+    /// Why there is no GPU, when one was asked for or tried.
+    gpu_error: Option<GpuError>,
+    startup: Option<Startup>,
+    /// Batch mode: images through a bounded pool of streams with pinned buffers.
+    slots: Option<SlotPool>,
+}
+
+impl Engine {
+    /// Opens `device`, with `filter`'s kernels compiled (or read from the cache) and loaded, so that no
+    /// later run pays for that. [`Device::Auto`] never fails: without a usable GPU it computes on the CPU
+    /// and keeps the reason ([`Engine::gpu_error`]); [`Device::Cuda`] fails with it.
+    ///
+    /// ```
+    /// use cuda_sobel::engine::{Device, Engine};
+    /// let cpu = Engine::new(Device::Cpu, Default::default()).unwrap();
+    /// assert!(!cpu.has_gpu());
+    /// assert_eq!(cpu.describe(), "cpu-rayon");
+    /// ```
+    pub fn new(device: Device, filter: Filter) -> Result<Engine, GpuError> {
+        let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None };
+        let opened = |ordinal| {
+            Gpu::open_device(ordinal, filter).map(|(gpu, startup)| Engine {
+                gpu: Some(gpu),
+                gpu_error: None,
+                startup: Some(startup),
+                slots: None,
+            })
+        };
+        match device {
+            Device::Cpu => Ok(cpu(None)),
+            Device::Auto => Ok(opened(0).unwrap_or_else(|e| cpu(Some(e)))),
+            Device::Cuda(ordinal) => opened(ordinal),
+        }
+    }
+
+    /// How many CUDA devices are visible (0 without a driver or device).
+    pub fn device_count() -> usize {
+        Gpu::device_count()
+    }
+
+    /// Gives [`Engine::sobel`] `slots` streams with pinned buffers of their own, shared by the threads that
+    /// call it (batch mode: copies and kernels of several images overlap; memory stays bounded).
+    pub fn with_slots(mut self, slots: usize) -> Result<Engine, GpuError> {
+        if let Some(gpu) = &self.gpu {
+            self.slots = Some(SlotPool::new(gpu, slots)?);
+        }
+        Ok(self)
+    }
+
+    pub fn has_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// Why the GPU is not used, when one was asked for or tried.
+    pub fn gpu_error(&self) -> Option<&GpuError> {
+        self.gpu_error.as_ref()
+    }
+
+    /// The open GPU, for what only the bench measures (kernels on resident data, copy bandwidths).
+    pub fn gpu(&self) -> Option<&Gpu> {
+        self.gpu.as_ref()
+    }
+
+    /// The device's name, when a GPU is open.
+    pub fn device_name(&self) -> Option<&str> {
+        self.gpu.as_ref().map(|g| g.device.as_str())
+    }
+
+    /// What opening the GPU cost (context, kernels), when one is open.
+    pub fn startup(&self) -> Option<Startup> {
+        self.startup
+    }
+
+    /// What [`Engine::sobel`] runs: "gpu-strip on NAME" or "cpu-rayon".
+    pub fn describe(&self) -> String {
+        match &self.gpu {
+            Some(g) => format!("gpu-strip on {}", g.device),
+            None => "cpu-rayon".into(),
+        }
+    }
+
+    /// The edge image by the fastest path this engine has: gpu-strip on the GPU (through a slot when the
+    /// engine has them and the image fits one; in bands when it is too large for one pass), cpu-rayon
+    /// otherwise. Bytes identical to [`crate::cpu::scalar::sobel`].
+    pub fn sobel(&self, rgb: &RgbImage, filter: Filter) -> Result<GrayImage, EngineError> {
+        let (w, h) = rgb.dimensions();
+        let bytes = match &self.gpu {
+            None => return Ok(cpu::rayon::sobel(rgb, filter)),
+            Some(g) => match &self.slots {
+                Some(pool) if variants::max_band_rows(g, Variant::GpuStrip, w as usize)? >= h as usize => {
+                    pool.with_slot(|slot| slot.run(rgb, filter))?
+                }
+                _ => variants::run(g, Variant::GpuStrip, rgb, filter, false, 1)?.output,
+            },
+        };
+        Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
+    }
+
+    /// Runs one variant on `rgb`, timed in the report's categories: the runner the single-image command and
+    /// the bench share. CPU variants are timed by the wall clock (after the thread pool has started); GPU
+    /// variants upload, run (`opts`) and download, in bands when the image is too large for one pass.
+    ///
+    /// ```
+    /// use cuda_sobel::engine::{Device, Engine, RunOptions};
+    /// use cuda_sobel::variant::Variant;
+    /// let engine = Engine::new(Device::Cpu, Default::default()).unwrap();
+    /// let rgb = image::RgbImage::new(8, 4);
+    /// let run = engine.run(Variant::CpuScalar, &rgb, Default::default(), RunOptions::default()).unwrap();
+    /// assert_eq!(run.output, vec![0; 32]);
+    /// assert!(engine.run(Variant::GpuStrip, &rgb, Default::default(), RunOptions::default()).is_err());
+    /// ```
+    pub fn run(
+        &self,
+        variant: Variant,
+        rgb: &RgbImage,
+        filter: Filter,
+        opts: RunOptions,
+    ) -> Result<VariantRun, EngineError> {
+        match variant {
+            Variant::CpuScalar => {
+                let (out, ms) = timed(|| cpu::scalar::sobel(rgb, filter));
+                Ok(VariantRun { output: out.into_raw(), compute_ms: ms, gpu_memory_ms: None })
+            }
+            Variant::CpuRayon => {
+                // Start rayon's thread pool outside the timed region: its start-up is not the variant's work.
+                ::rayon::broadcast(|_| ());
+                let (out, ms) = timed(|| cpu::rayon::sobel(rgb, filter));
+                Ok(VariantRun { output: out.into_raw(), compute_ms: ms, gpu_memory_ms: None })
+            }
+            gpu_variant => {
+                let Some(gpu) = &self.gpu else {
+                    let reason = self.gpu_error.as_ref().map_or("no GPU was asked for".into(), |e| e.to_string());
+                    return Err(EngineError::NoGpu { variant: gpu_variant.name(), reason });
+                };
+                let r = variants::run(gpu, gpu_variant, rgb, filter, opts.warm_up, opts.reps)?;
+                Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
+            }
+        }
+    }
+}
