@@ -3,7 +3,9 @@
 // One kernel goes from RGB bytes to magnitude bytes: each thread converts its 3×3 neighbourhood to grey
 // itself, then computes Gx, Gy and the magnitude. No intermediate touches device memory: the kernel reads
 // 3 bytes and writes 1 byte per pixel from DRAM (neighbours' reads hit the L1/L2 caches). The price is
-// redundant arithmetic — each grey value is computed by 9 threads — which is cheap next to memory traffic.
+// redundant arithmetic — each grey value is computed by 9 threads: bytes traded for instructions. On the
+// H200 the instructions are what limits it (docs/patterns.md; separable.cu and tiled.cu, which convert each
+// grey value once, are faster).
 //
 // Launch shape: 2D grid of 32×8 blocks (a warp spans 32 consecutive pixels of a row: coalesced).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh).

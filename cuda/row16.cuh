@@ -155,8 +155,8 @@ __device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width
 
 // The 16 outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
 // Column sums s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed
-// as a sliding window of three columns, not as arrays: fewer live registers (measured: 125 → see
-// docs/performance.md v0.3c).
+// as a sliding window of three columns, not as arrays: fewer live registers (docs/performance.md v0.3c
+// has the register counts of both forms).
 __device__ __forceinline__ int column_sum(int a, int m, int b) { return TAP_EDGE * a + TAP_CENTRE * m + TAP_EDGE * b; }
 
 template <bool ALIGNED>

@@ -3,8 +3,10 @@
 // Sobel's kernels are outer products: Gx = [1 2 1]ᵀ·[−1 0 1] and Gy = [−1 0 1]ᵀ·[1 2 1] (Scharr's:
 // [3 10 3] for [1 2 1]). So a row pass computes, per pixel, the horizontal smoothing
 // h = g[x−1] + 2·g[x] + g[x+1] and difference e = g[x+1] − g[x−1] of the grey row, and a column pass
-// combines three rows of those: Gx = e[y−1] + 2·e[y] + e[y+1] and Gy = h[y+1] − h[y−1]. Six taps instead of twelve — but the
-// intermediate (two shorts a pixel) goes through device memory, which costs more than the taps saved.
+// combines three rows of those: Gx = e[y−1] + 2·e[y] + e[y+1] and Gy = h[y+1] − h[y−1]. Six taps instead
+// of twelve, and each grey value converted once — at the price of an intermediate (two shorts a pixel)
+// through device memory. Measured on the H200 the trade wins: separable beats fused.cu, whose nine-fold
+// grey conversions cost more than that traffic (bench/h200/issue16/after_*.md, "Computation alone").
 // The border rule applies per axis (row pass: columns; column pass: rows), which equals the 2D rule for
 // all three modes because each resolves x and y independently, and zero rows give zero h and e.
 //

@@ -12,7 +12,7 @@
 // Two rows of look-ahead hide the memory latency: the next row is already on its way into registers
 // while this row is computed, and the row after it is asked into the L2 cache with a prefetch
 // instruction (no register, no wait). Without the prefetch each step's loads wait for DRAM; with it,
-// for L2 (measured: 16384² 302 → 269 µs; more rows ahead is slower, see STRIP_PREFETCH).
+// for L2 (the measurement, and why more rows ahead is slower, is at STRIP_PREFETCH below).
 //
 // Alternate bands march in opposite directions (even bands down, odd bands up), so that the two bands
 // meeting at a boundary read its rows at the same moment — both at their start or both at their end —
@@ -24,13 +24,13 @@
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
 // Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
 // so that all threads fit on the GPU at once (one wave, no tail) while filling it, but at least 4 rows a
-// thread (measured best for small images: see `launch_strip` and docs/performance.md).
+// thread (measured best for small images: see MIN_ROWS in src/gpu/patterns/strip.rs).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
 // ALIGNED form only when width % 16 == 0, the general form otherwise.
 #include "row16.cuh"
 
 #ifndef STRIP_THREADS
-#define STRIP_THREADS 128  // = launch.rs STRIP_THREADS (bench/probe may set others, to measure them)
+#define STRIP_THREADS 128  // = THREADS in src/gpu/patterns/strip.rs (bench/probe may set others, to measure them)
 #endif
 
 // Timestamps for bench/probe/trace.cu (when a march's rows arrive and its steps end); empty in cuda_sobel.

@@ -1,6 +1,6 @@
 //! The command line: clap definitions, turned into typed [`pipeline::Options`]. Only this module and
 //! `main.rs` know about clap — the core's enums only list their values (`ALL`) and names, and
-//! [`value_enum!`] makes them clap values here; exit codes are decided here, in one place.
+//! `value_enum!` makes them clap values here; exit codes are decided here, in one place.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

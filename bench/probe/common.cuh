@@ -1,5 +1,5 @@
 // common.cuh — what probe.cu and trace.cu share: error checks, input filling, and gpu-strip's launch
-// shape as src/gpu/launch.rs picks it (one wave of threads, at least `min_rows` rows a thread).
+// shape as src/gpu/patterns/strip.rs picks it (one wave of threads, at least `min_rows` rows a thread).
 #pragma once
 #include <cstdio>
 #include <cstdlib>

@@ -1,15 +1,16 @@
 //! Files: `results.json` (every raw number, the machine and GPU, the commit), `results.csv` (one row per
-//! run), `results.md` (tables shaped like the report's), and the SVG plots (see [`super::plots`]).
+//! run), `results.md` (tables shaped like the report's, [`markdown`]), and the SVG plots (see
+//! [`super::plots`]).
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde::Serialize;
 
-use super::{n_label, plots, BenchResults, Category, PipelineSeries};
-use crate::stats::{ratio, Summary};
-use crate::variant::{Variant, N1};
+pub use super::markdown::markdown;
+
+use super::{plots, BenchResults, Category, PipelineSeries};
+use crate::stats::Summary;
 
 /// Writes every export into `dir` and returns the paths written.
 pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -83,7 +84,7 @@ pub fn csv(r: &BenchResults) -> anyhow::Result<String> {
 }
 
 /// `v` with three significant figures (at least), as plain decimals.
-fn sig(v: f64) -> String {
+pub(super) fn sig(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
@@ -92,7 +93,7 @@ fn sig(v: f64) -> String {
 }
 
 /// "mean ± σ" with σ at the mean's precision.
-fn pm(s: Option<Summary>) -> String {
+pub(super) fn pm(s: Option<Summary>) -> String {
     match s {
         None => "–".into(),
         Some(s) => {
@@ -103,11 +104,11 @@ fn pm(s: Option<Summary>) -> String {
     }
 }
 
-fn size_label((w, h): (u32, u32)) -> String {
+pub(super) fn size_label((w, h): (u32, u32)) -> String {
     format!("{w}x{h}")
 }
 
-fn categories_row(s: &PipelineSeries) -> String {
+pub(super) fn categories_row(s: &PipelineSeries) -> String {
     format!(
         "{} | {} | {} | {}",
         pm(s.summary(Category::Io)),
@@ -115,273 +116,4 @@ fn categories_row(s: &PipelineSeries) -> String {
         pm(s.summary(Category::Computation)),
         pm(s.summary(Category::Total))
     )
-}
-
-pub fn markdown(r: &BenchResults) -> String {
-    let m = &r.meta;
-    let sizes = r.sizes();
-    let mut s = String::new();
-    let gpu = m.gpu.as_ref().map_or("no GPU".to_string(), |g| {
-        format!(
-            "{} (compute capability {}, {} SMs, {})",
-            g.name, g.compute_capability, g.multiprocessors, g.driver_version
-        )
-    });
-    let _ = writeln!(s, "# cuda_sobel bench\n");
-    let f = &m.filter;
-    let _ = writeln!(
-        s,
-        "- cuda_sobel {} (commit {}), operator `{}`, border `{}`{}",
-        m.tool_version,
-        m.git_commit,
-        f.operator.name(),
-        f.border.name(),
-        if f.compat == crate::sobel::Compat::Report { ", `--compat report`" } else { "" }
-    );
-    let _ = writeln!(s, "- GPU: {gpu}");
-    let _ = writeln!(s, "- CPU: {} ({} threads), {}", m.host.cpu, m.host.threads, m.host.os);
-    if let Some(bw) = m.copy_bandwidth_gbps {
-        let _ = writeln!(s, "- Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written): the roofline");
-    }
-    if let Some(us) = m.launch_overhead_us {
-        let _ = writeln!(s, "- Launch overhead (empty kernel, GPU side, timed like the kernels): {us:.1} µs: the floor under any kernel");
-    }
-    if let (Some(init), Some(load)) = (m.context_init_ms, m.kernel_load_ms) {
-        let _ = writeln!(s, "- Context init (dummy 1-byte allocation): {init:.1} ms; kernel compile/load {load:.1} ms — both excluded, as in the report");
-    }
-    let _ = writeln!(
-        s,
-        "- Whole pipeline: mean ± σ of {} runs (after one warm-up) in ms; computation alone: median of up to {} runs",
-        m.runs, m.kernel_reps
-    );
-    for sk in &r.skipped {
-        let _ = writeln!(s, "- Skipped {}: {}", sk.variant.name(), sk.reason);
-    }
-    for reason in &r.peers_skipped {
-        let _ = writeln!(s, "- Peer skipped: {reason}");
-    }
-
-    let _ = writeln!(s, "\n## Whole pipeline by image size (report Tables 7 and 8)\n");
-    let ns = r.ns();
-    for variant in r.variants() {
-        let _ = writeln!(s, "### {}{}\n", variant.name(), n_label(variant));
-        let _ = writeln!(s, "| image | I/O | GPU memory | computation | total |\n|---|---|---|---|---|");
-        for &size in &sizes {
-            if let Some(p) = r.series(size, variant) {
-                let _ = writeln!(s, "| {} | {} |", size_label(size), categories_row(p));
-            }
-        }
-        s.push('\n');
-    }
-
-    if !ns.is_empty() {
-        let _ = writeln!(s, "## n:1 — gpu-n1 by pixels per thread (report Tables 11–14)\n");
-        for &size in &sizes {
-            let Some(base) = r.series(size, Variant::GpuN1(N1::new(ns[0]))) else { continue };
-            let _ = writeln!(s, "### {}\n", size_label(size));
-            let _ = writeln!(
-                s,
-                "| n | I/O | GPU memory | computation | total | speed-up vs n={} (computation) | (total) |\n|---|---|---|---|---|---|---|",
-                ns[0]
-            );
-            for &n in &ns {
-                let Some(p) = r.series(size, Variant::GpuN1(N1::new(n))) else { continue };
-                let speedup = |c| match (base.summary(c), p.summary(c)) {
-                    (Some(b), Some(x)) => {
-                        let (v, sd) = ratio(&b, &x);
-                        format!("{v:.2} ± {sd:.2}")
-                    }
-                    _ => "–".into(),
-                };
-                let _ = writeln!(
-                    s,
-                    "| {n} | {} | {} | {} |",
-                    categories_row(p),
-                    speedup(Category::Computation),
-                    speedup(Category::Total)
-                );
-            }
-            s.push('\n');
-        }
-
-        if !r.report_mapping.is_empty() {
-            let _ = writeln!(s, "## The report's n:1 mapping against the coalesced one (computation alone, medians)\n");
-            let _ = writeln!(
-                s,
-                "`--mapping report`: thread t computes the n pixels from |t − n|, overlapping its neighbours'; \
-                 coalesced: each thread owns n distinct pixels.\n"
-            );
-            for &size in &sizes {
-                let points: Vec<_> = r.report_mapping.iter().filter(|k| (k.width, k.height) == size).collect();
-                let Some(first) = points.first() else { continue };
-                let _ = writeln!(s, "### {}\n", size_label(size));
-                let _ = writeln!(
-                    s,
-                    "| n | coalesced | report mapping | report ÷ coalesced | report ÷ report at n={} |\n|---|---|---|---|---|",
-                    first.n.unwrap_or(1)
-                );
-                let base = first.summary().median;
-                for k in points {
-                    let rep = k.summary().median;
-                    let coalesced =
-                        r.kernel(size, Variant::GpuN1(N1::new(k.n.unwrap_or(1)))).map(|c| c.summary().median);
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {} | {} | {:.2} |",
-                        k.n.unwrap_or(1),
-                        coalesced.map_or("–".into(), |c| format!("{} ms", sig(c))),
-                        format_args!("{} ms", sig(rep)),
-                        coalesced.map_or("–".into(), |c| format!("{:.1}", rep / c)),
-                        rep / base
-                    );
-                }
-                s.push('\n');
-            }
-        }
-
-        let _ = writeln!(s, "## 1:1 against n:1 (report Table 15)\n");
-        let _ = writeln!(
-            s,
-            "GPU computation of gpu-map (1:1, four kernels) ÷ that of gpu-n1 at each n (whole-pipeline means).\n"
-        );
-        let _ = writeln!(
-            s,
-            "| image |{}\n|---|{}",
-            ns.iter().map(|n| format!(" n={n} |")).collect::<String>(),
-            "---|".repeat(ns.len())
-        );
-        for &size in &sizes {
-            let Some(map) = r.series(size, Variant::GpuMap).and_then(|p| p.summary(Category::Computation)) else {
-                continue;
-            };
-            let cells: String = ns
-                .iter()
-                .map(|&n| {
-                    match r.series(size, Variant::GpuN1(N1::new(n))).and_then(|p| p.summary(Category::Computation)) {
-                        Some(x) => format!(" {:.2} |", ratio(&map, &x).0),
-                        None => " – |".into(),
-                    }
-                })
-                .collect();
-            let _ = writeln!(s, "| {} |{cells}", size_label(size));
-        }
-        s.push('\n');
-    }
-
-    let has = |v| r.pipeline.iter().any(|p| p.variant == v);
-    if has(Variant::GpuMap) && has(Variant::GpuFusedMap) {
-        let _ = writeln!(s, "## Map fusion against 1:1 (report Figure 13)\n");
-        let _ = writeln!(s, "| image | GPU memory, map | GPU memory, fused map | computation, map | computation, fused map | fusion speed-up (computation) |\n|---|---|---|---|---|---|");
-    }
-    for &size in &sizes {
-        let (Some(map), Some(fused)) = (r.series(size, Variant::GpuMap), r.series(size, Variant::GpuFusedMap)) else {
-            continue;
-        };
-        let speedup = match (map.summary(Category::Computation), fused.summary(Category::Computation)) {
-            (Some(a), Some(b)) => {
-                let (v, sd) = ratio(&a, &b);
-                format!("{v:.2} ± {sd:.2}")
-            }
-            _ => "–".into(),
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {speedup} |",
-            size_label(size),
-            pm(map.summary(Category::GpuMemory)),
-            pm(fused.summary(Category::GpuMemory)),
-            pm(map.summary(Category::Computation)),
-            pm(fused.summary(Category::Computation))
-        );
-    }
-
-    if !r.peers.is_empty() {
-        let _ = writeln!(s, "\n## Peers, same images, same process (computation alone, median)\n");
-        let _ = writeln!(s, "| image | peer | median (ms) | runs | GB/s (at 4 B/px) | fastest of ours | ours × faster |\n|---|---|---|---|---|---|---|");
-        for p in &r.peers {
-            let Some(ps) = Summary::of(&p.samples_ms) else { continue };
-            let gbps = 4.0 * p.width as f64 * p.height as f64 / (ps.median * 1e6);
-            let (best, speedup) = match r.fastest_gpu((p.width, p.height)) {
-                Some(b) => (
-                    format!("{}{}", b.variant.name(), n_label(b.variant)),
-                    format!("{:.2}", ps.median / b.summary().median),
-                ),
-                None => ("–".into(), "–".into()),
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {gbps:.0} | {best} | {speedup} |",
-                size_label((p.width, p.height)),
-                p.description,
-                sig(ps.median),
-                ps.count
-            );
-        }
-    }
-
-    if !r.host_to_host.is_empty() {
-        let bw = |v: Option<f64>| v.map_or("–".into(), |g| format!("{g:.1}"));
-        let _ = writeln!(
-            s,
-            "\n## Host → host (pinned buffers, bands on several streams)\n\nPinned copies measured in this run: {} GB/s up, {} GB/s down. The bound is the copies alone: 3 bytes a pixel up and 1 down at those rates.\n",
-            bw(m.pinned_h2d_gbps),
-            bw(m.pinned_d2h_gbps)
-        );
-        let _ = writeln!(
-            s,
-            "| image | streams | band rows | median (ms) | PCIe bound (ms) | bound ÷ time |\n|---|---|---|---|---|---|"
-        );
-        for h in &r.host_to_host {
-            let median = crate::stats::median(&mut h.samples_ms.clone());
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {:.0} % |",
-                size_label((h.width, h.height)),
-                h.streams,
-                h.band_rows,
-                sig(median),
-                sig(h.pcie_bound_ms),
-                100.0 * h.pcie_bound_ms / median
-            );
-        }
-    }
-
-    if let Some(b) = &r.batch {
-        let _ = writeln!(s, "\n## Batch mode\n\n{}", super::terminal::batch_line(b).trim_end());
-        let _ = writeln!(
-            s,
-            "\nRuns (images/s): batch {:?}, decode + encode alone {:?}.",
-            b.batch_images_per_s, b.baseline_images_per_s
-        );
-    }
-
-    let _ = writeln!(s, "\n## Computation alone\n");
-    let _ = writeln!(s, "Median; GPU kernels between CUDA events on device-resident data, rotating over enough buffer copies to defeat the L2 cache. GB/s = 4 bytes per pixel (3 read + 1 written) / time.\n");
-    let _ = writeln!(s, "| image | variant | median (ms) | runs | GB/s | % of copy bandwidth | × vs cpu-scalar (means) | × vs cpu-rayon (means) |\n|---|---|---|---|---|---|---|---|");
-    for &size in &sizes {
-        let cpu = |v| r.kernel(size, v).map(|k| k.summary());
-        let (scalar, rayon) = (cpu(Variant::CpuScalar), cpu(Variant::CpuRayon));
-        for k in r.kernels.iter().filter(|k| (k.width, k.height) == size) {
-            let ks = k.summary();
-            let (gbps, pct) = if k.variant.is_gpu() {
-                let g = k.effective_gbps();
-                (format!("{g:.0}"), m.copy_bandwidth_gbps.map_or("–".into(), |bw| format!("{:.1}", 100.0 * g / bw)))
-            } else {
-                ("–".into(), "–".into())
-            };
-            let vs = |base: Option<Summary>| base.map_or("–".into(), |b| sig(ratio(&b, &ks).0));
-            let _ = writeln!(
-                s,
-                "| {} | {}{} | {} | {} | {gbps} | {pct} | {} | {} |",
-                size_label(size),
-                k.variant.name(),
-                n_label(k.variant),
-                sig(ks.median),
-                ks.count,
-                vs(scalar),
-                vs(rayon)
-            );
-        }
-    }
-    s
 }

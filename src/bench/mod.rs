@@ -12,6 +12,7 @@
 //! One [`BenchResults`] holds every number; [`export`] and [`terminal`] are views of it.
 
 pub mod export;
+mod markdown;
 mod measure;
 pub mod plots;
 mod results;

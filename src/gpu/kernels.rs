@@ -1,4 +1,4 @@
-//! The kernel table: every `.cu` file in `cuda/` ([`patterns::SOURCES`]), compiled to PTX by NVRTC at run
+//! The kernel table: every `.cu` file in `cuda/` ([`super::patterns::SOURCES`]), compiled to PTX by NVRTC at run
 //! time ([`super::compile`]), cached on disk ([`super::cache`]), and loaded into a typed [`KernelSet`] —
 //! one per [`Build`] (operator × arithmetic), loaded once per run — so that no kernel-name string appears
 //! outside the pattern files. If the driver refuses cached PTX, it is compiled afresh.

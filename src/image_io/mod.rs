@@ -1,4 +1,4 @@
-//! Images in and out: decoding any format the `image` crate reads into 8-bit RGB ([`decode`]), checked
+//! Images in and out: decoding any format the `image` crate reads into 8-bit RGB ([`decode()`]), checked
 //! against the memory budget from its header first, and writing PNGs without ever touching what the user
 //! owns ([`output`]). `jpeg` checks that a JPEG is complete.
 
