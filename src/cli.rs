@@ -274,7 +274,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let filter = args.filter.filter()?;
     if let Some(dir) = &args.emit_ptx {
-        for path in crate::gpu::emit_ptx(dir, filter)? {
+        for path in crate::engine::emit_ptx(dir, filter)? {
             if !args.quiet {
                 println!("wrote {}", path.display());
             }

@@ -11,9 +11,7 @@ use super::{
     image_for, n_label, BatchRow, BenchOptions, HostInfo, HostSeries, KernelSeries, Mismatch, PipelineSeries,
     RunTimings,
 };
-use crate::engine::{Engine, RunOptions};
-use crate::gpu::variants::{self, Prepared};
-use crate::gpu::Gpu;
+use crate::engine::{Engine, Meter, RunOptions};
 use crate::variant::{timed, Variant};
 use crate::{cpu, image_io};
 /// `batch_images` copies of the image of `size`, then three alternating runs of batch mode and of its
@@ -65,7 +63,7 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
 
 /// Host → host on pinned buffers: `streams` streams, about 16 bands; checked against the reference, then timed.
 pub(super) fn host_to_host(
-    gpu: &Gpu,
+    meter: &Meter,
     rgb: &RgbImage,
     reference: &[u8],
     opts: &BenchOptions,
@@ -73,35 +71,18 @@ pub(super) fn host_to_host(
     down_gbps: f64,
     streams: usize,
 ) -> anyhow::Result<HostSeries> {
-    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let limit = variants::max_band_rows(gpu, Variant::GpuStrip, w)?;
-    let band_rows = h.div_ceil(16).clamp(64.min(h), limit);
-    let mut pipeline = crate::gpu::host_pipeline::HostToHost::new(gpu, w, band_rows, streams, opts.filter)?;
-    // SAFETY (pinned allocs): the input is filled from the image before use; the output is written in
-    // full by the pipeline before it is read.
-    let (mut input, mut output) = unsafe {
-        (
-            gpu.ctx.alloc_pinned_with_flags::<u8>(w * h * 3, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
-            gpu.ctx.alloc_pinned_with_flags::<u8>(w * h, 0)?,
-        )
-    };
-    input.as_mut_slice()?.copy_from_slice(rgb.as_raw());
-    let (input, output) = (input.as_slice()?, output.as_mut_slice()?);
-    pipeline.run(input, output, h)?;
-    anyhow::ensure!(output == reference, "host → host output differs from cpu-scalar at {w}x{h}");
-    let mut samples_ms = Vec::new();
-    for _ in 0..opts.kernel_reps.clamp(1, 20) {
-        let start = Instant::now();
-        pipeline.run(input, output, h)?;
-        samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    let (w, h) = rgb.dimensions();
+    let run = meter.host_to_host(rgb, opts.filter, streams, opts.kernel_reps.clamp(1, 20))?;
+    if run.output != reference {
+        return Err(Mismatch(format!("host → host at {w}x{h}")).into());
     }
-    let pixels = (w * h) as f64;
+    let pixels = w as f64 * h as f64;
     Ok(HostSeries {
-        width: w as u32,
-        height: h as u32,
-        streams: pipeline.streams(),
-        band_rows: pipeline.band_rows(),
-        samples_ms,
+        width: w,
+        height: h,
+        streams: run.streams,
+        band_rows: run.band_rows,
+        samples_ms: run.samples_ms,
         pcie_bound_ms: 3.0 * pixels / (up_gbps * 1e6) + pixels / (down_gbps * 1e6),
     })
 }
@@ -109,10 +90,8 @@ pub(super) fn host_to_host(
 /// What every measurement of one image needs.
 pub(super) struct Ctx<'a> {
     pub opts: &'a BenchOptions,
-    /// The runner every whole-pipeline run goes through.
+    /// The runner every whole-pipeline run goes through, and (its meter) the GPU measurements.
     pub engine: &'a Engine,
-    /// The engine's GPU, for what only the bench measures (resident-data kernels, copies).
-    pub gpu: Option<&'a Gpu>,
     pub path: &'a Path,
     pub scratch: &'a Path,
     pub reference: &'a [u8],
@@ -156,7 +135,7 @@ impl Ctx<'_> {
     /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU
     /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget).
     pub fn kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
-        if variant.is_gpu() && self.gpu.is_some() {
+        if variant.is_gpu() && self.engine.has_gpu() {
             return self.gpu_kernel_series(variant, rgb);
         }
         let (width, height) = rgb.dimensions();
@@ -181,25 +160,17 @@ impl Ctx<'_> {
     /// A GPU variant's kernels on resident data: event-timed, rotating over enough buffer copies that
     /// each run reads from DRAM; the output checked against the reference.
     pub fn gpu_kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
-        let gpu = self.gpu.expect("GPU variants run only with a GPU");
+        let meter = self.engine.meter().expect("GPU variants run only with a GPU");
         let (width, height) = rgb.dimensions();
-        let info = gpu.info()?;
-        let set_bytes = (crate::gpu::buffers::bytes_per_pixel(gpu, variant) * width as usize * height as usize).max(1);
-        let (free, _) = gpu.ctx.mem_get_info()?;
-        // Enough copies to span 3× the L2 (so each run reads from DRAM), within a quarter of free memory.
-        let copies = (3 * info.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
-        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), self.opts.filter, copies)?;
-        prepared.warm_up()?;
-        let samples_ms = prepared.time(self.opts.kernel_reps)?;
-        let out = prepared.download()?;
-        if out != self.reference {
+        let run = meter.kernel_samples(variant, rgb, self.opts.filter, self.opts.kernel_reps)?;
+        if run.output != self.reference {
             let mapping = variant.n1().map(|n1| format!(" --mapping {}", n1.mapping.name())).unwrap_or_default();
             return Err(
                 Mismatch(format!("{}: {}{}{mapping}", self.path.display(), variant.name(), n_label(variant))).into()
             );
         }
         let n = variant.n1().map(|n1| n1.n);
-        Ok(KernelSeries { width, height, variant, n, buffer_copies: copies, samples_ms })
+        Ok(KernelSeries { width, height, variant, n, buffer_copies: run.buffer_copies, samples_ms: run.samples_ms })
     }
 }
 

@@ -26,7 +26,6 @@ use image::ExtendedColorType;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{Device, Engine};
-use crate::gpu::Gpu;
 use crate::sobel::Filter;
 use crate::variant::{Mapping, Variant, N1};
 use crate::{cpu, generate, image_io};
@@ -108,15 +107,11 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             skipped.push(Skipped { variant, reason: e.to_string() });
         }
     }
-    let (gpu, startup) = (engine.gpu().cloned(), engine.startup());
-    let info = gpu.as_ref().map(Gpu::info).transpose()?;
-    // 1 GiB each way, ~17× the H200's L2; smaller only if the device is small.
-    let copy_bytes = info.as_ref().map_or(0, |i| (1usize << 30).min(i.memory_bytes / 8));
-    let copy_bandwidth_gbps = gpu.as_ref().map(|g| g.copy_bandwidth_gbps(copy_bytes, 20)).transpose()?;
-
-    let pinned =
-        gpu.as_ref().map(|g| crate::gpu::host_pipeline::pinned_bandwidth_gbps(g, 256 << 20, 10)).transpose()?;
-    let variants: Vec<Variant> = opts.variants.iter().copied().filter(|v| !v.is_gpu() || gpu.is_some()).collect();
+    let (meter, startup) = (engine.meter(), engine.startup());
+    let info = meter.as_ref().map(|m| m.info()).transpose()?;
+    let copy_bandwidth_gbps = meter.as_ref().map(|m| m.copy_bandwidth_gbps()).transpose()?;
+    let pinned = meter.as_ref().map(|m| m.pinned_bandwidth_gbps()).transpose()?;
+    let variants: Vec<Variant> = opts.variants.iter().copied().filter(|v| !v.is_gpu() || meter.is_some()).collect();
     let series_per_size: usize = variants.iter().map(|&v| series_keys(v, &opts.ns).len()).sum();
     let progress = ProgressBar::new((opts.sizes.len() * series_per_size * (opts.runs + 2)) as u64);
     progress.set_style(
@@ -134,7 +129,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             context_init_ms: startup.map(|s| s.context_init_ms),
             kernel_load_ms: startup.map(|s| s.kernel_load_ms),
             copy_bandwidth_gbps,
-            launch_overhead_us: gpu.as_ref().map(|g| g.launch_overhead_ms(100)).transpose()?.map(|ms| ms * 1e3),
+            launch_overhead_us: meter.as_ref().map(|m| m.launch_overhead_ms(100)).transpose()?.map(|ms| ms * 1e3),
             pinned_h2d_gbps: pinned.map(|p| p.0),
             pinned_d2h_gbps: pinned.map(|p| p.1),
             filter: opts.filter,
@@ -150,13 +145,13 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         batch: None,
         report_mapping: Vec::new(),
     };
-    let npp = match (opts.peers.contains(&Peer::Npp), &gpu) {
+    let npp = match (opts.peers.contains(&Peer::Npp), &meter) {
         (false, _) => None,
         (true, None) => {
             results.peers_skipped.push("npp: no GPU".into());
             None
         }
-        (true, Some(_)) => match crate::gpu::npp::Npp::load() {
+        (true, Some(m)) => match m.npp() {
             Ok(npp) => Some(npp),
             Err(e) => {
                 results.peers_skipped.push(format!("npp: {e}"));
@@ -181,14 +176,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         for &variant in &variants {
             for variant in series_keys(variant, &opts.ns) {
                 progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(variant)));
-                let ctx = Ctx {
-                    opts,
-                    engine: &engine,
-                    gpu: gpu.as_ref(),
-                    path: &path,
-                    scratch: &scratch,
-                    reference: &reference,
-                };
+                let ctx = Ctx { opts, engine: &engine, path: &path, scratch: &scratch, reference: &reference };
                 let series = ctx.pipeline_series(variant, size, &progress)?;
                 let kernel = ctx.kernel_series(variant, &rgb)?;
                 progress.inc(1);
@@ -199,9 +187,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         }
         let report_size = size.0 as u64 * size.1 as u64 <= REPORT_MAPPING_MAX_PIXELS;
         let has_n1 = variants.iter().any(|v| v.n1().is_some());
-        if let (true, true, Some(g)) = (has_n1, report_size, &gpu) {
-            let ctx =
-                Ctx { opts, engine: &engine, gpu: Some(g), path: &path, scratch: &scratch, reference: &reference };
+        if has_n1 && report_size && meter.is_some() {
+            let ctx = Ctx { opts, engine: &engine, path: &path, scratch: &scratch, reference: &reference };
             for &n in &opts.ns {
                 let n1 = N1 { n, mapping: Mapping::Report };
                 progress.set_message(format!("{}x{} gpu-n1 --mapping report n={n}", size.0, size.1));
@@ -210,22 +197,22 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 results.report_mapping.push(series);
             }
         }
-        if let (Some(npp), Some(g)) = (&npp, &gpu) {
-            match npp.time(g, &rgb, opts.kernel_reps) {
+        if let Some(npp) = &npp {
+            match npp.time(&rgb, opts.kernel_reps) {
                 Ok(samples_ms) => results.peers.push(PeerSeries {
                     width: size.0,
                     height: size.1,
                     peer: Peer::Npp,
-                    description: crate::gpu::npp::DESCRIPTION.into(),
+                    description: crate::engine::NPP_DESCRIPTION.into(),
                     samples_ms,
                 }),
                 Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),
             }
         }
-        if let (Some(g), Some((up, down))) = (&gpu, pinned) {
+        if let (Some(m), Some((up, down))) = (&meter, pinned) {
             // One stream (copies, kernel, copies in sequence) against four (overlapped): the streams' effect.
             for streams in [1, 4] {
-                let series = host_to_host(g, &rgb, &reference, opts, up, down, streams)?;
+                let series = host_to_host(m, &rgb, &reference, opts, up, down, streams)?;
                 progress.suspend(|| print!("{}", terminal::host_line(&series)));
                 results.host_to_host.push(series);
             }
@@ -236,7 +223,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     progress.finish_and_clear();
     if opts.batch_images > 0 {
         if let Some(&size) = opts.sizes.first() {
-            drop(gpu); // batch mode opens its own contexts and streams
+            drop(npp);
+            drop(engine); // batch mode opens its own contexts and streams
             let row = batch_row(opts, size)?;
             print!("{}", terminal::batch_line(&row));
             results.batch = Some(row);

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::gpu::DeviceInfo;
+use crate::engine::DeviceInfo;
 use crate::sobel::Filter;
 use crate::stats::Summary;
 use crate::variant::Variant;

@@ -21,9 +21,18 @@ use image::{GrayImage, RgbImage};
 use crate::cpu;
 use crate::gpu::slots::SlotPool;
 pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
+
+mod measure;
 use crate::gpu::{variants, Gpu};
 use crate::sobel::Filter;
 use crate::variant::{timed, Variant};
+pub use measure::{DeviceInfo, HostRun, Meter, NppPeer, ResidentRun, NPP_DESCRIPTION};
+
+/// Compiles every kernel file for `filter`'s operator and arithmetic and writes `<dir>/<name>.ptx`, to read
+/// (needs NVRTC, not a GPU); returns the paths written.
+pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    crate::gpu::emit_ptx(dir, filter)
+}
 
 /// Which device an [`Engine`] computes on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,11 +141,6 @@ impl Engine {
     /// Why the GPU is not used, when one was asked for or tried.
     pub fn gpu_error(&self) -> Option<&GpuError> {
         self.gpu_error.as_ref()
-    }
-
-    /// The open GPU, for what only the bench measures (kernels on resident data, copy bandwidths).
-    pub fn gpu(&self) -> Option<&Gpu> {
-        self.gpu.as_ref()
     }
 
     /// The device's name, when a GPU is open.

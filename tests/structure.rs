@@ -1,0 +1,91 @@
+//! The architecture holds (docs/architecture.md): the vocabulary module is a leaf, the layers above the
+//! engine never reach into the GPU layer, clap stays in the CLI, every kernel file has its Rust twin, and
+//! no source file grows past what a reader can hold.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn code(path: &Path) -> String {
+    // Comments may name other modules; only code counts.
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_vocabulary_is_a_leaf() {
+    for leaf in ["src/variant.rs", "src/sobel.rs", "src/stats.rs", "src/bands.rs"] {
+        // The module itself, not its unit tests (which `use super::*`).
+        let text = code(Path::new(leaf));
+        let module = text.split("#[cfg(test)]").next().unwrap();
+        assert!(!module.contains("crate::") && !module.contains("super::"), "{leaf} imports nothing of ours");
+    }
+}
+
+#[test]
+fn only_the_engine_reaches_into_the_gpu_layer() {
+    let mut files = vec![PathBuf::from("src/pipeline.rs"), PathBuf::from("src/cli.rs"), PathBuf::from("src/batch.rs")];
+    files.extend(rust_files(Path::new("src/bench")));
+    for f in files {
+        assert!(!code(&f).contains("crate::gpu"), "{} imports src/gpu (go through crate::engine)", f.display());
+    }
+    for f in rust_files(Path::new("src/gpu")) {
+        let text = code(&f);
+        for upper in ["crate::pipeline", "crate::cli", "crate::bench", "crate::batch", "crate::engine"] {
+            assert!(!text.contains(upper), "{} imports {upper}: the GPU layer imports only leaves", f.display());
+        }
+    }
+}
+
+#[test]
+fn clap_is_named_only_in_the_cli() {
+    for f in rust_files(Path::new("src")) {
+        let name = f.to_string_lossy().replace('\\', "/");
+        if name == "src/cli.rs" || name == "src/main.rs" {
+            continue;
+        }
+        assert!(!code(&f).contains("clap"), "{name} names clap");
+    }
+}
+
+#[test]
+fn every_kernel_file_has_its_rust_twin() {
+    for e in std::fs::read_dir("cuda").unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "cu") {
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            let twin = Path::new("src/gpu/patterns").join(format!("{stem}.rs"));
+            assert!(twin.is_file(), "{} has no {}", p.display(), twin.display());
+            let text = std::fs::read_to_string(&twin).unwrap();
+            assert!(
+                text.contains(&format!("include_str!(\"../../../cuda/{stem}.cu\")")),
+                "{} embeds its .cu",
+                twin.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn no_source_file_is_too_long_to_hold() {
+    for f in rust_files(Path::new("src")) {
+        let lines = std::fs::read_to_string(&f).unwrap().lines().count();
+        assert!(lines <= 450, "{} has {lines} lines (at most 450)", f.display());
+    }
+}
