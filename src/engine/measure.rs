@@ -37,7 +37,9 @@ pub struct HostRun {
     pub output: Vec<u8>,
     /// Wall clock of each later run, milliseconds.
     pub samples_ms: Vec<f64>,
+    /// Streams the bands went to.
     pub streams: usize,
+    /// Output rows per band.
     pub band_rows: usize,
 }
 
@@ -49,6 +51,7 @@ impl Engine {
 }
 
 impl Meter<'_> {
+    /// Name, compute capability, SMs, memory, L2 and driver of the device.
     pub fn info(&self) -> Result<DeviceInfo, GpuError> {
         self.gpu.info()
     }

@@ -16,6 +16,8 @@
 //! assert_eq!(edges, cuda_sobel::cpu::scalar::sobel(&rgb, Filter::default()));
 //! ```
 
+#![warn(missing_docs)]
+
 use image::{GrayImage, RgbImage};
 
 use crate::cpu;
@@ -49,10 +51,17 @@ pub enum Device {
 /// What an [`Engine`] could not do.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The GPU failed (driver, memory, an image it cannot take).
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// A GPU variant was asked of an engine without a GPU.
     #[error("{variant} needs a GPU: {reason}")]
-    NoGpu { variant: &'static str, reason: String },
+    NoGpu {
+        /// The variant's name.
+        variant: &'static str,
+        /// Why the engine has no GPU.
+        reason: String,
+    },
 }
 
 /// One variant's output and times, in milliseconds.
@@ -134,6 +143,7 @@ impl Engine {
         Ok(self)
     }
 
+    /// Whether a GPU is open (else [`Engine::sobel`] runs cpu-rayon).
     pub fn has_gpu(&self) -> bool {
         self.gpu.is_some()
     }
