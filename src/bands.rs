@@ -11,9 +11,13 @@
 /// One band: output rows `y0 .. y0 + rows`, computed from input rows `in_y0 .. in_y0 + in_rows`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Band {
+    /// First output row of the band.
     pub y0: usize,
+    /// Output rows of the band.
     pub rows: usize,
+    /// First input row (one halo row above, unless at the top).
     pub in_y0: usize,
+    /// Input rows (the band and its halo rows).
     pub in_rows: usize,
 }
 

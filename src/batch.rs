@@ -31,12 +31,16 @@ use crate::{cpu, error};
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
 
+/// What one batch run does.
 #[derive(Clone, Debug)]
 pub struct BatchOptions {
     /// Files, and folders whose files (not sub-folders) are all taken.
     pub inputs: Vec<PathBuf>,
+    /// Folder for the edge images (`<stem>_sobel.png`).
     pub out_dir: PathBuf,
+    /// Operator, border and arithmetic.
     pub filter: Filter,
+    /// PNG encoder effort.
     pub compression: PngCompression,
     /// GPU slots (streams with pinned buffers) per device.
     pub slots: usize,
@@ -53,11 +57,16 @@ pub struct BatchOptions {
     pub keep_orientation: bool,
 }
 
+/// What a batch run did.
 #[derive(Debug)]
 pub struct BatchSummary {
+    /// Files taken.
     pub images: usize,
+    /// Each failed file with its one-line reason.
     pub failures: Vec<(PathBuf, String)>,
+    /// Wall clock of the whole batch.
     pub seconds: f64,
+    /// Bytes of the inputs that succeeded.
     pub input_bytes: u64,
     /// What computed the edges: "gpu-strip on …", "cpu-rayon (…)", or "none (baseline)".
     pub engine: String,
@@ -68,6 +77,7 @@ pub struct BatchSummary {
 }
 
 impl BatchSummary {
+    /// Images that succeeded, per second.
     pub fn images_per_second(&self) -> f64 {
         (self.images - self.failures.len()) as f64 / self.seconds
     }
@@ -76,7 +86,9 @@ impl BatchSummary {
 /// The files to process, and how many of this tool's own outputs the folders held.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Inputs {
+    /// The files, sorted within each folder, each once.
     pub files: Vec<PathBuf>,
+    /// Edge images this tool wrote, found in the folders and left out.
     pub skipped_own_outputs: usize,
 }
 
@@ -137,6 +149,7 @@ pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -
     header.decode_peak_bytes_per_pixel().max(compute)
 }
 
+/// Runs a batch: plans every output, then decodes, computes and writes on all cores.
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let Inputs { files, skipped_own_outputs } = collect_inputs(&opts.inputs)?;
     let outputs = plan_outputs(&files, &opts.out_dir)?;

@@ -55,6 +55,7 @@ Exit codes: 0 success, 1 a variant's output differs from cpu-scalar, 2 bad input
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
+/// The whole command line.
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -4,48 +4,143 @@
 
 use std::path::PathBuf;
 
+/// What can go wrong with a file: every message names the file and says what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The file cannot be opened or read.
     #[error("{}: cannot read", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The file concerned.
+        path: PathBuf,
+        /// The operating system's cause.
+        source: std::io::Error,
+    },
+    /// A directory where an image file was expected.
     #[error("{}: is a directory, not an image file", path.display())]
-    IsDirectory { path: PathBuf },
+    IsDirectory {
+        /// The file concerned.
+        path: PathBuf,
+    },
     /// A FIFO, socket or device: reading it could block forever, so it is refused before it is opened.
     #[error("{}: is a {kind}, not a regular file (use - to read standard input)", path.display())]
-    NotRegular { path: PathBuf, kind: &'static str },
+    NotRegular {
+        /// The file concerned.
+        path: PathBuf,
+        /// What it is instead ("FIFO", "socket", …).
+        kind: &'static str,
+    },
+    /// A file of zero bytes.
     #[error("{}: empty file", path.display())]
-    Empty { path: PathBuf },
+    Empty {
+        /// The file concerned.
+        path: PathBuf,
+    },
     /// `detail` is the decoder's own message (the image crate repeats its causes, so no `source`).
     #[error("{}: not a decodable image: {detail}", path.display())]
-    Decode { path: PathBuf, detail: String },
+    Decode {
+        /// The file concerned.
+        path: PathBuf,
+        /// The decoder's or encoder's own words.
+        detail: String,
+    },
+    /// A header with zero width or height.
     #[error("{}: image has zero width or height ({width}×{height})", path.display())]
-    ZeroSize { path: PathBuf, width: u32, height: u32 },
+    ZeroSize {
+        /// The file concerned.
+        path: PathBuf,
+        /// Width the header claims.
+        width: u32,
+        /// Height the header claims.
+        height: u32,
+    },
+    /// More pixels than any run decodes (2^32), from the header.
     #[error("{}: too large: {width}×{height} is {} pixels, over the limit of {max_pixels}", path.display(), *width as u64 * *height as u64)]
-    TooLarge { path: PathBuf, width: u32, height: u32, max_pixels: u64 },
+    TooLarge {
+        /// The file concerned.
+        path: PathBuf,
+        /// Width the header claims.
+        width: u32,
+        /// Height the header claims.
+        height: u32,
+        /// The largest image decoded, in pixels.
+        max_pixels: u64,
+    },
+    /// An image whose estimated peak memory is over the budget, refused from its header.
     #[error("{}: too large: {width}×{height} needs ~{}, over the memory budget of {} (--max-memory)",
         path.display(), crate::memory::human(*needed), crate::memory::human(*budget))]
-    OverBudget { path: PathBuf, width: u32, height: u32, needed: u64, budget: u64 },
+    OverBudget {
+        /// The file concerned.
+        path: PathBuf,
+        /// Width the header claims.
+        width: u32,
+        /// Height the header claims.
+        height: u32,
+        /// Estimated peak bytes.
+        needed: u64,
+        /// The budget, bytes.
+        budget: u64,
+    },
+    /// An output that cannot be written.
     #[error("{}: cannot write", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        /// The file concerned.
+        path: PathBuf,
+        /// The operating system's cause.
+        source: std::io::Error,
+    },
+    /// An output path that is a directory.
     #[error("{}: output path is an existing directory", path.display())]
-    OutputIsDirectory { path: PathBuf },
+    OutputIsDirectory {
+        /// The file concerned.
+        path: PathBuf,
+    },
     /// An output path that is (by device and inode, links followed) one of the inputs.
     #[error("{}: input and output are the same file{}", output.display(),
         if output == input { String::new() } else { format!(" ({})", input.display()) })]
-    OutputIsInput { output: PathBuf, input: PathBuf },
+    OutputIsInput {
+        /// The output path.
+        output: PathBuf,
+        /// The input it would replace.
+        input: PathBuf,
+    },
     /// Two inputs of one batch whose outputs would have the same name.
     #[error("{}: both {} and {} would be written here; rename one, or run them in separate batches",
         output.display(), first.display(), second.display())]
-    OutputCollision { output: PathBuf, first: PathBuf, second: PathBuf },
+    OutputCollision {
+        /// The output path.
+        output: PathBuf,
+        /// The first input with that output.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
     /// A batch output that would replace one of the batch's inputs.
     #[error("{}: is an input, and the output of {} would replace it; choose another --out", output.display(), from.display())]
-    OutputReplacesInput { output: PathBuf, from: PathBuf },
+    OutputReplacesInput {
+        /// The output path.
+        output: PathBuf,
+        /// The input whose output it would be.
+        from: PathBuf,
+    },
+    /// An output whose path goes through something that is not a folder.
     #[error("{}: cannot write: {} is not a folder", path.display(), parent.display())]
-    ParentNotFolder { path: PathBuf, parent: PathBuf },
+    ParentNotFolder {
+        /// The file concerned.
+        path: PathBuf,
+        /// The part of the path that is not a folder.
+        parent: PathBuf,
+    },
+    /// The PNG encoder failed.
     #[error("{}: cannot encode PNG: {detail}", path.display())]
-    Encode { path: PathBuf, detail: String },
+    Encode {
+        /// The file concerned.
+        path: PathBuf,
+        /// The decoder's or encoder's own words.
+        detail: String,
+    },
 }
 
+/// A result whose error is an [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An error and its causes on one line, joined by ": " (what anyhow's `{:#}` prints), for places that

@@ -6,6 +6,7 @@
 use ::rayon::prelude::*;
 use image::RgbImage;
 
+/// Side of the square tile the scene repeats.
 pub const TILE: u32 = 512;
 
 /// Host bytes per pixel of drawing and writing a scene: the RGB image (the PNG encoder streams).

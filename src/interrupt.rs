@@ -65,10 +65,12 @@ impl TempFile {
         Ok(TempFile { file: Some(file) })
     }
 
+    /// The open file, to write to.
     pub fn file(&mut self) -> &mut std::fs::File {
         self.file.as_mut().expect("present until persisted or dropped").as_file_mut()
     }
 
+    /// Where it is.
     pub fn path(&self) -> &Path {
         self.file.as_ref().expect("present until persisted or dropped").path()
     }

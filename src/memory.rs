@@ -21,6 +21,7 @@ const SHARE: f64 = 0.8;
 /// A byte budget for host memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
+    /// Bytes a run may plan to use.
     pub bytes: u64,
 }
 
@@ -122,10 +123,12 @@ pub struct Reservation<'a> {
 }
 
 impl Pool {
+    /// A pool of `budget` bytes.
     pub fn new(budget: Budget) -> Pool {
         Pool { total: budget.bytes, used: Mutex::new(0), released: Condvar::new() }
     }
 
+    /// The whole budget.
     pub fn budget(&self) -> Budget {
         Budget { bytes: self.total }
     }

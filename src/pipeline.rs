@@ -18,11 +18,15 @@ pub use crate::variant::{count_mismatches, timed, Mapping, Timings, Variant, N1}
 /// What to run, already validated (the CLI builds it; nothing here knows about clap).
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The image file (`-`: standard input).
     pub input: PathBuf,
+    /// Where the edge image goes (`-`: standard output).
     pub output: PathBuf,
     /// Pixels per thread for `gpu-n1` and their mapping.
     pub n1: N1,
+    /// Operator, border and arithmetic.
     pub filter: Filter,
+    /// Variants to run, in table order.
     pub variants: Vec<Variant>,
     /// Also write the grey, |Gx| and |Gy| images beside the output.
     pub intermediate: bool,
@@ -39,55 +43,81 @@ pub struct Options {
 /// Everything one run measured; the table and `--json` are two views of it.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// The image file (`-`: standard input).
     pub input: PathBuf,
+    /// Where the edge image goes (`-`: standard output).
     pub output: PathBuf,
+    /// Image width.
     pub width: u32,
+    /// Image height.
     pub height: u32,
+    /// Operator, border and arithmetic.
     pub filter: Filter,
+    /// gpu-n1's granularity.
     pub n1: N1,
+    /// Timed repetitions of each GPU variant.
     pub gpu_reps: usize,
+    /// Decoding the input.
     pub decode_ms: f64,
+    /// Encoding and writing the outputs.
     pub encode_ms: f64,
+    /// Whether the GPU ran, and what opening it cost.
     pub gpu: GpuStatus,
+    /// One row per variant, in table order.
     pub rows: Vec<Row>,
     /// What the user should know about the input (EXIF orientation applied, frames of an animation).
     pub notes: Vec<String>,
 }
 
+/// Whether the GPU ran.
 #[derive(Debug, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum GpuStatus {
     /// The GPU ran; context start-up (the dummy allocation) is reported apart, as in the report.
     Available {
+        /// The device's name.
         device: String,
+        /// Context creation and the dummy allocation.
         context_init_ms: f64,
+        /// Kernel compile or cache read and load.
         kernel_load_ms: f64,
+        /// How the kernels were obtained.
         kernels: LoadStats,
     },
+    /// A GPU variant was selected but the GPU could not be used.
     Unavailable {
+        /// Why, in one line.
         reason: String,
     },
     /// No GPU variant was selected.
     NotRequested,
 }
 
+/// One variant's line of the table.
 #[derive(Debug, Serialize)]
 pub struct Row {
+    /// Which variant.
     pub variant: Variant,
+    /// What it measured, or why it did not run.
     #[serde(flatten)]
     pub outcome: Outcome,
 }
 
+/// What one variant did.
 #[derive(Debug, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Outcome {
+    /// It ran.
     Ran {
+        /// Its times.
         #[serde(flatten)]
         timings: Timings,
         /// Pixels whose byte differs from `cpu-scalar`'s; anything but 0 is a failure.
         mismatched_pixels: u64,
     },
+    /// It did not run.
     Skipped {
+        /// Why, in one line.
         reason: String,
     },
 }
@@ -101,6 +131,7 @@ impl Report {
         self.rows.iter().all(|r| !matches!(r.outcome, Outcome::Ran { mismatched_pixels: 1.., .. }))
     }
 
+    /// cpu-scalar's computation time, when it ran.
     pub fn reference_compute_ms(&self) -> Option<f64> {
         self.rows.iter().find(|r| r.variant == Variant::CpuScalar).and_then(|r| match r.outcome {
             Outcome::Ran { timings, .. } => Some(timings.compute_ms),
@@ -149,6 +180,7 @@ pub fn plan_outputs(opts: &Options) -> Result<Vec<Target>> {
 /// The intermediate images' suffixes, in the order they are written.
 const INTERMEDIATES: [&str; 3] = ["grey", "gx", "gy"];
 
+/// Runs every selected variant on one image and writes the outputs; see the module doc.
 pub fn run(opts: &Options) -> Result<Report> {
     // Output problems are found before any work.
     let targets = plan_outputs(opts)?;

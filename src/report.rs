@@ -4,10 +4,12 @@ use std::fmt::Write as _;
 
 use crate::pipeline::{GpuStatus, Outcome, Report};
 
+/// The report as pretty JSON (`--json`).
 pub fn json(report: &Report) -> String {
     serde_json::to_string_pretty(report).expect("a Report always serialises")
 }
 
+/// The report as the terminal table.
 pub fn table(report: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(

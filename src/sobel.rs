@@ -54,6 +54,7 @@ impl Operator {
         }
     }
 
+    /// The name the command line uses.
     pub fn name(self) -> &'static str {
         match self {
             Operator::Sobel => "sobel",
@@ -61,6 +62,7 @@ impl Operator {
         }
     }
 
+    /// Every value, in the order the help lists them.
     pub const ALL: [Operator; 2] = [Operator::Sobel, Operator::Scharr];
 }
 
@@ -92,8 +94,10 @@ pub enum Compat {
 }
 
 impl Compat {
+    /// Every value, in the order the help lists them.
     pub const ALL: [Compat; 2] = [Compat::Exact, Compat::Report];
 
+    /// The name the command line uses.
     pub fn name(self) -> &'static str {
         match self {
             Compat::Exact => "exact",
@@ -105,8 +109,11 @@ impl Compat {
 /// Everything that decides the output bytes, apart from the image: every variant takes one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Filter {
+    /// Sobel or Scharr.
     pub operator: Operator,
+    /// What the stencil sees beyond the edge.
     pub border: Border,
+    /// Exact arithmetic or the report's.
     pub compat: Compat,
 }
 

@@ -20,12 +20,17 @@ pub fn median(samples: &mut [f64]) -> f64 {
 /// Summary of a set of samples.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Summary {
+    /// Samples.
     pub count: usize,
+    /// Arithmetic mean.
     pub mean: f64,
     /// Sample standard deviation (n − 1); 0 for a single sample.
     pub sd: f64,
+    /// Smallest sample.
     pub min: f64,
+    /// Largest sample.
     pub max: f64,
+    /// Median.
     pub median: f64,
 }
 

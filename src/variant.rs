@@ -17,8 +17,10 @@ pub enum Mapping {
 }
 
 impl Mapping {
+    /// Every value, in the order the help lists them.
     pub const ALL: [Mapping; 2] = [Mapping::Coalesced, Mapping::Report];
 
+    /// The name the command line uses.
     pub fn name(self) -> &'static str {
         match self {
             Mapping::Coalesced => "coalesced",
@@ -32,6 +34,7 @@ impl Mapping {
 pub struct N1 {
     /// 1..=64.
     pub n: u32,
+    /// How threads map to pixels.
     pub mapping: Mapping,
 }
 
@@ -94,6 +97,7 @@ impl Variant {
         Variant::GpuStrip,
     ];
 
+    /// The name the command line uses.
     pub fn name(self) -> &'static str {
         match self {
             Variant::CpuScalar => "cpu-scalar",
@@ -110,6 +114,7 @@ impl Variant {
         }
     }
 
+    /// Whether it runs on the GPU.
     pub fn is_gpu(self) -> bool {
         !matches!(self, Variant::CpuScalar | Variant::CpuRayon)
     }
@@ -151,9 +156,12 @@ pub struct Timings {
     pub io_ms: f64,
     /// Allocations, host↔device copies and frees (GPU variants only).
     pub gpu_memory_ms: Option<f64>,
+    /// The computation.
     pub compute_ms: f64,
+    /// I/O + GPU memory + computation.
     pub total_ms: f64,
     /// GPU variants: the bytes that must move (3 read + 1 written per pixel) over the computation time.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub effective_gbps: Option<f64>,
 }
 

@@ -15,7 +15,13 @@ use cuda_sobel::variant::{Mapping, Variant, N1};
 fn runs(io: f64, mem: Option<f64>, compute: &[f64]) -> Vec<RunTimings> {
     compute
         .iter()
-        .map(|&c| RunTimings { io_ms: io, gpu_memory_ms: mem, compute_ms: c, total_ms: io + mem.unwrap_or(0.0) + c })
+        .map(|&c| RunTimings {
+            io_ms: io,
+            gpu_memory_ms: mem,
+            compute_ms: c,
+            total_ms: io + mem.unwrap_or(0.0) + c,
+            effective_gbps: None,
+        })
         .collect()
 }
 

@@ -25,6 +25,7 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(written)
 }
 
+/// Every raw number, the machine and the commit, as pretty JSON.
 pub fn json(r: &BenchResults) -> String {
     serde_json::to_string_pretty(r).expect("results always serialise")
 }

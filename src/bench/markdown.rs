@@ -7,6 +7,7 @@ use super::{n_label, BenchResults, Category};
 use crate::stats::{ratio, Summary};
 use crate::variant::{Variant, N1};
 
+/// `results.md`: every section, in order.
 pub fn markdown(r: &BenchResults) -> String {
     let mut s = String::new();
     header(&mut s, r);

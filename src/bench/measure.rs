@@ -129,7 +129,8 @@ impl Ctx<'_> {
             timed(|| image_io::write_png(self.scratch, rgb.width(), rgb.height(), &out, ExtendedColorType::L8));
         written?;
         let io_ms = decode_ms + encode_ms;
-        Ok(RunTimings { io_ms, gpu_memory_ms, compute_ms, total_ms: io_ms + gpu_memory_ms.unwrap_or(0.0) + compute_ms })
+        let total_ms = io_ms + gpu_memory_ms.unwrap_or(0.0) + compute_ms;
+        Ok(RunTimings { io_ms, gpu_memory_ms, compute_ms, total_ms, effective_gbps: None })
     }
 
     /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU

@@ -34,15 +34,19 @@ use measure::{batch_row, host_info, host_to_host, Ctx, REPORT_MAPPING_MAX_PIXELS
 /// What to measure (built by the CLI).
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
+    /// Image sizes, each made on demand when not in `imgs_in/`.
     pub sizes: Vec<(u32, u32)>,
     /// Whole-pipeline runs per size and variant.
     pub runs: usize,
     /// Kernel-only repetitions (CPU variants stop earlier when they pass `cpu_budget_s`).
     pub kernel_reps: usize,
+    /// Seconds after which a CPU variant stops repeating (after three runs).
     pub cpu_budget_s: f64,
     /// n values of the gpu-n1 sweep.
     pub ns: Vec<u32>,
+    /// Variants to measure.
     pub variants: Vec<Variant>,
+    /// Operator, border and arithmetic.
     pub filter: Filter,
     /// Where sizes not in `imgs_in/` are drawn (by `generate`) and kept for the next run.
     pub image_dir: PathBuf,
@@ -96,6 +100,7 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
     Ok(path)
 }
 
+/// Runs every measurement; the budget is checked first for every size.
 pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     check_budget(opts)?;
     let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());

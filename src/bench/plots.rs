@@ -11,6 +11,7 @@ use crate::variant::{Variant, N1};
 
 type Line = (String, Vec<(f64, f64)>);
 
+/// Writes every SVG plot into `dir` and returns the paths written.
 pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let ns = r.ns();
     let megapixels = |(w, h): (u32, u32)| w as f64 * h as f64 / 1e6;

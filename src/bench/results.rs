@@ -15,8 +15,10 @@ pub enum Peer {
 }
 
 impl Peer {
+    /// Every value, in the order the help lists them.
     pub const ALL: [Peer; 1] = [Peer::Npp];
 
+    /// The name the command line uses.
     pub fn name(self) -> &'static str {
         match self {
             Peer::Npp => "npp",
@@ -27,6 +29,7 @@ impl Peer {
 /// Every number one benchmark produced.
 #[derive(Debug, Serialize)]
 pub struct BenchResults {
+    /// The machine, the device, the settings.
     pub meta: Meta,
     /// Whole-pipeline runs.
     pub pipeline: Vec<PipelineSeries>,
@@ -50,21 +53,30 @@ pub struct BenchResults {
 /// Batch throughput: the whole batch (with the GPU when there is one) against decode + encode alone.
 #[derive(Debug, Serialize)]
 pub struct BatchRow {
+    /// Copies of the image.
     pub images: usize,
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// What computed the edges.
     pub engine: String,
     /// Images per second of each run, alternating with the baseline's.
     pub batch_images_per_s: Vec<f64>,
+    /// Images per second of decode + encode alone, each run.
     pub baseline_images_per_s: Vec<f64>,
 }
 
 /// One image size host → host: upload, gpu-strip, download, from pinned memory to pinned memory.
 #[derive(Debug, Serialize)]
 pub struct HostSeries {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Streams the bands went to.
     pub streams: usize,
+    /// Output rows per band.
     pub band_rows: usize,
     /// Wall clock of each run, ms.
     pub samples_ms: Vec<f64>,
@@ -72,92 +84,124 @@ pub struct HostSeries {
     pub pcie_bound_ms: f64,
 }
 
+/// A peer's computation-only samples at one size.
 #[derive(Debug, Serialize)]
 pub struct PeerSeries {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Which peer.
     pub peer: Peer,
+    /// What exactly was timed.
     pub description: String,
+    /// Milliseconds per run.
     pub samples_ms: Vec<f64>,
 }
 
+/// How and where the numbers were taken.
 #[derive(Debug, Serialize)]
 pub struct Meta {
+    /// This tool's version.
     pub tool_version: String,
+    /// The commit the binary was built from.
     pub git_commit: String,
     /// Seconds since the Unix epoch when the benchmark started.
     pub started_unix_s: u64,
+    /// The CPU side.
     pub host: HostInfo,
+    /// The device, when there is one.
     pub gpu: Option<DeviceInfo>,
+    /// Context creation (excluded from every measurement).
     pub context_init_ms: Option<f64>,
+    /// Kernel compile or cache read and load (excluded likewise).
     pub kernel_load_ms: Option<f64>,
     /// Device-to-device copy bandwidth (bytes read + written), GB/s.
     pub copy_bandwidth_gbps: Option<f64>,
     /// Pinned host → device and device → host copy bandwidth, GB/s.
     pub pinned_h2d_gbps: Option<f64>,
+    /// Pinned device → host bandwidth, GB/s.
     pub pinned_d2h_gbps: Option<f64>,
     /// Event-timed launch of an empty kernel on a busy GPU (no host gap), µs: the floor under any kernel.
     pub launch_overhead_us: Option<f64>,
     /// Operator, border and arithmetic of every measurement.
     pub filter: Filter,
+    /// Whole-pipeline runs per series.
     pub runs: usize,
+    /// Computation-only repetitions per series (at most).
     pub kernel_reps: usize,
 }
 
+/// The CPU side of the machine.
 #[derive(Debug, Serialize)]
 pub struct HostInfo {
+    /// CPU model.
     pub cpu: String,
+    /// Threads rayon uses.
     pub threads: usize,
+    /// Operating system and architecture.
     pub os: String,
 }
 
 /// One variant (and n, for gpu-n1) at one size: every whole-pipeline run.
 #[derive(Debug, Serialize)]
 pub struct PipelineSeries {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Which variant.
     pub variant: Variant,
+    /// gpu-n1's n (also in `variant`), for the exports.
     pub n: Option<u32>,
+    /// Every run after the warm-up.
     pub runs: Vec<RunTimings>,
 }
 
-/// One whole-pipeline run, milliseconds.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct RunTimings {
-    pub io_ms: f64,
-    pub gpu_memory_ms: Option<f64>,
-    pub compute_ms: f64,
-    pub total_ms: f64,
-}
+/// One whole-pipeline run, milliseconds: the same type as the single-image command's rows.
+pub type RunTimings = crate::variant::Timings;
 
 /// One variant (and n) at one size: computation-only samples, milliseconds.
 #[derive(Debug, Serialize)]
 pub struct KernelSeries {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Which variant.
     pub variant: Variant,
+    /// gpu-n1's n (also in `variant`), for the exports.
     pub n: Option<u32>,
     /// How many copies of the device buffers the runs rotated over (1 for CPU variants).
     pub buffer_copies: usize,
+    /// Milliseconds per run.
     pub samples_ms: Vec<f64>,
 }
 
+/// A variant that could not run.
 #[derive(Debug, Serialize)]
 pub struct Skipped {
+    /// Which variant.
     pub variant: Variant,
+    /// Why.
     pub reason: String,
 }
 
 /// The category a summary is taken over.
 #[derive(Clone, Copy, Debug)]
 pub enum Category {
+    /// Decode + encode.
     Io,
+    /// Allocations and copies.
     GpuMemory,
+    /// The computation.
     Computation,
+    /// All of it.
     Total,
 }
 
 impl PipelineSeries {
+    /// Mean, σ, range and median of category `c` over the runs.
     pub fn summary(&self, c: Category) -> Option<Summary> {
         let values: Vec<f64> = self
             .runs
@@ -174,10 +218,12 @@ impl PipelineSeries {
 }
 
 impl KernelSeries {
+    /// Mean, σ, range and median of the samples.
     pub fn summary(&self) -> Summary {
         Summary::of(&self.samples_ms).expect("a kernel series has samples")
     }
 
+    /// width × height.
     pub fn pixels(&self) -> f64 {
         self.width as f64 * self.height as f64
     }
@@ -199,6 +245,7 @@ impl BenchResults {
         self.kernels.iter().find(|s| (s.width, s.height) == (w, h) && s.variant == variant)
     }
 
+    /// `peer`'s series at `size`.
     pub fn peer(&self, (w, h): (u32, u32), peer: Peer) -> Option<&PeerSeries> {
         self.peers.iter().find(|s| (s.width, s.height) == (w, h) && s.peer == peer)
     }

@@ -20,6 +20,7 @@ use crate::sobel::{Border, Compat, Filter, Operator};
 /// while giving each of many threads several bands to balance.
 const MAX_BAND_ROWS: usize = 32;
 
+/// The edge image, fused and parallel over row bands (bytes identical to `scalar::sobel`).
 pub fn sobel(rgb: &RgbImage, filter: Filter) -> GrayImage {
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let mut out = vec![0u8; width * height];

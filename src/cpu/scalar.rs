@@ -11,13 +11,17 @@ use crate::sobel::{Border, Filter};
 
 /// The pipeline's stages, kept for `--intermediate` output and for tests.
 pub struct Stages {
+    /// Image width.
     pub width: usize,
+    /// Image height.
     pub height: usize,
+    /// The grey image.
     pub grey: Vec<u8>,
     /// Horizontal gradient, exact (Sobel: ±1020, Scharr: ±4080).
     pub gx: Vec<i16>,
     /// Vertical gradient, exact.
     pub gy: Vec<i16>,
+    /// The edge image.
     pub magnitude: Vec<u8>,
 }
 

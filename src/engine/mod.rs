@@ -16,8 +16,6 @@
 //! assert_eq!(edges, cuda_sobel::cpu::scalar::sobel(&rgb, Filter::default()));
 //! ```
 
-#![warn(missing_docs)]
-
 use image::{GrayImage, RgbImage};
 
 use crate::cpu;

@@ -47,6 +47,7 @@ impl PtxCache {
         intact
     }
 
+    /// Stores `ptx` under (`name`, `key`), atomically; a failure only costs a compile next time.
     pub fn put(&self, name: &str, key: u64, ptx: &str) {
         let Some(path) = self.path(name, key) else { return };
         let write = || -> std::io::Result<()> {

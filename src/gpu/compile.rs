@@ -61,6 +61,7 @@ pub fn compile(src: &KernelSource, arch: &str, build: Build) -> Result<String, G
     compile_with(src, &options(arch, build))
 }
 
+/// Compiles one kernel file with exactly these NVRTC options.
 pub fn compile_with(src: &KernelSource, options: &[String]) -> Result<String, GpuError> {
     let opts =
         CompileOptions { options: options.to_vec(), name: Some(format!("{}.cu", src.name)), ..Default::default() };

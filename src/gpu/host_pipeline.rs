@@ -22,6 +22,7 @@ pub struct HostToHost {
 }
 
 impl HostToHost {
+    /// `streams` streams with band-sized buffers for images `width` wide, `filter`'s kernels.
     pub fn new(gpu: &Gpu, width: usize, band_rows: usize, streams: usize, filter: Filter) -> Result<Self, GpuError> {
         let in_rows = band_rows + 2;
         let filtered = gpu.for_filter(filter)?;
@@ -34,10 +35,12 @@ impl HostToHost {
         Ok(HostToHost { width, band_rows, border: filter.border, lanes })
     }
 
+    /// Output rows per band.
     pub fn band_rows(&self) -> usize {
         self.band_rows
     }
 
+    /// Streams the bands go to.
     pub fn streams(&self) -> usize {
         self.lanes.len()
     }

@@ -22,11 +22,14 @@ use crate::variant::Variant;
 /// is a kernel argument, so one build serves every border.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Build {
+    /// Sobel or Scharr taps.
     pub operator: Operator,
+    /// Exact or the report's arithmetic.
     pub compat: Compat,
 }
 
 impl Build {
+    /// The build `filter` needs (its border is a kernel argument).
     pub fn of(filter: Filter) -> Build {
         Build { operator: filter.operator, compat: filter.compat }
     }
@@ -47,7 +50,9 @@ impl Build {
 /// How the kernels were obtained this time, for the report.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct LoadStats {
+    /// Files compiled by NVRTC this time.
     pub compiled: usize,
+    /// Files read from the PTX cache.
     pub from_cache: usize,
 }
 
@@ -60,16 +65,27 @@ impl std::ops::AddAssign for LoadStats {
 
 /// Every pattern's kernels of one build, loaded.
 pub struct KernelSet {
+    /// cuda/map.cu
     pub map: Map,
+    /// cuda/fused_map.cu
     pub fused_map: FusedMap,
+    /// cuda/fused.cu
     pub fused: Fused,
+    /// cuda/n_per_thread.cu
     pub n_per_thread: NPerThread,
+    /// cuda/const_taps.cu
     pub const_taps: ConstTaps,
+    /// cuda/separable.cu
     pub separable: Separable,
+    /// cuda/tiled.cu
     pub tiled: Tiled,
+    /// cuda/vec16.cu
     pub vec16: Vec16,
+    /// cuda/strip.cu
     pub strip: Strip,
+    /// cuda/selftest.cu
     pub selftest: SelfTest,
+    /// cuda/timing.cu
     pub timing: Timing,
 }
 

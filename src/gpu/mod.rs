@@ -27,23 +27,35 @@ use crate::sobel::Filter;
 use crate::variant::timed;
 use kernels::{Build, KernelSet, LoadStats};
 
+/// Why the GPU cannot be used, or what failed on it (one line each).
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
+    /// `libcuda.so` cannot be loaded.
     #[error("no CUDA driver (libcuda.so not found: no NVIDIA driver on this machine)")]
     NoDriver,
+    /// `libnvrtc.so.13` cannot be loaded.
     #[error("no NVRTC (libnvrtc.so.13 not found: install the CUDA toolkit or put its lib folder on LD_LIBRARY_PATH)")]
     NoNvrtc,
+    /// No CUDA device is visible.
     #[error("no CUDA device visible")]
     NoDevice,
+    /// A CUDA driver call failed.
     #[error("CUDA driver: {}", describe(.0))]
     Driver(#[from] DriverError),
+    /// An image the GPU variants cannot take (sizes over their limits).
     #[error("the GPU variants do not support {0}")]
     Unsupported(String),
     /// A peer library (NPP) that could not be loaded or failed.
     #[error("{0}")]
     Peer(String),
+    /// NVRTC refused a kernel file; `log` is its log.
     #[error("NVRTC could not compile cuda/{module}.cu: {log}")]
-    Compile { module: &'static str, log: String },
+    Compile {
+        /// The kernel file's stem.
+        module: &'static str,
+        /// NVRTC's log.
+        log: String,
+    },
 }
 
 /// "out of memory (CUDA_ERROR_OUT_OF_MEMORY)" rather than cudarc's debug form.
@@ -70,11 +82,15 @@ pub fn driver_present() -> bool {
 /// share the context and the loaded kernel sets.
 #[derive(Clone)]
 pub struct Gpu {
+    /// The CUDA context.
     pub ctx: Arc<CudaContext>,
+    /// The stream launches and copies go to.
     pub stream: Arc<CudaStream>,
     /// The kernels of this handle's build; [`Gpu::for_filter`] gives a handle for another.
     pub kernels: Arc<KernelSet>,
+    /// The device's name.
     pub device: String,
+    /// The device's SMs.
     pub multiprocessors: u32,
     /// `--gpu-architecture=…` of this device.
     arch: String,
@@ -89,6 +105,7 @@ pub struct Startup {
     pub context_init_ms: f64,
     /// NVRTC compile (or cache read) and module load of the kernel files.
     pub kernel_load_ms: f64,
+    /// How many files were compiled and how many read from the cache.
     pub kernel_stats: LoadStats,
 }
 
@@ -203,15 +220,22 @@ fn device_arch() -> Option<String> {
 /// What the benchmark records about the device.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DeviceInfo {
+    /// The device's name.
     pub name: String,
+    /// Compute capability, e.g. "9.0".
     pub compute_capability: String,
+    /// Streaming multiprocessors.
     pub multiprocessors: i32,
+    /// Device memory, bytes.
     pub memory_bytes: usize,
+    /// L2 cache, bytes.
     pub l2_bytes: usize,
+    /// The CUDA version the driver supports, e.g. "CUDA 13.0".
     pub driver_version: String,
 }
 
 impl Gpu {
+    /// What the bench records about the device.
     pub fn info(&self) -> Result<DeviceInfo, GpuError> {
         use cudarc::driver::sys::CUdevice_attribute as A;
         let (major, minor) = self.ctx.compute_capability()?;

@@ -92,6 +92,7 @@ fn open(names: &[String]) -> Result<Library, String> {
 }
 
 impl Npp {
+    /// Loads the NPP libraries; the reason when they are not there.
     pub fn load() -> Result<Npp, String> {
         let load = |lib: &str| {
             open(&[format!("lib{lib}.so.13"), format!("/usr/local/cuda/lib64/lib{lib}.so.13"), format!("lib{lib}.so")])

@@ -76,6 +76,7 @@ pub struct SlotPool {
 }
 
 impl SlotPool {
+    /// `slots` slots, each with a stream of its own on `gpu`'s device.
     pub fn new(gpu: &Gpu, slots: usize) -> Result<SlotPool, GpuError> {
         let mut free = Vec::with_capacity(slots.max(1));
         for _ in 0..slots.max(1) {

@@ -20,8 +20,11 @@ use crate::variant::{timed, Variant};
 
 /// What one GPU variant produced and how long each part took, in milliseconds.
 pub struct GpuRun {
+    /// The edge image.
     pub output: Vec<u8>,
+    /// Allocations, copies and frees, wall clock.
     pub memory_ms: f64,
+    /// Median of the event-timed runs (summed over bands).
     pub compute_ms: f64,
 }
 

@@ -40,7 +40,9 @@ pub struct DecodeOptions {
 /// The header, seen before anything image-sized is allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
     /// Bytes per pixel as stored (RGBA16: 8), the size of the decoder's own output buffer.
     pub stored_bytes_per_pixel: u64,
@@ -58,7 +60,9 @@ impl Header {
 /// A decoded image and what the user should be told about it (one line each).
 #[derive(Debug)]
 pub struct Decoded {
+    /// The image, 8-bit RGB.
     pub rgb: RgbImage,
+    /// One line each: orientation applied, frames of an animation.
     pub notes: Vec<String>,
 }
 

@@ -20,15 +20,20 @@ use crate::memory::Budget;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PngCompression {
+    /// The image crate's and OpenCV's default level: fast, ~6× larger files.
     Fast,
+    /// Balanced (the default).
     #[default]
     Default,
+    /// Smallest files, slowest.
     Best,
 }
 
 impl PngCompression {
+    /// Every value, in the order the help lists them.
     pub const ALL: [PngCompression; 3] = [PngCompression::Fast, PngCompression::Default, PngCompression::Best];
 
+    /// The name the command line uses.
     pub fn name(self) -> &'static str {
         match self {
             PngCompression::Fast => "fast",

@@ -32,7 +32,12 @@ const NAME_MAX: usize = 255;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// A regular file, existing (`mode` is kept) or new: temporary file, then rename.
-    File { path: PathBuf, mode: Option<std::fs::Permissions> },
+    File {
+        /// The file (links resolved).
+        path: PathBuf,
+        /// The permissions of the file it replaces, kept.
+        mode: Option<std::fs::Permissions>,
+    },
     /// An existing FIFO, character device or other non-regular file: written through, never replaced.
     Through(PathBuf),
     /// `-`: standard output.
@@ -174,11 +179,15 @@ fn probe_new(path: &Path) -> std::io::Result<()> {
 /// An 8-bit image to encode as PNG.
 #[derive(Clone, Copy, Debug)]
 pub struct Png<'a> {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Row-major samples, 1 or 3 bytes a pixel.
     pub pixels: &'a [u8],
     /// `Grayscale` (edges, intermediates) or `Rgb` (generated scenes).
     pub color: png::ColorType,
+    /// Encoder effort.
     pub compression: PngCompression,
 }
 
@@ -226,6 +235,7 @@ enum Pending {
 }
 
 impl Staged {
+    /// Nothing staged yet.
     pub fn new() -> Staged {
         Staged::default()
     }

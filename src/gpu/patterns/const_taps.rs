@@ -6,17 +6,20 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
 
 use super::{launch_rgb_kernel, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource =
     KernelSource { name: "const_taps", source: include_str!("../../../cuda/const_taps.cu") };
 
 /// 32×8, one thread per pixel, as fused.cu.
 pub const BLOCK: (u32, u32) = (32, 8);
 
+/// The loaded kernels of this pattern.
 pub struct ConstTaps {
     f: CudaFunction,
 }
 
 impl ConstTaps {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<ConstTaps, DriverError> {
         Ok(ConstTaps { f: m.load_function("sobel_const_taps")? })
     }

@@ -6,16 +6,19 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
 
 use super::{launch_rgb_kernel, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "fused", source: include_str!("../../../cuda/fused.cu") };
 
 /// 32×8: a warp spans 32 consecutive pixels of one row, so its loads and stores are coalesced.
 pub const BLOCK: (u32, u32) = (32, 8);
 
+/// The loaded kernels of this pattern.
 pub struct Fused {
     f: CudaFunction,
 }
 
 impl Fused {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Fused, DriverError> {
         Ok(Fused { f: m.load_function("sobel_fused")? })
     }

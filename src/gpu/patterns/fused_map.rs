@@ -8,11 +8,13 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverErro
 use super::map::Map;
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "fused_map", source: include_str!("../../../cuda/fused_map.cu") };
 
 /// 16×16, like map.cu (fused_map.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (16, 16);
 
+/// The loaded kernels of this pattern.
 pub struct FusedMap {
     /// map.cu's grey kernel, the first of the two passes.
     grey: Map,
@@ -20,6 +22,7 @@ pub struct FusedMap {
 }
 
 impl FusedMap {
+    /// Loads the kernels from the compiled module.
     pub fn load(map: &Arc<CudaModule>, m: &Arc<CudaModule>) -> Result<FusedMap, DriverError> {
         Ok(FusedMap { grey: Map::load(map)?, gradient_magnitude: m.load_function("gradient_magnitude_kernel")? })
     }

@@ -7,12 +7,15 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverErro
 
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "map", source: include_str!("../../../cuda/map.cu") };
 
 /// 16×16 = 256 threads: a square tile, as the report's 2D mapping suggests (map.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (16, 16);
 
+/// The loaded kernels of this pattern.
 pub struct Map {
+    /// `grey_kernel`: fused_map.cu's first pass too.
     pub grey: CudaFunction,
     sobel_x: CudaFunction,
     sobel_y: CudaFunction,
@@ -20,6 +23,7 @@ pub struct Map {
 }
 
 impl Map {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Map, DriverError> {
         Ok(Map {
             grey: m.load_function("grey_kernel")?,

@@ -33,7 +33,9 @@ use crate::variant::N1;
 
 /// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
 pub struct KernelSource {
+    /// The file's stem (`strip` for `cuda/strip.cu`).
     pub name: &'static str,
+    /// Its text, embedded in the binary.
     pub source: &'static str,
 }
 
@@ -45,11 +47,14 @@ pub const MAX_ROWS: usize = MAX_GRID_Y as usize * vec16::BLOCK.1 as usize;
 /// Image dimensions as the kernels take them.
 #[derive(Clone, Copy, Debug)]
 pub struct Dims {
+    /// Width in pixels (> 0).
     pub width: i32,
+    /// Height in pixels (> 0).
     pub height: i32,
 }
 
 impl Dims {
+    /// Checks that the kernels can take a `width × height` image in one launch.
     pub fn new(width: u32, height: u32) -> Result<Dims, GpuError> {
         let fits = |v: u32| v > 0 && v <= i32::MAX as u32;
         if !(fits(width) && fits(height)) {
@@ -61,6 +66,7 @@ impl Dims {
         Ok(Dims { width: width as i32, height: height as i32 })
     }
 
+    /// width × height.
     pub fn pixels(self) -> usize {
         self.width as usize * self.height as usize
     }
@@ -83,8 +89,11 @@ impl Dims {
 /// What one launch of a variant needs besides its buffers.
 #[derive(Clone, Copy)]
 pub struct Job<'a> {
+    /// The stream to launch on.
     pub stream: &'a Arc<CudaStream>,
+    /// The image (or band) size.
     pub d: Dims,
+    /// What the stencil sees beyond the edge.
     pub border: Border,
     /// gpu-n1's granularity (the other patterns ignore it).
     pub n1: N1,
@@ -101,11 +110,15 @@ impl Job<'_> {
 
 /// The device buffers a pattern needs besides the RGB input and the output.
 pub enum Scratch {
+    /// Patterns with no intermediate.
     None,
     /// map.cu's intermediates: the grey image and the exact gradients.
     Map {
+        /// The grey image.
         grey: CudaSlice<u8>,
+        /// The exact horizontal gradient.
         gx: CudaSlice<i16>,
+        /// The exact vertical gradient.
         gy: CudaSlice<i16>,
     },
     /// fused_map.cu's one intermediate: the grey image.

@@ -8,18 +8,21 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError, LaunchCon
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
 use crate::variant::Mapping;
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource =
     KernelSource { name: "n_per_thread", source: include_str!("../../../cuda/n_per_thread.cu") };
 
 /// Threads per block of the 1D grid (n_per_thread.cu's B).
 pub const BLOCK: u32 = 256;
 
+/// The loaded kernels of this pattern.
 pub struct NPerThread {
     coalesced: CudaFunction,
     report: CudaFunction,
 }
 
 impl NPerThread {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<NPerThread, DriverError> {
         Ok(NPerThread {
             coalesced: m.load_function("sobel_n_per_thread")?,

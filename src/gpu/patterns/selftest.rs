@@ -7,14 +7,17 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream, DriverError, LaunchCo
 
 use super::KernelSource;
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "selftest", source: include_str!("../../../cuda/selftest.cu") };
 
+/// The loaded kernels of this pattern.
 pub struct SelfTest {
     grey: CudaFunction,
     magnitude: CudaFunction,
 }
 
 impl SelfTest {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<SelfTest, DriverError> {
         Ok(SelfTest { grey: m.load_function("selftest_grey")?, magnitude: m.load_function("selftest_magnitude")? })
     }

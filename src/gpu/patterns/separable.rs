@@ -7,17 +7,20 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverErro
 
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "separable", source: include_str!("../../../cuda/separable.cu") };
 
 /// 32×8 for both passes, one thread per pixel (separable.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
 
+/// The loaded kernels of this pattern.
 pub struct Separable {
     rows_pass: CudaFunction,
     columns_pass: CudaFunction,
 }
 
 impl Separable {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Separable, DriverError> {
         Ok(Separable {
             rows_pass: m.load_function("sobel_rows_pass")?,

@@ -8,6 +8,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError, LaunchCon
 
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "strip", source: include_str!("../../../cuda/strip.cu") };
 
 /// strip.cu's STRIP_THREADS: threads per block of the 1D grid.
@@ -18,12 +19,14 @@ const GROUP: u64 = 16;
 /// images (docs/performance.md, v0.3c: the rows-per-thread sweep at 2048×1024).
 pub const MIN_ROWS: u64 = 4;
 
+/// The loaded kernels of this pattern.
 pub struct Strip {
     /// [general, aligned (width % 16 == 0)]
     f: [CudaFunction; 2],
 }
 
 impl Strip {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Strip, DriverError> {
         Ok(Strip { f: [m.load_function("sobel_strip_general")?, m.load_function("sobel_strip_aligned")?] })
     }

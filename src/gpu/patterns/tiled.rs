@@ -6,16 +6,19 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
 
 use super::{launch_rgb_kernel, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "tiled", source: include_str!("../../../cuda/tiled.cu") };
 
 /// tiled.cu's TILE_W × TILE_H: one thread per output of the tile.
 pub const BLOCK: (u32, u32) = (32, 8);
 
+/// The loaded kernels of this pattern.
 pub struct Tiled {
     f: CudaFunction,
 }
 
 impl Tiled {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Tiled, DriverError> {
         Ok(Tiled { f: m.load_function("sobel_tiled")? })
     }

@@ -8,8 +8,10 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream, DriverError, LaunchCo
 
 use super::KernelSource;
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "timing", source: include_str!("../../../cuda/timing.cu") };
 
+/// The loaded kernels of this pattern.
 pub struct Timing {
     spin: CudaFunction,
     noop: CudaFunction,
@@ -19,6 +21,7 @@ pub struct Timing {
 const ONE: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
 
 impl Timing {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Timing, DriverError> {
         Ok(Timing { spin: m.load_function("spin")?, noop: m.load_function("noop")? })
     }

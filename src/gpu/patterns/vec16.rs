@@ -7,6 +7,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
 
 use super::{launch_rgb_kernel, Dims, Job, KernelSource, Pattern, Scratch};
 
+/// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "vec16", source: include_str!("../../../cuda/vec16.cu") };
 
 /// 32 groups of 16 pixels across, 4 rows (vec16.cu's "Launch shape").
@@ -14,12 +15,14 @@ pub const BLOCK: (u32, u32) = (32, 4);
 /// Pixels per thread.
 pub const GROUP: u32 = 16;
 
+/// The loaded kernels of this pattern.
 pub struct Vec16 {
     /// [general, aligned (width % 16 == 0)]
     f: [CudaFunction; 2],
 }
 
 impl Vec16 {
+    /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Vec16, DriverError> {
         Ok(Vec16 { f: [m.load_function("sobel_vec16_general")?, m.load_function("sobel_vec16_aligned")?] })
     }
