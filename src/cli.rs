@@ -263,7 +263,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 compression: image_io::PngCompression::Default,
             };
             image_io::output::write(&target, &png)?;
-            println!("wrote {}", out.display());
+            crate::say!("wrote {}\n", out.display());
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Bench(args)) => run_bench(args),
@@ -277,7 +277,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.emit_ptx {
         for path in crate::engine::emit_ptx(dir, filter)? {
             if !args.quiet {
-                println!("wrote {}", path.display());
+                crate::say!("wrote {}\n", path.display());
             }
         }
     }
@@ -315,7 +315,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     match text {
         Some(t) if opts.output.as_os_str() == image_io::output::STDOUT => eprint!("{t}"),
-        Some(t) => print!("{t}"),
+        Some(t) => crate::say!("{t}"),
         None => {}
     }
     if !report.all_identical() {
@@ -341,7 +341,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         budget: Budget::new(a.safety.max_memory),
         keep_orientation: a.safety.keep_orientation,
     })?;
-    print!("{}", crate::batch::summary_text(&summary));
+    crate::say!("{}", crate::batch::summary_text(&summary));
     Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
@@ -379,9 +379,9 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         other => other?,
     };
-    print!("{}", crate::bench::export::markdown(&results));
+    crate::say!("{}", crate::bench::export::markdown(&results));
     for path in crate::bench::export::write_all(&results, &opts.out_dir)? {
-        println!("wrote {}", path.display());
+        crate::say!("wrote {}\n", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

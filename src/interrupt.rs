@@ -44,6 +44,30 @@ pub fn install() {
     });
 }
 
+/// Writes `text` to standard output. When the reader has gone (`cuda_sobel … --json | head -1`), the
+/// process ends quietly with exit 0, its temporary files removed, instead of panicking as `print!` does.
+pub fn print(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            let files = registry();
+            for f in files.iter() {
+                let _ = std::fs::remove_file(f);
+            }
+            std::process::exit(0);
+        }
+        // Anything else (a full disk under a redirect): say so once, on stderr.
+        let _ = writeln!(std::io::stderr(), "cuda_sobel: standard output: {e}");
+    }
+}
+
+/// [`print`] with `format!` arguments.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => { $crate::interrupt::print(&format!($($arg)*)) };
+}
+
 /// A temporary file in `dir`, registered until it is persisted or dropped.
 pub struct TempFile {
     file: Option<tempfile::NamedTempFile>,

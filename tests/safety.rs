@@ -360,3 +360,26 @@ fn generate_and_bench_obey_the_budget() {
     assert!(stderr_of(&o).contains("bench size 30000x30000: too large"), "{}", stderr_of(&o));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "refused before any work");
 }
+
+#[test]
+fn a_closed_standard_output_ends_quietly_not_with_a_panic() {
+    // The reader goes away before the table is written (as `cuda_sobel … --json | head -0` does).
+    for args in [
+        &["imgs_in/512x512.png", "--variant", "cpu-rayon", "--json", "--out"][..],
+        &["batch", "imgs_in/512x512.png", "--out"][..],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(bin().get_program())
+            .args(args)
+            .arg(dir.path().join("o"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = stderr_of(&out);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -167,8 +167,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     if let Some(bw) = copy_bandwidth_gbps {
         let launch = results.meta.launch_overhead_us.unwrap_or(f64::NAN);
         progress.suspend(|| {
-            println!("Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written)");
-            println!("Launch overhead (empty kernel, GPU side): {launch:.1} µs\n");
+            crate::say!("Device-to-device copy bandwidth: {bw:.0} GB/s (bytes read + written)\n");
+            crate::say!("Launch overhead (empty kernel, GPU side): {launch:.1} µs\n\n");
         });
     }
 
@@ -185,7 +185,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 let series = ctx.pipeline_series(variant, size, &progress)?;
                 let kernel = ctx.kernel_series(variant, &rgb)?;
                 progress.inc(1);
-                progress.suspend(|| print!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
+                progress.suspend(|| crate::say!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
                 results.pipeline.push(series);
                 results.kernels.push(kernel);
             }
@@ -198,7 +198,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 let n1 = N1 { n, mapping: Mapping::Report };
                 progress.set_message(format!("{}x{} gpu-n1 --mapping report n={n}", size.0, size.1));
                 let series = ctx.gpu_kernel_series(Variant::GpuN1(n1), &rgb)?;
-                progress.suspend(|| print!("{}", terminal::mapping_line(&series, &results)));
+                progress.suspend(|| crate::say!("{}", terminal::mapping_line(&series, &results)));
                 results.report_mapping.push(series);
             }
         }
@@ -218,11 +218,11 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             // One stream (copies, kernel, copies in sequence) against four (overlapped): the streams' effect.
             for streams in [1, 4] {
                 let series = host_to_host(m, &rgb, &reference, opts, up, down, streams)?;
-                progress.suspend(|| print!("{}", terminal::host_line(&series)));
+                progress.suspend(|| crate::say!("{}", terminal::host_line(&series)));
                 results.host_to_host.push(series);
             }
         }
-        progress.suspend(|| print!("{}", terminal::size_summary(&results, size)));
+        progress.suspend(|| crate::say!("{}", terminal::size_summary(&results, size)));
     }
     let _ = std::fs::remove_file(&scratch);
     progress.finish_and_clear();
@@ -231,7 +231,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             drop(npp);
             drop(engine); // batch mode opens its own contexts and streams
             let row = batch_row(opts, size)?;
-            print!("{}", terminal::batch_line(&row));
+            crate::say!("{}", terminal::batch_line(&row));
             results.batch = Some(row);
         }
     }
