@@ -72,7 +72,8 @@ struct RunArgs {
     /// Pixels per thread for the gpu-n1 variant
     #[arg(default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     n: u32,
-    /// Variants to run (comma-separated); default: all. cpu-scalar always runs as the reference.
+    /// Variants to run (comma-separated); default: all. With several, cpu-scalar runs as the reference
+    /// and every output is compared with it; one alone runs alone (see --check)
     #[arg(long, value_enum, value_delimiter = ',')]
     variant: Vec<Variant>,
     #[command(flatten)]
@@ -102,6 +103,10 @@ struct RunArgs {
     /// Timed repetitions of each GPU variant's kernels (the median is shown)
     #[arg(long, default_value_t = pipeline::GPU_REPS as u32, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
+    /// Also run cpu-scalar and compare byte for byte when one variant is selected (several are always
+    /// compared)
+    #[arg(long)]
+    check: bool,
     /// Exit with code 3 if the GPU variants could not run (default: they are reported as skipped, exit 0)
     #[arg(long)]
     gpu_required: bool,
@@ -299,6 +304,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         compression: args.png_compression,
         budget: Budget::new(args.safety.max_memory),
         keep_orientation: args.safety.keep_orientation,
+        check: args.check,
     };
 
     let report = pipeline::run(&opts)?;

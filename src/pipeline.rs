@@ -1,7 +1,9 @@
 //! The variant list and one run of every selected variant on one image, with the report's timing
 //! categories: I/O (decode + encode), GPU memory movement, computation, total.
 //!
-//! `cpu-scalar` always runs: it is the reference every other variant's bytes are compared with.
+//! `cpu-scalar` is the reference every other variant's bytes are compared with. It runs when variants are
+//! compared (several selected — the default teaching run selects all — or `--check`) and for
+//! `--intermediate`; `--variant X` alone runs X and nothing else, and the table says no check ran.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +40,17 @@ pub struct Options {
     pub budget: Budget,
     /// Keep the stored orientation instead of applying the EXIF one.
     pub keep_orientation: bool,
+    /// Run cpu-scalar and compare even when one variant is selected (with several, they are always
+    /// compared).
+    pub check: bool,
+}
+
+impl Options {
+    /// Whether cpu-scalar runs as the reference: when variants are compared (more than one, or `check`),
+    /// when it is the one asked for, and for `--intermediate` (its stages are those images).
+    pub fn needs_reference(&self) -> bool {
+        self.check || self.intermediate || self.variants.len() != 1 || self.variants[0] == Variant::CpuScalar
+    }
 }
 
 /// Everything one run measured; the table and `--json` are two views of it.
@@ -112,8 +125,9 @@ pub enum Outcome {
         /// Its times.
         #[serde(flatten)]
         timings: Timings,
-        /// Pixels whose byte differs from `cpu-scalar`'s; anything but 0 is a failure.
-        mismatched_pixels: u64,
+        /// Pixels whose byte differs from `cpu-scalar`'s (anything but 0 is a failure); `None` when no
+        /// reference ran (one variant, no `--check`).
+        mismatched_pixels: Option<u64>,
     },
     /// It did not run.
     Skipped {
@@ -128,7 +142,7 @@ pub const GPU_REPS: usize = 10;
 impl Report {
     /// True when every variant that ran produced the reference's bytes.
     pub fn all_identical(&self) -> bool {
-        self.rows.iter().all(|r| !matches!(r.outcome, Outcome::Ran { mismatched_pixels: 1.., .. }))
+        self.rows.iter().all(|r| !matches!(r.outcome, Outcome::Ran { mismatched_pixels: Some(1..), .. }))
     }
 
     /// cpu-scalar's computation time, when it ran.
@@ -147,12 +161,12 @@ pub fn default_output(input: &Path) -> PathBuf {
 }
 
 /// Peak host bytes per pixel of one run: the decode (see [`Header::decode_peak_bytes_per_pixel`]), or,
-/// after it, the RGB image (3) + cpu-scalar's full-size stages (grey 1, Gx 2, Gy 2, magnitude 1) + one
-/// output byte per selected variant + one byte for the |G| image being encoded with `--intermediate`,
-/// whichever is larger.
+/// after it, the RGB image (3) + one output byte per selected variant + with the reference, cpu-scalar's
+/// full-size stages (grey 1, Gx 2, Gy 2, magnitude 1) + one byte for the |G| image being encoded with
+/// `--intermediate`, whichever is larger. One variant without a check: 4.
 /// README "Memory" lists the figures; `tests/memory.rs` holds a real run's peak RSS to it.
-pub fn peak_bytes_per_pixel(header: &Header, variants: usize, intermediate: bool) -> u64 {
-    let compute = 3 + 6 + variants as u64 + u64::from(intermediate);
+pub fn peak_bytes_per_pixel(header: &Header, variants: usize, intermediate: bool, reference: bool) -> u64 {
+    let compute = 3 + variants as u64 + if reference { 6 } else { 0 } + u64::from(intermediate);
     header.decode_peak_bytes_per_pixel().max(compute)
 }
 
@@ -204,23 +218,30 @@ pub fn run(opts: &Options) -> Result<Report> {
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
     let (decoded, decode_ms) = timed(|| {
         image_io::decode(&opts.input, &decode_opts, |h| {
-            let per_pixel = peak_bytes_per_pixel(h, opts.variants.len(), opts.intermediate);
+            let per_pixel = peak_bytes_per_pixel(h, opts.variants.len(), opts.intermediate, opts.needs_reference());
             opts.budget.check(&opts.input, h.width, h.height, memory::image_bytes(h.width, h.height, per_pixel))
         })
     });
     let (image_io::Decoded { rgb, notes }, ()) = decoded?;
     let (width, height) = rgb.dimensions();
 
-    let (reference, scalar_ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.filter));
+    // The reference runs only when variants are compared (or its stages are asked for): `--variant X` alone
+    // runs X and nothing else.
+    let (reference, scalar_ms) = if opts.needs_reference() {
+        let (stages, ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.filter));
+        (Some(stages), ms)
+    } else {
+        (None, 0.0)
+    };
 
     let mut measured = Vec::new();
     for &variant in &opts.variants {
         let run_opts = RunOptions { warm_up: true, reps: opts.gpu_reps };
-        let outcome = match variant {
+        let outcome = match (variant, &reference) {
             // The reference already ran (its stages feed --intermediate): its row reuses that run.
-            Variant::CpuScalar => Ok((reference.magnitude.clone(), scalar_ms, None)),
-            v if v.is_gpu() && !engine.has_gpu() => Err("GPU unavailable (reason above)".to_string()),
-            v => engine
+            (Variant::CpuScalar, Some(r)) => Ok((r.magnitude.clone(), scalar_ms, None)),
+            (v, _) if v.is_gpu() && !engine.has_gpu() => Err("GPU unavailable (reason above)".to_string()),
+            (v, _) => engine
                 .run(v, &rgb, opts.filter, run_opts)
                 .map(|r| (r.output, r.compute_ms, r.gpu_memory_ms))
                 .map_err(|e| e.to_string()),
@@ -229,7 +250,14 @@ pub fn run(opts: &Options) -> Result<Report> {
     }
     let pixels = width as f64 * height as f64;
 
-    let (written, encode_ms) = timed(|| write_outputs(opts, &targets, width, height, &reference));
+    // The edge image: the reference's bytes, else the one variant's (or, when it could not run, cpu-rayon's,
+    // so that a missing GPU still gives the user edges).
+    let edges: std::borrow::Cow<[u8]> = match (&reference, measured.iter().find_map(|(_, o)| o.as_ref().ok())) {
+        (Some(r), _) => (&r.magnitude[..]).into(),
+        (None, Some((bytes, ..))) => (&bytes[..]).into(),
+        (None, None) => cpu::rayon::sobel(&rgb, opts.filter).into_raw().into(),
+    };
+    let (written, encode_ms) = timed(|| write_outputs(opts, &targets, width, height, &edges, reference.as_ref()));
     written?;
     let io_ms = decode_ms + encode_ms;
 
@@ -246,7 +274,7 @@ pub fn run(opts: &Options) -> Result<Report> {
                         total_ms: io_ms + compute_ms + gpu_memory_ms.unwrap_or(0.0),
                         effective_gbps: variant.is_gpu().then(|| 4.0 * pixels / (compute_ms * 1e6)),
                     },
-                    mismatched_pixels: count_mismatches(&bytes, &reference.magnitude),
+                    mismatched_pixels: reference.as_ref().map(|r| count_mismatches(&bytes, &r.magnitude)),
                 },
                 Err(reason) => Outcome::Skipped { reason },
             },
@@ -269,21 +297,22 @@ pub fn run(opts: &Options) -> Result<Report> {
     })
 }
 
-/// Writes the edge image and, with `--intermediate`, its siblings: all of them or none.
+/// Writes the edge image and, with `--intermediate`, its siblings (cpu-scalar's `stages`): all or none.
 fn write_outputs(
     opts: &Options,
     targets: &[Target],
     width: u32,
     height: u32,
-    stages: &cpu::scalar::Stages,
+    edges: &[u8],
+    stages: Option<&cpu::scalar::Stages>,
 ) -> Result<()> {
     let mut staged = Staged::new();
     let mut stage = |target: &Target, pixels: &[u8]| {
         let png = Png { width, height, pixels, color: png::ColorType::Grayscale, compression: opts.compression };
         staged.png(target, &png)
     };
-    stage(&targets[0], &stages.magnitude)?;
-    if opts.intermediate {
+    stage(&targets[0], edges)?;
+    if let (true, Some(stages)) = (opts.intermediate, stages) {
         // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
         let abs8 = |g: &[i16]| g.iter().map(|&v| opts.filter.gradient_byte(v as i32)).collect::<Vec<u8>>();
         stage(&targets[1], &stages.grey)?;

@@ -68,8 +68,9 @@ pub fn table(report: &Report) -> String {
                 let gbps = t.effective_gbps.map_or("–".into(), |g| format!("{g:.0}"));
                 let speedup = reference.map_or("–".into(), |r| format!("{:.2}×", r / t.compute_ms));
                 let check = match mismatched_pixels {
-                    0 => "identical".to_string(),
-                    n => format!("DIFFERS in {n} pixels"),
+                    Some(0) => "identical".to_string(),
+                    Some(n) => format!("DIFFERS in {n} pixels"),
+                    None => "not checked (one variant; --check compares it with cpu-scalar)".to_string(),
                 };
                 let _ = writeln!(
                     s,

@@ -179,3 +179,27 @@ fn png_compression_changes_the_file_not_the_pixels() {
     assert_eq!(decoded[0].1, decoded[1].1, "same pixels");
     assert!(decoded[0].0 > decoded[1].0, "fast writes a larger file: {} vs {}", decoded[0].0, decoded[1].0);
 }
+
+#[test]
+fn one_variant_runs_alone_unless_asked_to_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("e.png");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let assert = bin()
+            .args(["imgs_in/512x512.png", "--variant", "cpu-rayon", "--json", "--out"])
+            .arg(&out)
+            .args(extra)
+            .assert()
+            .success();
+        serde_json::from_slice(&assert.get_output().stdout).unwrap()
+    };
+    let alone = run(&[]);
+    assert!(alone["rows"][0]["mismatched_pixels"].is_null(), "no reference ran: {alone}");
+    // The file is the variant's output, still the reference's bytes.
+    let golden = image::open("tests/data/512x512_sobel.png").unwrap().into_luma8();
+    assert_eq!(image::open(&out).unwrap().into_luma8(), golden);
+    let checked = run(&["--check"]);
+    assert_eq!(checked["rows"][0]["mismatched_pixels"], 0);
+    let table = bin().args(["imgs_in/512x512.png", "--variant", "cpu-rayon", "--out"]).arg(&out).output().unwrap();
+    assert!(String::from_utf8_lossy(&table.stdout).contains("not checked"));
+}

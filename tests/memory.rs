@@ -1,5 +1,6 @@
-//! The memory estimate that the budget checks is the real peak: a one-variant run's peak RSS, less that of
-//! a run on a tiny image (the program itself), is within 10 % of `pipeline::peak_bytes_per_pixel` × pixels.
+//! The memory estimate that the budget checks is the real peak: a one-variant run's peak RSS (and the same
+//! with `--check`), less that of a run on a tiny image (the program itself), is within 10 % of
+//! `pipeline::peak_bytes_per_pixel` × pixels.
 //! One test in this binary, so the children's peak (`RUSAGE_CHILDREN`) is this test's alone.
 
 mod common;
@@ -17,19 +18,20 @@ fn children_peak_rss() -> u64 {
 }
 
 #[test]
-fn a_one_variant_runs_peak_matches_the_estimate() {
+fn a_runs_peak_matches_the_estimate() {
     let dir = tempfile::tempdir().unwrap();
     let tiny = dir.path().join("tiny.png");
     image::RgbImage::from_pixel(8, 8, image::Rgb([1, 2, 3])).save(&tiny).unwrap();
-    let run = |input: &std::path::Path| {
-        common::bin()
-            .arg(input)
-            .args(["--variant", "cpu-rayon", "-q", "--out"])
-            .arg(dir.path().join("o.png"))
-            .assert()
-            .success();
+    let run_with = |input: &std::path::Path, check: bool| {
+        let mut cmd = common::bin();
+        cmd.arg(input).args(["--variant", "cpu-rayon", "-q", "--out"]).arg(dir.path().join("o.png"));
+        if check {
+            cmd.arg("--check");
+        }
+        cmd.assert().success();
         children_peak_rss()
     };
+    let run = |input: &std::path::Path| run_with(input, false);
     // The program itself, before this process holds any image: a child shares this process's memory until
     // it executes the binary, and that counts in its peak.
     let base = run(&tiny);
@@ -38,10 +40,17 @@ fn a_one_variant_runs_peak_matches_the_estimate() {
     image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 256) as u8]))
         .save(&big)
         .unwrap();
-    let peak = run(&big);
-    let header = Header { width: w, height: h, stored_bytes_per_pixel: 3 };
-    let estimate = cuda_sobel::pipeline::peak_bytes_per_pixel(&header, 1, false) * w as u64 * h as u64;
-    let measured = peak - base;
-    let ratio = measured as f64 / estimate as f64;
-    assert!((0.9..=1.1).contains(&ratio), "measured {measured} B against the estimate {estimate} B ({ratio:.3})");
+    let header = Header { width: w, height: h, stored_bytes_per_pixel: 3, reorients: false };
+    // One variant alone (4 B/px), then the same with the reference (10 B/px): each peak is the largest so far.
+    for check in [false, true] {
+        let peak = run_with(&big, check);
+        let per_pixel = cuda_sobel::pipeline::peak_bytes_per_pixel(&header, 1, false, check);
+        let estimate = per_pixel * w as u64 * h as u64;
+        let measured = peak - base;
+        let ratio = measured as f64 / estimate as f64;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "--check {check}: measured {measured} B against the estimate {estimate} B ({per_pixel} B/px, {ratio:.3})"
+        );
+    }
 }

@@ -67,9 +67,9 @@ const HOST_TO_HOST_BYTES_PER_PIXEL: u64 = 4;
 /// Refuses, before any work, a size whose estimated peak is over the budget.
 fn check_budget(opts: &BenchOptions) -> crate::error::Result<()> {
     for &(w, h) in &opts.sizes {
-        let header = crate::image_io::Header { width: w, height: h, stored_bytes_per_pixel: 3 };
-        let per_pixel =
-            crate::pipeline::peak_bytes_per_pixel(&header, opts.variants.len(), false) + HOST_TO_HOST_BYTES_PER_PIXEL;
+        let header = crate::image_io::Header { width: w, height: h, stored_bytes_per_pixel: 3, reorients: false };
+        let per_pixel = crate::pipeline::peak_bytes_per_pixel(&header, opts.variants.len(), false, true)
+            + HOST_TO_HOST_BYTES_PER_PIXEL;
         let needed = crate::memory::image_bytes(w, h, per_pixel);
         opts.budget.check(Path::new(&format!("bench size {w}x{h}")), w, h, needed)?;
     }

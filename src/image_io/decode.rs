@@ -46,14 +46,20 @@ pub struct Header {
     pub height: u32,
     /// Bytes per pixel as stored (RGBA16: 8), the size of the decoder's own output buffer.
     pub stored_bytes_per_pixel: u64,
+    /// Whether an EXIF orientation will be applied (turning the image takes a second RGB8 buffer).
+    pub reorients: bool,
 }
 
 impl Header {
-    /// Peak bytes per pixel of decoding to RGB8: the decoder's buffer beside the RGB8 copy, or, when the
-    /// orientation turns the image, two RGB8 buffers.
+    /// Peak bytes per pixel of decoding to RGB8: the decoder's buffer beside the RGB8 copy (none when it
+    /// is RGB8 already), or, when the orientation turns the image, two RGB8 buffers.
     pub fn decode_peak_bytes_per_pixel(&self) -> u64 {
         let convert = if self.stored_bytes_per_pixel == 3 { 3 } else { self.stored_bytes_per_pixel + 3 };
-        convert.max(6)
+        if self.reorients {
+            convert.max(6)
+        } else {
+            convert
+        }
     }
 }
 
@@ -175,10 +181,11 @@ pub fn decode<R>(path: &Path, opts: &DecodeOptions, admit: impl FnOnce(&Header) 
     if width as u64 * height as u64 > MAX_PIXELS {
         return Err(Error::TooLarge { path: path.to_owned(), width, height, max_pixels: MAX_PIXELS });
     }
-    let header = Header { width, height, stored_bytes_per_pixel: decoder.color_type().bytes_per_pixel() as u64 };
-    let admitted = admit(&header)?;
-
     let orientation = if opts.keep_orientation { None } else { decoder.orientation().ok() };
+    let reorients = orientation.is_some_and(|o| o != image::metadata::Orientation::NoTransforms);
+    let stored_bytes_per_pixel = decoder.color_type().bytes_per_pixel() as u64;
+    let admitted = admit(&Header { width, height, stored_bytes_per_pixel, reorients })?;
+
     let image = DynamicImage::from_decoder(decoder).map_err(decode_err)?;
     if format == Some(ImageFormat::Jpeg) && !super::jpeg::is_complete(&source.bytes().map_err(read_err)?) {
         return Err(Error::Decode {
