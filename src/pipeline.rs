@@ -203,7 +203,7 @@ pub fn run(opts: &Options) -> Result<Report> {
     // first and is reported apart from every variant's timings.
     let wants_gpu = opts.variants.iter().any(|v| v.is_gpu());
     let device = if wants_gpu { Device::Auto } else { Device::Cpu };
-    let engine = Engine::new(device, opts.filter).expect("Auto and Cpu always open");
+    let engine = Engine::for_variants(device, opts.filter, &opts.variants).expect("Auto and Cpu always open");
     let gpu_status = match (wants_gpu, engine.startup(), engine.gpu_error()) {
         (false, ..) => GpuStatus::NotRequested,
         (true, Some(s), _) => GpuStatus::Available {

@@ -182,7 +182,7 @@ fn dp4a_grey_is_exact_for_every_rgb_triple() {
     for filter in [Filter::default(), Filter::report()] {
         let out = {
             let g = gpu.for_filter(filter).unwrap();
-            g.kernels.selftest.grey(&g.stream).unwrap()
+            g.kernels.selftest().unwrap().grey(&g.stream).unwrap()
         };
         for (i, &g) in out.iter().enumerate() {
             let (r, gr, b) = ((i >> 16) as u8, (i >> 8) as u8, i as u8);
@@ -196,7 +196,7 @@ fn approximate_sqrt_magnitude_is_exact_for_every_square() {
     let Some(gpu) = gpu_or_skip("approximate_sqrt_magnitude_is_exact_for_every_square") else { return };
     // Every Gx² + Gy² that can occur is at most 2·1020² = 2 080 800.
     let n = 2 * 1020 * 1020 + 1;
-    let out = gpu.kernels.selftest.magnitude(&gpu.stream, n).unwrap();
+    let out = gpu.kernels.selftest().unwrap().magnitude(&gpu.stream, n).unwrap();
     for (s, &m) in out.iter().enumerate() {
         assert_eq!(m, cuda_sobel::sobel::magnitude_from_squared(s as u32), "s = {s}");
     }

@@ -105,7 +105,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     check_budget(opts)?;
     let started_unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let wants_gpu = opts.variants.iter().any(|v| v.is_gpu());
-    let engine = Engine::new(if wants_gpu { Device::Auto } else { Device::Cpu }, opts.filter)?;
+    let engine = Engine::for_variants(if wants_gpu { Device::Auto } else { Device::Cpu }, opts.filter, &opts.variants)?;
     let mut skipped = Vec::new();
     if let Some(e) = engine.gpu_error() {
         for &variant in opts.variants.iter().filter(|v| v.is_gpu()) {

@@ -100,9 +100,10 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Opens `device`, with `filter`'s kernels compiled (or read from the cache) and loaded, so that no
-    /// later run pays for that. [`Device::Auto`] never fails: without a usable GPU it computes on the CPU
-    /// and keeps the reason ([`Engine::gpu_error`]); [`Device::Cuda`] fails with it.
+    /// Opens `device` for [`Engine::sobel`]: gpu-strip's kernels in `filter`'s build compiled (or read from
+    /// the cache) and loaded, so that no later call pays for that. [`Device::Auto`] never fails: without a
+    /// usable GPU it computes on the CPU and keeps the reason ([`Engine::gpu_error`]); [`Device::Cuda`]
+    /// fails with it.
     ///
     /// ```
     /// use cuda_sobel::engine::{Device, Engine};
@@ -111,9 +112,15 @@ impl Engine {
     /// assert_eq!(cpu.describe(), "cpu-rayon");
     /// ```
     pub fn new(device: Device, filter: Filter) -> Result<Engine, GpuError> {
+        Engine::for_variants(device, filter, &[Variant::GpuStrip])
+    }
+
+    /// [`Engine::new`] with the kernel files of `variants` loaded up front (the GPU ones; others load when
+    /// first run): what a run that times those variants needs, and no more.
+    pub fn for_variants(device: Device, filter: Filter, variants: &[Variant]) -> Result<Engine, GpuError> {
         let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None };
         let opened = |ordinal| {
-            Gpu::open_device(ordinal, filter).map(|(gpu, startup)| Engine {
+            Gpu::open_device(ordinal, filter, variants).map(|(gpu, startup)| Engine {
                 gpu: Some(gpu),
                 gpu_error: None,
                 startup: Some(startup),

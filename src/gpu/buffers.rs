@@ -20,14 +20,15 @@ pub struct DeviceImage {
 
 /// Device bytes per pixel of `variant`'s buffers: 3 in, 1 out, and its pattern's intermediates.
 pub fn bytes_per_pixel(gpu: &Gpu, variant: Variant) -> usize {
-    3 + 1 + gpu.kernels.pattern(variant).scratch_bytes_per_pixel()
+    // Scratch sizes are each pattern's constants; asking loads the pattern's file if it was not yet.
+    3 + 1 + gpu.kernels.pattern(variant).map_or(0, |p| p.scratch_bytes_per_pixel())
 }
 
 impl DeviceImage {
     /// Uninitialised buffers for `pixels` pixels: the upload fills the input before any launch reads it, and
     /// the kernels write the intermediates and the output in full before anything reads them.
     pub fn alloc(gpu: &Gpu, variant: Variant, pixels: usize) -> Result<DeviceImage, GpuError> {
-        let scratch = gpu.kernels.pattern(variant).scratch(&gpu.stream, pixels)?;
+        let scratch = gpu.kernels.pattern(variant)?.scratch(&gpu.stream, pixels)?;
         // SAFETY (alloc): see above; nothing reads these buffers before they are written.
         let (rgb, out) = unsafe { (gpu.stream.alloc(3 * pixels)?, gpu.stream.alloc(pixels)?) };
         Ok(DeviceImage { variant, rgb, out, scratch })
@@ -61,7 +62,7 @@ impl DeviceImage {
     pub fn launch(&mut self, gpu: &Gpu, d: Dims, border: Border) -> Result<(), GpuError> {
         let n1 = self.variant.n1().unwrap_or(N1::ONE);
         let job = gpu.job(d, border, n1);
-        gpu.kernels.pattern(self.variant).enqueue(&job, &self.rgb, &mut self.out, &mut self.scratch)?;
+        gpu.kernels.pattern(self.variant)?.enqueue(&job, &self.rgb, &mut self.out, &mut self.scratch)?;
         Ok(())
     }
 

@@ -24,7 +24,7 @@ impl Gpu {
         let mut done = 0;
         while done < reps {
             let batch = BATCH.min(reps - done);
-            self.kernels.timing.spin(&self.stream, SPIN_NS_PER_RUN * batch as u64)?;
+            self.kernels.timing()?.spin(&self.stream, SPIN_NS_PER_RUN * batch as u64)?;
             let mut events = vec![self.stream.record_event(Some(CU_EVENT_DEFAULT))?];
             for k in 0..batch {
                 enqueue(done + k)?;
@@ -40,7 +40,7 @@ impl Gpu {
 
     /// `noop()` timed as [`Gpu::time_runs`] times kernels: the GPU-side cost of one launch (median, ms).
     pub fn launch_overhead_ms(&self, reps: usize) -> Result<f64, GpuError> {
-        let mut samples = self.time_runs(reps, |_| Ok(self.kernels.timing.noop(&self.stream)?))?;
+        let mut samples = self.time_runs(reps, |_| Ok(self.kernels.timing()?.noop(&self.stream)?))?;
         Ok(crate::stats::median(&mut samples))
     }
 

@@ -1,9 +1,10 @@
 //! The kernel table: every `.cu` file in `cuda/` ([`super::patterns::SOURCES`]), compiled to PTX by NVRTC at run
 //! time ([`super::compile`]), cached on disk ([`super::cache`]), and loaded into a typed [`KernelSet`] —
-//! one per [`Build`] (operator × arithmetic), loaded once per run — so that no kernel-name string appears
-//! outside the pattern files. If the driver refuses cached PTX, it is compiled afresh.
+//! one per [`Build`] (operator × arithmetic), each file loaded once per run, when first needed — so that
+//! no kernel-name string appears outside the pattern files. If the driver refuses cached PTX, it is
+//! compiled afresh.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
@@ -63,74 +64,110 @@ impl std::ops::AddAssign for LoadStats {
     }
 }
 
-/// Every pattern's kernels of one build, loaded.
+/// Every pattern's kernels of one build, each kernel file compiled (or read from the cache) and loaded the
+/// first time something needs it — so a run of one variant compiles one file, not eleven
+/// (`docs/performance.md` v0.12).
 pub struct KernelSet {
-    /// cuda/map.cu
-    pub map: Map,
-    /// cuda/fused_map.cu
-    pub fused_map: FusedMap,
-    /// cuda/fused.cu
-    pub fused: Fused,
-    /// cuda/n_per_thread.cu
-    pub n_per_thread: NPerThread,
-    /// cuda/const_taps.cu
-    pub const_taps: ConstTaps,
-    /// cuda/separable.cu
-    pub separable: Separable,
-    /// cuda/tiled.cu
-    pub tiled: Tiled,
-    /// cuda/vec16.cu
-    pub vec16: Vec16,
-    /// cuda/strip.cu
-    pub strip: Strip,
-    /// cuda/selftest.cu
-    pub selftest: SelfTest,
-    /// cuda/timing.cu
-    pub timing: Timing,
+    ctx: Arc<CudaContext>,
+    options: Vec<String>,
+    /// What loading has cost so far.
+    stats: Mutex<LoadStats>,
+    modules: [OnceLock<Arc<CudaModule>>; SOURCES.len()],
+    map: OnceLock<Map>,
+    fused_map: OnceLock<FusedMap>,
+    fused: OnceLock<Fused>,
+    n_per_thread: OnceLock<NPerThread>,
+    const_taps: OnceLock<ConstTaps>,
+    separable: OnceLock<Separable>,
+    tiled: OnceLock<Tiled>,
+    vec16: OnceLock<Vec16>,
+    strip: OnceLock<Strip>,
+    selftest: OnceLock<SelfTest>,
+    timing: OnceLock<Timing>,
+}
+
+/// A pattern's loaded kernels, loading them (and their files) on first use; `?` returns a load's error from
+/// the enclosing function.
+macro_rules! lazily {
+    ($set:expr, $cell:ident, $load:expr) => {
+        match $set.$cell.get() {
+            Some(k) => k,
+            None => {
+                let k = $load.map_err(GpuError::from)?;
+                $set.$cell.get_or_init(|| k)
+            }
+        }
+    };
 }
 
 impl KernelSet {
-    /// Compiles (or reads from the cache) and loads every kernel file of `build` for `arch`.
-    pub fn load(ctx: &Arc<CudaContext>, arch: &str, build: Build) -> Result<(KernelSet, LoadStats), GpuError> {
-        let cache = PtxCache::in_default_folder();
-        let mut stats = LoadStats::default();
-        let opts = options(arch, build);
-        let mut modules = Vec::with_capacity(SOURCES.len());
-        for src in &SOURCES {
-            modules.push(load_module(ctx, src, &opts, &cache, &mut stats)?);
+    /// A set for `build` on `arch`; nothing is compiled or loaded yet.
+    pub fn new(ctx: &Arc<CudaContext>, arch: &str, build: Build) -> KernelSet {
+        KernelSet {
+            ctx: ctx.clone(),
+            options: options(arch, build),
+            stats: Mutex::new(LoadStats::default()),
+            modules: Default::default(),
+            map: OnceLock::new(),
+            fused_map: OnceLock::new(),
+            fused: OnceLock::new(),
+            n_per_thread: OnceLock::new(),
+            const_taps: OnceLock::new(),
+            separable: OnceLock::new(),
+            tiled: OnceLock::new(),
+            vec16: OnceLock::new(),
+            strip: OnceLock::new(),
+            selftest: OnceLock::new(),
+            timing: OnceLock::new(),
         }
-        let [map, fused_map, fused, n_per_thread, const_taps, separable, tiled, vec16, strip, selftest, timing] =
-            <[Arc<CudaModule>; SOURCES.len()]>::try_from(modules).expect("one module per source");
-        let set = KernelSet {
-            map: Map::load(&map)?,
-            fused_map: FusedMap::load(&map, &fused_map)?,
-            fused: Fused::load(&fused)?,
-            n_per_thread: NPerThread::load(&n_per_thread)?,
-            const_taps: ConstTaps::load(&const_taps)?,
-            separable: Separable::load(&separable)?,
-            tiled: Tiled::load(&tiled)?,
-            vec16: Vec16::load(&vec16)?,
-            strip: Strip::load(&strip)?,
-            selftest: SelfTest::load(&selftest)?,
-            timing: Timing::load(&timing)?,
-        };
-        Ok((set, stats))
     }
 
-    /// The pattern a GPU variant runs.
-    pub fn pattern(&self, variant: Variant) -> &dyn Pattern {
-        match variant {
-            Variant::GpuMap => &self.map,
-            Variant::GpuFusedMap => &self.fused_map,
-            Variant::GpuN1(_) => &self.n_per_thread,
-            Variant::GpuFused => &self.fused,
-            Variant::GpuConstTaps => &self.const_taps,
-            Variant::GpuSeparable => &self.separable,
-            Variant::GpuTiled => &self.tiled,
-            Variant::GpuVec16 => &self.vec16,
-            Variant::GpuStrip => &self.strip,
-            Variant::CpuScalar | Variant::CpuRayon => panic!("{} is not a GPU variant", variant.name()),
+    /// What loading has cost so far (files compiled, files read from the cache).
+    pub fn stats(&self) -> LoadStats {
+        *self.stats.lock().expect("no panic while holding the stats")
+    }
+
+    /// The module of kernel file `name`, loaded on first use.
+    fn module(&self, name: &str) -> Result<&Arc<CudaModule>, GpuError> {
+        let i = SOURCES.iter().position(|s| s.name == name).expect("a kernel file of SOURCES");
+        if let Some(m) = self.modules[i].get() {
+            return Ok(m);
         }
+        // One load at a time; a thread that waited here finds the module another just loaded.
+        let mut stats = self.stats.lock().expect("no panic while holding the stats");
+        if let Some(m) = self.modules[i].get() {
+            return Ok(m);
+        }
+        let m = load_module(&self.ctx, &SOURCES[i], &self.options, &PtxCache::in_default_folder(), &mut stats)?;
+        Ok(self.modules[i].get_or_init(|| m))
+    }
+
+    /// The pattern a GPU variant runs, its kernel file loaded if it was not yet.
+    pub fn pattern(&self, variant: Variant) -> Result<&dyn Pattern, GpuError> {
+        Ok(match variant {
+            Variant::GpuMap => lazily!(self, map, Map::load(self.module("map")?)) as &dyn Pattern,
+            Variant::GpuFusedMap => {
+                lazily!(self, fused_map, FusedMap::load(self.module("map")?, self.module("fused_map")?))
+            }
+            Variant::GpuN1(_) => lazily!(self, n_per_thread, NPerThread::load(self.module("n_per_thread")?)),
+            Variant::GpuFused => lazily!(self, fused, Fused::load(self.module("fused")?)),
+            Variant::GpuConstTaps => lazily!(self, const_taps, ConstTaps::load(self.module("const_taps")?)),
+            Variant::GpuSeparable => lazily!(self, separable, Separable::load(self.module("separable")?)),
+            Variant::GpuTiled => lazily!(self, tiled, Tiled::load(self.module("tiled")?)),
+            Variant::GpuVec16 => lazily!(self, vec16, Vec16::load(self.module("vec16")?)),
+            Variant::GpuStrip => lazily!(self, strip, Strip::load(self.module("strip")?)),
+            Variant::CpuScalar | Variant::CpuRayon => panic!("{} is not a GPU variant", variant.name()),
+        })
+    }
+
+    /// cuda/timing.cu's kernels (every timed run needs them).
+    pub fn timing(&self) -> Result<&Timing, GpuError> {
+        Ok(lazily!(self, timing, Timing::load(self.module("timing")?)))
+    }
+
+    /// cuda/selftest.cu's kernels (tests only).
+    pub fn selftest(&self) -> Result<&SelfTest, GpuError> {
+        Ok(lazily!(self, selftest, SelfTest::load(self.module("selftest")?)))
     }
 }
 
