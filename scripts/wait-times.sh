@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# What a user waits for: wall clock of whole commands, process start included, cold (empty kernel cache and
+# the driver's JIT cache off, as on a fresh machine) and warm (caches filled by a first run), for each binary
+# given, side by side in one run: `bash scripts/wait-times.sh IMAGE RUNS BINARY…` (e.g. the previous
+# release's binary and this one). Prints median and min…max per (binary, variant, cache state).
+set -euo pipefail
+img=$1 runs=$2
+shift 2
+median_range() { sort -n | awk '{a[NR]=$1} END {printf "%.3f s (%.3f … %.3f)", a[int((NR+1)/2)], a[1], a[NR]}'; }
+now() { date +%s.%N; }
+for bin in "$@"; do
+  for variant in gpu-strip cpu-rayon; do
+    for state in cold warm; do
+      times=()
+      warm_cache=$(mktemp -d)
+      [ "$state" = warm ] && CUDA_SOBEL_CACHE=$warm_cache "$bin" "$img" --variant "$variant" -q --out /tmp/wait.png
+      for _ in $(seq "$runs"); do
+        if [ "$state" = cold ]; then
+          cache=$(mktemp -d); export CUDA_CACHE_DISABLE=1
+        else
+          cache=$warm_cache; unset CUDA_CACHE_DISABLE
+        fi
+        t0=$(now); CUDA_SOBEL_CACHE=$cache "$bin" "$img" --variant "$variant" -q --out /tmp/wait.png; t1=$(now)
+        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')")
+        [ "$state" = cold ] && rm -rf "$cache"
+      done
+      unset CUDA_CACHE_DISABLE
+      printf '%-28s %-10s %-5s %s\n' "$bin" "$variant" "$state" "$(printf '%s\n' "${times[@]}" | median_range)"
+      rm -rf "$warm_cache"
+    done
+  done
+done
