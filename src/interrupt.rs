@@ -62,7 +62,7 @@ pub fn print(text: &str) {
     }
 }
 
-/// [`print`] with `format!` arguments.
+/// [`print()`] with `format!` arguments.
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => { $crate::interrupt::print(&format!($($arg)*)) };

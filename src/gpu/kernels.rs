@@ -12,8 +12,8 @@ use cudarc::nvrtc::Ptx;
 use super::cache::PtxCache;
 use super::compile::{cache_key, compile_with, options};
 use super::patterns::{
-    const_taps::ConstTaps, fused::Fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
-    separable::Separable, strip::Strip, tiled::Tiled, timing::Timing, vec16::Vec16, KernelSource, Pattern, SOURCES,
+    const_taps, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
+    separable::Separable, strip::Strip, tiled, timing::Timing, vec16::Vec16, KernelSource, Pattern, RgbKernel, SOURCES,
 };
 use super::GpuError;
 use crate::sobel::{Compat, Filter, Operator};
@@ -75,11 +75,11 @@ pub struct KernelSet {
     modules: [OnceLock<Arc<CudaModule>>; SOURCES.len()],
     map: OnceLock<Map>,
     fused_map: OnceLock<FusedMap>,
-    fused: OnceLock<Fused>,
+    fused: OnceLock<RgbKernel>,
     n_per_thread: OnceLock<NPerThread>,
-    const_taps: OnceLock<ConstTaps>,
+    const_taps: OnceLock<RgbKernel>,
     separable: OnceLock<Separable>,
-    tiled: OnceLock<Tiled>,
+    tiled: OnceLock<RgbKernel>,
     vec16: OnceLock<Vec16>,
     strip: OnceLock<Strip>,
     selftest: OnceLock<SelfTest>,
@@ -150,10 +150,10 @@ impl KernelSet {
                 lazily!(self, fused_map, FusedMap::load(self.module("map")?, self.module("fused_map")?))
             }
             Variant::GpuN1(_) => lazily!(self, n_per_thread, NPerThread::load(self.module("n_per_thread")?)),
-            Variant::GpuFused => lazily!(self, fused, Fused::load(self.module("fused")?)),
-            Variant::GpuConstTaps => lazily!(self, const_taps, ConstTaps::load(self.module("const_taps")?)),
+            Variant::GpuFused => lazily!(self, fused, fused::load(self.module("fused")?)),
+            Variant::GpuConstTaps => lazily!(self, const_taps, const_taps::load(self.module("const_taps")?)),
             Variant::GpuSeparable => lazily!(self, separable, Separable::load(self.module("separable")?)),
-            Variant::GpuTiled => lazily!(self, tiled, Tiled::load(self.module("tiled")?)),
+            Variant::GpuTiled => lazily!(self, tiled, tiled::load(self.module("tiled")?)),
             Variant::GpuVec16 => lazily!(self, vec16, Vec16::load(self.module("vec16")?)),
             Variant::GpuStrip => lazily!(self, strip, Strip::load(self.module("strip")?)),
             Variant::CpuScalar | Variant::CpuRayon => panic!("{} is not a GPU variant", variant.name()),

@@ -1,10 +1,13 @@
 //! `cuda/const_taps.cu` — STENCIL WITH COEFFICIENTS IN CONSTANT MEMORY: fused.cu with its taps read from `__constant__` memory, the "before" of the predefined-coefficients optimisation. gpu-const-taps.
+//!
+//! Its one kernel, `sobel_const_taps(const u8* rgb, u8* out, int width, int height, int border)`, reads 3·w·h bytes and
+//! writes w·h bytes; the launch and its safety contract are [`RgbKernel`]'s.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
+use cudarc::driver::{CudaModule, DriverError};
 
-use super::{launch_rgb_kernel, Job, KernelSource, Pattern, Scratch};
+use super::{KernelSource, RgbKernel};
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource =
@@ -13,29 +16,9 @@ pub const SOURCE: KernelSource =
 /// 32×8, one thread per pixel, as fused.cu.
 pub const BLOCK: (u32, u32) = (32, 8);
 
-/// The loaded kernels of this pattern.
-pub struct ConstTaps {
-    f: CudaFunction,
-}
-
-impl ConstTaps {
-    /// Loads the kernels from the compiled module.
-    pub fn load(m: &Arc<CudaModule>) -> Result<ConstTaps, DriverError> {
-        Ok(ConstTaps { f: m.load_function("sobel_const_taps")? })
-    }
-}
-
-impl Pattern for ConstTaps {
-    /// `sobel_const_taps(const u8* rgb, u8* out, int width, int height, int border)`: reads 3·w·h bytes, writes w·h.
-    fn enqueue(
-        &self,
-        job: &Job,
-        rgb: &CudaSlice<u8>,
-        out: &mut CudaSlice<u8>,
-        _: &mut Scratch,
-    ) -> Result<(), DriverError> {
-        launch_rgb_kernel(job, &self.f, rgb, out, job.d.grid(BLOCK))
-    }
+/// Loads the kernels from the compiled module.
+pub fn load(m: &Arc<CudaModule>) -> Result<RgbKernel, DriverError> {
+    RgbKernel::load(m, "sobel_const_taps", BLOCK)
 }
 
 #[cfg(test)]

@@ -179,6 +179,33 @@ pub const SOURCES: [KernelSource; 11] = [
     timing::SOURCE,
 ];
 
+/// A pattern of one kernel of the C signature `(const u8* rgb, u8* out, int width, int height, int border)`
+/// on a 2D grid of `block`-shaped blocks, one thread per pixel: fused.cu, const_taps.cu and tiled.cu, which
+/// differ in their `.cu` file alone.
+pub struct RgbKernel {
+    f: cudarc::driver::CudaFunction,
+    block: (u32, u32),
+}
+
+impl RgbKernel {
+    /// Loads `name` from `m`, to be launched in `block`-shaped blocks.
+    pub fn load(m: &Arc<cudarc::driver::CudaModule>, name: &str, block: (u32, u32)) -> Result<RgbKernel, DriverError> {
+        Ok(RgbKernel { f: m.load_function(name)?, block })
+    }
+}
+
+impl Pattern for RgbKernel {
+    fn enqueue(
+        &self,
+        job: &Job,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        _: &mut Scratch,
+    ) -> Result<(), DriverError> {
+        launch_rgb_kernel(job, &self.f, rgb, out, job.d.grid(self.block))
+    }
+}
+
 /// Launches a kernel of the C signature `(const u8* rgb, u8* out, int width, int height, int border)`, which
 /// reads 3·w·h bytes and writes w·h bytes (fused, const_taps, tiled, vec16).
 fn launch_rgb_kernel(

@@ -1,10 +1,13 @@
 //! `cuda/tiled.cu` — TILING WITH HALO: a block converts its tile plus a one-pixel halo to grey in shared memory once, then each thread reads its 3×3 neighbourhood from there. gpu-tiled.
+//!
+//! Its one kernel, `sobel_tiled(const u8* rgb, u8* out, int width, int height, int border)`, reads 3·w·h bytes and
+//! writes w·h bytes; the launch and its safety contract are [`RgbKernel`]'s.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError};
+use cudarc::driver::{CudaModule, DriverError};
 
-use super::{launch_rgb_kernel, Job, KernelSource, Pattern, Scratch};
+use super::{KernelSource, RgbKernel};
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "tiled", source: include_str!("../../../cuda/tiled.cu") };
@@ -12,29 +15,9 @@ pub const SOURCE: KernelSource = KernelSource { name: "tiled", source: include_s
 /// tiled.cu's TILE_W × TILE_H: one thread per output of the tile.
 pub const BLOCK: (u32, u32) = (32, 8);
 
-/// The loaded kernels of this pattern.
-pub struct Tiled {
-    f: CudaFunction,
-}
-
-impl Tiled {
-    /// Loads the kernels from the compiled module.
-    pub fn load(m: &Arc<CudaModule>) -> Result<Tiled, DriverError> {
-        Ok(Tiled { f: m.load_function("sobel_tiled")? })
-    }
-}
-
-impl Pattern for Tiled {
-    /// `sobel_tiled(const u8* rgb, u8* out, int width, int height, int border)`: reads 3·w·h bytes, writes w·h.
-    fn enqueue(
-        &self,
-        job: &Job,
-        rgb: &CudaSlice<u8>,
-        out: &mut CudaSlice<u8>,
-        _: &mut Scratch,
-    ) -> Result<(), DriverError> {
-        launch_rgb_kernel(job, &self.f, rgb, out, job.d.grid(BLOCK))
-    }
+/// Loads the kernels from the compiled module.
+pub fn load(m: &Arc<CudaModule>) -> Result<RgbKernel, DriverError> {
+    RgbKernel::load(m, "sobel_tiled", BLOCK)
 }
 
 #[cfg(test)]
