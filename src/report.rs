@@ -29,7 +29,7 @@ pub fn table(report: &Report) -> String {
             let _ = writeln!(s, "GPU: {device}");
             let _ = writeln!(
                 s,
-                "context init (dummy 1-byte cudaMalloc): {context_init_ms:.1} ms (excluded below, as in the report)"
+                "context init (driver init, context, dummy 1-byte cudaMalloc): {context_init_ms:.1} ms (excluded below, as in the report)"
             );
             let _ = writeln!(
                 s,

@@ -135,6 +135,8 @@ impl Gpu {
         if !nvrtc_present() {
             return Err(GpuError::NoNvrtc);
         }
+        // Context start-up counts the driver's initialisation (cuInit, in the device count) too.
+        let started = std::time::Instant::now();
         // cuInit itself fails with NO_DEVICE when no device is visible (e.g. CUDA_VISIBLE_DEVICES=).
         match CudaContext::device_count() {
             Ok(n) if n as usize > ordinal => {}
@@ -143,15 +145,16 @@ impl Gpu {
             }
             Err(e) => return Err(e.into()),
         }
-        let (opened, context_init_ms) = timed(|| -> Result<_, DriverError> {
+        let opened = (|| -> Result<_, DriverError> {
             let ctx = CudaContext::new(ordinal)?;
             let stream = ctx.default_stream();
             let dummy = stream.alloc_zeros::<u8>(1)?;
             stream.synchronize()?;
             drop(dummy);
             Ok((ctx, stream))
-        });
+        })();
         let (ctx, stream) = opened?;
+        let context_init_ms = started.elapsed().as_secs_f64() * 1e3;
         let device = ctx.name()?;
         let multiprocessors =
             ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
