@@ -1,7 +1,7 @@
 //! Compiled kernels on disk, so that a later run skips NVRTC: in `$CUDA_SOBEL_CACHE`, else
 //! `$XDG_CACHE_HOME/cuda_sobel`, else `~/.cache/cuda_sobel`. An entry is keyed by the source text, the
-//! options and the NVRTC version ([`super::compile::cache_key`]), and carries a checksum of its own body: a
-//! truncated or corrupt entry is detected, deleted and rebuilt, never trusted.
+//! options and this tool's version ([`super::compile::cache_key`], which says why not NVRTC's), and carries
+//! a checksum of its own body: a truncated or corrupt entry is detected, deleted and rebuilt, never trusted.
 
 use std::path::PathBuf;
 
