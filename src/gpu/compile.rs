@@ -62,8 +62,8 @@ pub fn compile(src: &KernelSource, arch: &str, build: Build) -> Result<String, G
 }
 
 /// Compiles one kernel file with exactly these NVRTC options. NVRTC is loaded here, on the first compile,
-/// not before: a run whose kernels all come from the cache never loads it (126 ms on the H200 machine,
-/// `docs/performance.md` v0.13).
+/// not before: a run whose kernels all come from the cache never loads it (a cold load took 126 ms on the
+/// H200 machine; in warm runs the saving was within noise, `docs/performance.md` v0.13).
 pub fn compile_with(src: &KernelSource, options: &[String]) -> Result<String, GpuError> {
     if !super::nvrtc_present() {
         return Err(GpuError::NoNvrtc);
