@@ -281,8 +281,12 @@ impl Staged {
             }
         }
         for d in missing.into_iter().rev() {
-            std::fs::create_dir(&d).or_else(|e| if d.is_dir() { Ok(()) } else { Err(e) })?;
-            self.made_folders.push(d);
+            match std::fs::create_dir(&d) {
+                // Only folders this call made are removed again on failure, never one another process made.
+                Ok(()) => self.made_folders.push(d),
+                Err(_) if d.is_dir() => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }
