@@ -32,16 +32,21 @@ pub fn install() {
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                let files = registry();
-                for f in files.iter() {
-                    let _ = std::fs::remove_file(f);
-                }
-                // `_exit`, not `exit`: other threads may be inside the CUDA driver, whose exit hooks could
-                // wait on them. The lock is never released, so nothing new is created after this point.
-                signal_hook::low_level::exit(128 + signal);
+                remove_all_and_exit(128 + signal);
             }
         });
     });
+}
+
+/// Removes every registered temporary file and ends the process with `code`. `_exit`, not `exit`: other
+/// threads may be inside the CUDA driver, whose exit hooks could wait on them. The lock is never released,
+/// so nothing new is created after this point.
+fn remove_all_and_exit(code: i32) -> ! {
+    let files = registry();
+    for f in files.iter() {
+        let _ = std::fs::remove_file(f);
+    }
+    signal_hook::low_level::exit(code)
 }
 
 /// Writes `text` to standard output. When the reader has gone (`cuda_sobel … --json | head -1`), the
@@ -51,11 +56,7 @@ pub fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            let files = registry();
-            for f in files.iter() {
-                let _ = std::fs::remove_file(f);
-            }
-            std::process::exit(0);
+            remove_all_and_exit(0);
         }
         // Anything else (a full disk under a redirect): say so once, on stderr.
         let _ = writeln!(std::io::stderr(), "cuda_sobel: standard output: {e}");

@@ -85,7 +85,7 @@ impl Meter<'_> {
     ) -> Result<ResidentRun, GpuError> {
         let gpu = self.gpu;
         let (width, height) = rgb.dimensions();
-        let set_bytes = (buffers::bytes_per_pixel(gpu, variant) * width as usize * height as usize).max(1);
+        let set_bytes = (buffers::bytes_per_pixel(gpu, variant)? * width as usize * height as usize).max(1);
         let (free, _) = gpu.ctx.mem_get_info()?;
         let copies = (3 * gpu.info()?.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
         let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), filter, copies)?;

@@ -19,9 +19,9 @@ pub struct DeviceImage {
 }
 
 /// Device bytes per pixel of `variant`'s buffers: 3 in, 1 out, and its pattern's intermediates.
-pub fn bytes_per_pixel(gpu: &Gpu, variant: Variant) -> usize {
+pub fn bytes_per_pixel(gpu: &Gpu, variant: Variant) -> Result<usize, GpuError> {
     // Scratch sizes are each pattern's constants; asking loads the pattern's file if it was not yet.
-    3 + 1 + gpu.kernels.pattern(variant).map_or(0, |p| p.scratch_bytes_per_pixel())
+    Ok(3 + 1 + gpu.kernels.pattern(variant)?.scratch_bytes_per_pixel())
 }
 
 impl DeviceImage {

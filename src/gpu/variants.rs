@@ -116,7 +116,7 @@ pub fn run(
 pub fn max_band_rows(gpu: &Gpu, variant: Variant, width: usize) -> Result<usize, GpuError> {
     let (free, _) = gpu.ctx.mem_get_info()?;
     let by_buffer = (i32::MAX as usize) / (4 * width);
-    let by_memory = (free / 2) / (buffers::bytes_per_pixel(gpu, variant) * width).max(1);
+    let by_memory = (free / 2) / (buffers::bytes_per_pixel(gpu, variant)? * width).max(1);
     // Minus the two halo rows a band image adds.
     let rows = by_buffer.min(by_memory).min(super::patterns::MAX_ROWS).saturating_sub(2);
     if rows < 3 {
