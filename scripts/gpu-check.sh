@@ -7,7 +7,7 @@
 #   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029,
 #      4097×2049 (every border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd
 #      sizes);
-#   4. no GPU visible; damaged and forged PTX cache entries; an image far larger than free device memory;
+#   4. no GPU visible; damaged and forged kernel cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
 #   7. with --huge: a 40000×40000 image (bands: its buffers pass 2^31 bytes), bit-exact.
@@ -95,15 +95,15 @@ damaged_cache() {
   local c
   kernels_compiled >/dev/null || return 1                    # fills the cache
   c=$(kernels_compiled) || return 1; echo "  intact cache: $c compiled"; [ "$c" -eq 0 ] || return 1
-  for f in "$CUDA_SOBEL_CACHE"/*.ptx; do head -c 200 "$f" > "$f.cut" && mv "$f.cut" "$f"; done
+  for f in "$CUDA_SOBEL_CACHE"/*.cubin; do head -c 200 "$f" > "$f.cut" && mv "$f.cut" "$f"; done
   c=$(kernels_compiled) || return 1; echo "  truncated entries: $c compiled"; [ "$c" -gt 0 ] || return 1
-  for f in "$CUDA_SOBEL_CACHE"/*.ptx; do   # a well-formed entry whose PTX is garbage: the driver refuses it
-    body=$'.version 9.0\n.target sm_90\nthis is not PTX\n'
-    printf '// cuda_sobel PTX cache entry, body sha256 %s\n%s' "$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)" "$body" > "$f"
+  for f in "$CUDA_SOBEL_CACHE"/*.cubin; do   # a well-formed entry whose code is garbage: the driver refuses it
+    body=$'\x7fELF this is not machine code\n'
+    printf '// cuda_sobel kernel cache entry, body sha256 %s\n%s' "$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)" "$body" > "$f"
   done
   c=$(kernels_compiled) || return 1; echo "  forged entries: $c compiled"; [ "$c" -gt 0 ]
 }
-step "damaged or forged PTX cache entries are rebuilt, never trusted (outputs still identical)" damaged_cache
+step "damaged or forged kernel cache entries are rebuilt, never trusted (outputs still identical)" damaged_cache
 
 hold_device_memory() {  # $1 = MiB to leave free; runs until killed
   python3 -c '

@@ -33,7 +33,7 @@ pub fn table(report: &Report) -> String {
             );
             let _ = writeln!(
                 s,
-                "kernels: {kernel_load_ms:.1} ms ({} compiled by NVRTC, {} from the PTX cache; excluded below)",
+                "kernels: {kernel_load_ms:.1} ms ({} compiled by NVRTC, {} from the kernel cache; excluded below)",
                 kernels.compiled, kernels.from_cache
             );
             let _ = writeln!(

@@ -46,7 +46,8 @@ fn every_kernel_file_compiles_with_nvrtc() {
     for build in filters.map(Build::of) {
         for (src, (name, entries)) in SOURCES.iter().zip(expected) {
             assert_eq!(src.name, name);
-            let ptx = compile::compile(src, &compile::arch_option(9, 0), build).unwrap_or_else(|e| panic!("{e}"));
+            let ptx = compile::compile(src, &compile::arch_option(9, 0, compile::Code::Ptx), build)
+                .unwrap_or_else(|e| panic!("{e}"));
             for entry in entries {
                 assert!(ptx.contains(&format!(".entry {entry}(")), "{name}.cu {build:?} exports {entry}");
             }
@@ -64,6 +65,21 @@ fn a_broken_kernel_reports_the_compiler_log() {
     }
     let broken =
         KernelSource { name: "broken", source: "#include \"sobel.cuh\"\n__global__ void k() { undeclared(); }" };
-    let err = compile::compile(&broken, &compile::arch_option(9, 0), Build::default()).unwrap_err().to_string();
+    let err = compile::compile(&broken, &compile::arch_option(9, 0, compile::Code::Ptx), Build::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("cuda/broken.cu") && err.contains("undeclared"), "{err}");
+}
+
+#[test]
+fn every_kernel_file_compiles_to_machine_code_for_the_exact_architecture() {
+    if !nvrtc_or_skip("every_kernel_file_compiles_to_machine_code_for_the_exact_architecture") {
+        return;
+    }
+    // What a run caches and loads: CUBIN (an ELF image) for sm_90, which the driver loads without a JIT.
+    let options = compile::options(&compile::arch_option(9, 0, compile::Code::Cubin), Build::default());
+    for src in &SOURCES {
+        let cubin = compile::compile_with(src, &options, compile::Code::Cubin).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&cubin[..4], b"\x7fELF", "{}.cu: CUBIN is an ELF image", src.name);
+    }
 }

@@ -1,6 +1,8 @@
 //! Compiling a kernel file with NVRTC: its `#include`s expanded from the headers embedded in the binary,
 //! and the options the equivalence contract in `cuda/sobel.cuh` depends on:
-//! - `--gpu-architecture=compute_XY` of the device, so the driver JIT-compiles PTX for the exact chip;
+//! - `--gpu-architecture=sm_XY`, the device's exact architecture, so NVRTC hands back machine code (CUBIN)
+//!   that the driver loads as is, with no JIT step at run time (`docs/performance.md` v0.15); `--emit-ptx`
+//!   and the CI's compile test ask for `compute_XY` and get PTX, the portable text students read;
 //! - `--prec-sqrt=true` (NVRTC's default, stated explicitly): `sqrtf` correctly rounded, which makes the
 //!   magnitude exact;
 //! - `--fmad=false`: no fused multiply-add contraction; our arithmetic is integer apart from one `sqrtf`
@@ -9,8 +11,6 @@
 //! - `-DSCHARR=1` and/or `-DCOMPAT_REPORT=1` for a [`Build`] other than the default one.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-
-use cudarc::nvrtc::CompileOptions;
 
 use super::kernels::Build;
 use super::patterns::KernelSource;
@@ -22,9 +22,32 @@ pub const HEADER: &str = include_str!("../../cuda/sobel.cuh");
 /// Every header a kernel file may include, by the name it is included by.
 pub const HEADERS: [(&str, &str); 2] = [("sobel.cuh", HEADER), ("row16.cuh", include_str!("../../cuda/row16.cuh"))];
 
-/// The `--gpu-architecture` value for a compute capability.
-pub fn arch_option(major: i32, minor: i32) -> String {
-    format!("--gpu-architecture=compute_{major}{minor}")
+/// What NVRTC is asked to produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    /// PTX text for a virtual architecture (`compute_XY`): portable; the driver JIT-compiles it when loaded
+    /// (3.0–3.5 s for two files on the H100 with its JIT cache off, `../shared/GPU.md`).
+    Ptx,
+    /// Machine code for one real architecture (`sm_XY`): the driver loads it without compiling.
+    Cubin,
+}
+
+impl Code {
+    /// The cache file extension of this kind of code.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Code::Ptx => "ptx",
+            Code::Cubin => "cubin",
+        }
+    }
+}
+
+/// The `--gpu-architecture` value for a compute capability: `compute_XY` for PTX, `sm_XY` for CUBIN.
+pub fn arch_option(major: i32, minor: i32, code: Code) -> String {
+    match code {
+        Code::Ptx => format!("--gpu-architecture=compute_{major}{minor}"),
+        Code::Cubin => format!("--gpu-architecture=sm_{major}{minor}"),
+    }
 }
 
 /// The source as NVRTC sees it: each `#include "x.cuh"` line replaced by that header's (expanded) text.
@@ -56,26 +79,63 @@ pub fn options(arch: &str, build: Build) -> Vec<String> {
     o
 }
 
-/// Compiles one kernel file to PTX text, for the architecture `arch` with the `-D` options `defines`.
+/// Compiles one kernel file to PTX text, for the (virtual) architecture `arch` and `build`.
 pub fn compile(src: &KernelSource, arch: &str, build: Build) -> Result<String, GpuError> {
-    compile_with(src, &options(arch, build))
+    let ptx = compile_with(src, &options(arch, build), Code::Ptx)?;
+    Ok(String::from_utf8_lossy(&ptx).into_owned())
 }
 
-/// Compiles one kernel file with exactly these NVRTC options. NVRTC is loaded here, on the first compile,
-/// not before: a run whose kernels all come from the cache never loads it (a cold load took 126 ms on the
-/// H200 machine; in warm runs the saving was within noise, `docs/performance.md` v0.13).
-pub fn compile_with(src: &KernelSource, options: &[String]) -> Result<String, GpuError> {
+/// Compiles one kernel file with exactly these NVRTC options to `code` (PTX without its trailing NUL, or
+/// CUBIN). NVRTC is loaded here, on the first compile, not before: a run whose kernels all come from the
+/// cache never loads it (a cold load took 126 ms on the H200 machine; in warm runs the saving was within
+/// noise, `docs/performance.md` v0.13).
+pub fn compile_with(src: &KernelSource, options: &[String], code: Code) -> Result<Vec<u8>, GpuError> {
+    use cudarc::nvrtc::{result, sys};
     if !super::nvrtc_present() {
         return Err(GpuError::NoNvrtc);
     }
-    let opts =
-        CompileOptions { options: options.to_vec(), name: Some(format!("{}.cu", src.name)), ..Default::default() };
-    match cudarc::nvrtc::compile_ptx_with_opts(expanded_source(src), opts) {
-        Ok(ptx) => Ok(ptx.to_src()),
-        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
-            Err(GpuError::Compile { module: src.name, log: log.to_string_lossy().trim().to_owned() })
+    let fail = |log: String| GpuError::Compile { module: src.name, log };
+    let text =
+        std::ffi::CString::new(expanded_source(src)).map_err(|_| fail("the source contains a NUL byte".into()))?;
+    let name = std::ffi::CString::new(format!("{}.cu", src.name)).expect("kernel file names have no NUL");
+    let program = Program(result::create_program(&text, Some(&name)).map_err(|e| fail(format!("{e:?}")))?);
+    // SAFETY: `program.0` was created above and is destroyed only by `Program`'s drop, after these calls;
+    // `text` and `name`, which it may point into, outlive it. Every buffer handed to NVRTC is sized by the
+    // matching *Size call first.
+    unsafe {
+        if result::compile_program(program.0, options).is_err() {
+            let log = result::get_program_log(program.0).unwrap_or_default();
+            let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_string_lossy();
+            return Err(fail(log.trim().to_owned()));
         }
-        Err(e) => Err(GpuError::Compile { module: src.name, log: format!("{e:?}") }),
+        let mut size = 0usize;
+        let sized = match code {
+            Code::Ptx => sys::nvrtcGetPTXSize(program.0, &mut size),
+            Code::Cubin => sys::nvrtcGetCUBINSize(program.0, &mut size),
+        };
+        sized.result().map_err(|e| fail(format!("{e:?}")))?;
+        let mut out = vec![0u8; size];
+        let got = match code {
+            Code::Ptx => sys::nvrtcGetPTX(program.0, out.as_mut_ptr().cast()),
+            Code::Cubin => sys::nvrtcGetCUBIN(program.0, out.as_mut_ptr().cast()),
+        };
+        got.result().map_err(|e| fail(format!("{e:?}")))?;
+        if code == Code::Ptx {
+            while out.last() == Some(&0) {
+                out.pop();
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An NVRTC program, destroyed when dropped.
+struct Program(cudarc::nvrtc::sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program` and destroyed only here.
+        let _ = unsafe { cudarc::nvrtc::result::destroy_program(self.0) };
     }
 }
 
@@ -83,9 +143,9 @@ pub fn compile_with(src: &KernelSource, options: &[String]) -> Result<String, Gp
 /// (architecture and build included) and this tool's version. Not the NVRTC version: asking for it loads
 /// NVRTC, which a run whose kernels are all cached need not do. PTX from an older NVRTC stays valid PTX; PTX
 /// the driver refuses (from a newer one) is compiled afresh ([`super::kernels`]).
-pub fn cache_key(src: &KernelSource, options: &[String]) -> u64 {
+pub fn cache_key(src: &KernelSource, options: &[String], code: Code) -> u64 {
     let mut h = DefaultHasher::new();
-    (expanded_source(src), options, env!("CARGO_PKG_VERSION")).hash(&mut h);
+    (expanded_source(src), options, code.extension(), env!("CARGO_PKG_VERSION")).hash(&mut h);
     h.finish()
 }
 

@@ -1,16 +1,17 @@
-//! The kernel table: every `.cu` file in `cuda/` ([`super::patterns::SOURCES`]), compiled to PTX by NVRTC at run
-//! time ([`super::compile`]), cached on disk ([`super::cache`]), and loaded into a typed [`KernelSet`] —
-//! one per [`Build`] (operator × arithmetic), each file loaded once per run, when first needed — so that
-//! no kernel-name string appears outside the pattern files. If the driver refuses cached PTX, it is
-//! compiled afresh.
+//! The kernel table: every `.cu` file in `cuda/` ([`super::patterns::SOURCES`]), compiled by NVRTC at run
+//! time to machine code for the device's exact architecture ([`super::compile`]), cached on disk
+//! ([`super::cache`]), and loaded into a typed [`KernelSet`] — one per [`Build`] (operator × arithmetic),
+//! each file loaded once per run, when first needed, the files a run needs compiled side by side — so
+//! that no kernel-name string appears outside the pattern files. If the driver refuses cached code, it
+//! is compiled afresh.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 
-use super::cache::PtxCache;
-use super::compile::{cache_key, compile_with, options};
+use super::cache::CodeCache;
+use super::compile::{cache_key, compile_with, options, Code};
 use super::patterns::{
     const_taps, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
     separable::Separable, strip::Strip, tiled, timing::Timing, vec16::Vec16, KernelSource, Pattern, RgbKernel, SOURCES,
@@ -53,7 +54,7 @@ impl Build {
 pub struct LoadStats {
     /// Files compiled by NVRTC this time.
     pub compiled: usize,
-    /// Files read from the PTX cache.
+    /// Files read from the kernel cache.
     pub from_cache: usize,
 }
 
@@ -101,7 +102,7 @@ macro_rules! lazily {
 }
 
 impl KernelSet {
-    /// A set for `build` on `arch`; nothing is compiled or loaded yet.
+    /// A set for `build` on `arch` (an `sm_XY` option: CUBIN); nothing is compiled or loaded yet.
     pub fn new(ctx: &Arc<CudaContext>, arch: &str, build: Build) -> KernelSet {
         KernelSet {
             ctx: ctx.clone(),
@@ -129,7 +130,7 @@ impl KernelSet {
 
     /// The module of kernel file `name`, loaded on first use.
     fn module(&self, name: &str) -> Result<&Arc<CudaModule>, GpuError> {
-        let i = SOURCES.iter().position(|s| s.name == name).expect("a kernel file of SOURCES");
+        let i = index_of(name);
         if let Some(m) = self.modules[i].get() {
             return Ok(m);
         }
@@ -138,8 +139,51 @@ impl KernelSet {
         if let Some(m) = self.modules[i].get() {
             return Ok(m);
         }
-        let m = load_module(&self.ctx, &SOURCES[i], &self.options, &PtxCache::in_default_folder(), &mut stats)?;
+        let cache = CodeCache::in_default_folder();
+        let code = code_for(&SOURCES[i], &self.options, &cache, &mut stats)?;
+        let m = load_module(&self.ctx, &SOURCES[i], &self.options, &cache, code, &mut stats)?;
         Ok(self.modules[i].get_or_init(|| m))
+    }
+
+    /// Loads the kernel files that `variants` and timing need. The files not yet cached are compiled at the
+    /// same time, one thread each (NVRTC is thread-safe across programs), so a first run waits for its
+    /// slowest file, not for the sum of them.
+    pub fn preload(&self, variants: &[Variant]) -> Result<(), GpuError> {
+        let mut names = vec!["timing"];
+        for &name in variants.iter().flat_map(|&v| files_of(v)) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let mut stats = self.stats.lock().expect("no panic while holding the stats");
+        let missing: Vec<usize> =
+            names.iter().map(|n| index_of(n)).filter(|&i| self.modules[i].get().is_none()).collect();
+        let cache = CodeCache::in_default_folder();
+        let codes: Vec<Result<(Fetched, LoadStats), GpuError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = missing
+                .iter()
+                .map(|&i| {
+                    let (cache, options) = (&cache, &self.options);
+                    scope.spawn(move || {
+                        let mut s = LoadStats::default();
+                        code_for(&SOURCES[i], options, cache, &mut s).map(|code| (code, s))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a compile thread does not panic")).collect()
+        });
+        for (&i, code) in missing.iter().zip(codes) {
+            let (code, s) = code?;
+            *stats += s;
+            let m = load_module(&self.ctx, &SOURCES[i], &self.options, &cache, code, &mut stats)?;
+            let _ = self.modules[i].set(m);
+        }
+        drop(stats);
+        self.timing()?;
+        for &v in variants.iter().filter(|v| v.is_gpu()) {
+            self.pattern(v)?;
+        }
+        Ok(())
     }
 
     /// The pattern a GPU variant runs, its kernel file loaded if it was not yet.
@@ -171,25 +215,67 @@ impl KernelSet {
     }
 }
 
-/// One kernel file as a loaded module: from the cache when an intact entry is there and the driver takes
-/// it, else compiled (and cached).
+/// The kernel files a GPU variant's pattern loads its kernels from.
+fn files_of(variant: Variant) -> &'static [&'static str] {
+    match variant {
+        Variant::GpuMap => &["map"],
+        Variant::GpuFusedMap => &["map", "fused_map"],
+        Variant::GpuN1(_) => &["n_per_thread"],
+        Variant::GpuFused => &["fused"],
+        Variant::GpuConstTaps => &["const_taps"],
+        Variant::GpuSeparable => &["separable"],
+        Variant::GpuTiled => &["tiled"],
+        Variant::GpuVec16 => &["vec16"],
+        Variant::GpuStrip => &["strip"],
+        Variant::CpuScalar | Variant::CpuRayon => &[],
+    }
+}
+
+fn index_of(name: &str) -> usize {
+    SOURCES.iter().position(|s| s.name == name).expect("a kernel file of SOURCES")
+}
+
+/// One kernel file's machine code, and whether it came from the cache.
+type Fetched = (Vec<u8>, bool);
+
+/// One kernel file's machine code: from the cache when an intact entry is there, else compiled (and
+/// cached). Counts which in `stats`.
+fn code_for(
+    src: &KernelSource,
+    options: &[String],
+    cache: &CodeCache,
+    stats: &mut LoadStats,
+) -> Result<Fetched, GpuError> {
+    let key = cache_key(src, options, Code::Cubin);
+    if let Some(code) = cache.get(src.name, key, Code::Cubin) {
+        stats.from_cache += 1;
+        return Ok((code, true));
+    }
+    let code = compile_with(src, options, Code::Cubin)?;
+    cache.put(src.name, key, Code::Cubin, &code);
+    stats.compiled += 1;
+    Ok((code, false))
+}
+
+/// `code` (from [`code_for`]) loaded as a module. If the driver refuses code that came from the cache
+/// (intact by its checksum, but e.g. written by an NVRTC this driver is too old for), the file is compiled
+/// afresh once.
 fn load_module(
     ctx: &Arc<CudaContext>,
     src: &KernelSource,
     options: &[String],
-    cache: &PtxCache,
+    cache: &CodeCache,
+    (code, cached): Fetched,
     stats: &mut LoadStats,
 ) -> Result<Arc<CudaModule>, GpuError> {
-    let key = cache_key(src, options);
-    if let Some(ptx) = cache.get(src.name, key) {
-        if let Ok(module) = ctx.load_module(Ptx::from_src(ptx)) {
-            stats.from_cache += 1;
-            return Ok(module);
+    match ctx.load_module(Ptx::from_binary(code)) {
+        Ok(module) => Ok(module),
+        Err(refused) if cached => {
+            let code = compile_with(src, options, Code::Cubin).map_err(|_| GpuError::Driver(refused))?;
+            cache.put(src.name, cache_key(src, options, Code::Cubin), Code::Cubin, &code);
+            stats.compiled += 1;
+            ctx.load_module(Ptx::from_binary(code)).map_err(GpuError::Driver)
         }
-        // The driver refused PTX that passed its checksum (e.g. written by a newer NVRTC): rebuild.
+        Err(refused) => Err(GpuError::Driver(refused)),
     }
-    let ptx = compile_with(src, options)?;
-    cache.put(src.name, key, &ptx);
-    stats.compiled += 1;
-    ctx.load_module(Ptx::from_src(ptx)).map_err(GpuError::Driver)
 }

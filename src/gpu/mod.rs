@@ -158,16 +158,10 @@ impl Gpu {
         let multiprocessors =
             ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let (major, minor) = ctx.compute_capability()?;
-        let arch = compile::arch_option(major, minor);
+        let arch = compile::arch_option(major, minor, compile::Code::Cubin);
         let build = Build::of(filter);
         let kernels = Arc::new(KernelSet::new(&ctx, &arch, build));
-        let (loaded, kernel_load_ms) = timed(|| -> Result<(), GpuError> {
-            kernels.timing()?;
-            for &v in variants.iter().filter(|v| v.is_gpu()) {
-                kernels.pattern(v)?;
-            }
-            Ok(())
-        });
+        let (loaded, kernel_load_ms) = timed(|| kernels.preload(variants));
         loaded?;
         let kernel_stats = kernels.stats();
         let sets = Arc::new(Mutex::new(HashMap::from([(build, kernels.clone())])));
@@ -176,7 +170,7 @@ impl Gpu {
     }
 
     /// This device with the kernels of `filter`'s build (operator and arithmetic; the border is a kernel
-    /// argument). A build not loaded yet is compiled (or read from the PTX cache) and loaded now, once.
+    /// argument). A build not loaded yet is compiled (or read from the kernel cache) and loaded now, once.
     pub fn for_filter(&self, filter: Filter) -> Result<Gpu, GpuError> {
         let build = Build::of(filter);
         let mut sets = self.sets.lock().expect("no panic while holding the kernel sets");
@@ -206,7 +200,7 @@ pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> Result<Vec<std::path::
     if !nvrtc_present() {
         return Err(GpuError::NoNvrtc.into());
     }
-    let arch = device_arch().unwrap_or_else(|| compile::arch_option(9, 0));
+    let arch = device_arch().unwrap_or_else(|| compile::arch_option(9, 0, compile::Code::Ptx));
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
     let mut written = Vec::new();
     for src in &patterns::SOURCES {
@@ -223,7 +217,7 @@ fn device_arch() -> Option<String> {
         return None;
     }
     let (major, minor) = CudaContext::new(0).ok()?.compute_capability().ok()?;
-    Some(compile::arch_option(major, minor))
+    Some(compile::arch_option(major, minor, compile::Code::Ptx))
 }
 
 /// What the benchmark records about the device.
