@@ -27,6 +27,36 @@ macro_rules! value_enum {
 }
 value_enum!(Variant, Mapping, Operator, Border, Compat, image_io::PngCompression, crate::bench::Peer);
 
+/// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VariantChoice {
+    /// cpu-rayon or gpu-strip by the image's size ([`pipeline::auto_variant`]).
+    Auto,
+    One(Variant),
+}
+
+impl clap::ValueEnum for VariantChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        const CHOICES: [VariantChoice; 12] = {
+            let mut c = [VariantChoice::Auto; 12];
+            let mut i = 0;
+            while i < Variant::ALL.len() {
+                c[i + 1] = VariantChoice::One(Variant::ALL[i]);
+                i += 1;
+            }
+            c
+        };
+        &CHOICES
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(match self {
+            VariantChoice::Auto => clap::builder::PossibleValue::new("auto")
+                .help("the fast path: cpu-rayon, or gpu-strip on large images when a GPU is there; no reference"),
+            VariantChoice::One(v) => clap::builder::PossibleValue::new(v.name()),
+        })
+    }
+}
+
 const EXAMPLES: &str = "\
 Examples:
   cuda_sobel imgs_in/2048x1024.png            every variant, n = 1, output in imgs_out/
@@ -73,9 +103,10 @@ struct RunArgs {
     #[arg(default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     n: u32,
     /// Variants to run (comma-separated); default: all. With several, cpu-scalar runs as the reference
-    /// and every output is compared with it; one alone runs alone (see --check)
+    /// and every output is compared with it; one alone runs alone (see --check). auto: for people who
+    /// just want edges, the faster of cpu-rayon and gpu-strip for the image's size, run once
     #[arg(long, value_enum, value_delimiter = ',')]
-    variant: Vec<Variant>,
+    variant: Vec<VariantChoice>,
     #[command(flatten)]
     filter: FilterArgs,
     /// How gpu-n1 maps threads to pixels (report: the report's overlapping mapping, n-fold work)
@@ -241,7 +272,12 @@ struct BenchArgs {
     /// Also measure batch mode against decode + encode alone on this many copies of the first size's image
     #[arg(long, default_value_t = 0)]
     batch: usize,
-    /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4 (overrides those flags)
+    /// "What you wait for": whole commands (cpu-rayon, gpu-strip, auto), each run this many times cold
+    /// and warm, on the largest size (0: skip)
+    #[arg(long, default_value_t = 5)]
+    wait_runs: usize,
+    /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4, 2 whole commands each
+    /// (overrides those flags)
     #[arg(long)]
     quick: bool,
     /// Host memory it may use; a size whose estimate is larger is refused before any work
@@ -289,7 +325,15 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
     let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
     let n1 = N1 { n: args.n, mapping: args.mapping };
-    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::ALL.to_vec() } else { args.variant };
+    let auto = args.variant.contains(&VariantChoice::Auto);
+    if auto && args.variant.len() > 1 {
+        anyhow::bail!("--variant auto picks one variant itself; leave out the others");
+    }
+    let chosen = args.variant.iter().filter_map(|c| match c {
+        VariantChoice::One(v) => Some(*v),
+        VariantChoice::Auto => None,
+    });
+    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::ALL.to_vec() } else { chosen.collect() };
     variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
     variants.sort_by_key(|v| v.order());
     variants.dedup();
@@ -305,6 +349,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         budget: Budget::new(args.safety.max_memory),
         keep_orientation: args.safety.keep_orientation,
         check: args.check,
+        auto,
     };
 
     let report = pipeline::run(&opts)?;
@@ -365,6 +410,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         peers: a.peers,
         batch_images: a.batch,
         budget: Budget::new(a.max_memory),
+        wait_runs: a.wait_runs,
     };
     if a.quick {
         opts = crate::bench::BenchOptions {
@@ -373,6 +419,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             kernel_reps: 5,
             cpu_budget_s: 0.2,
             ns: vec![1, 2, 4],
+            wait_runs: opts.wait_runs.min(2),
             ..opts
         };
     }

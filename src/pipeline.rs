@@ -43,13 +43,34 @@ pub struct Options {
     /// Run cpu-scalar and compare even when one variant is selected (with several, they are always
     /// compared).
     pub check: bool,
+    /// The fast path (`--variant auto`): `variants` is ignored; [`auto_variant`] picks cpu-rayon or
+    /// gpu-strip from the image's size once its header is read, and it runs once, without repetitions.
+    pub auto: bool,
+}
+
+/// From this many pixels on, `--variant auto` picks gpu-strip (when a driver is present): below it, cpu-rayon
+/// finishes the whole command first. Measured on the H200 machine (16 cores), whole commands with warm
+/// caches, `docs/performance.md` v0.16: the GPU's start-up (~0.3 s) is hidden behind the decode of an image
+/// this large, and its copies are then shorter than cpu-rayon's computation.
+pub const AUTO_GPU_FROM_PIXELS: u64 = 6000 * 6000;
+
+/// The variant `--variant auto` runs on a `width × height` image: gpu-strip from [`AUTO_GPU_FROM_PIXELS`]
+/// when `gpu_possible`, else cpu-rayon.
+pub fn auto_variant(width: u32, height: u32, gpu_possible: bool) -> Variant {
+    if gpu_possible && width as u64 * height as u64 >= AUTO_GPU_FROM_PIXELS {
+        Variant::GpuStrip
+    } else {
+        Variant::CpuRayon
+    }
 }
 
 impl Options {
     /// Whether cpu-scalar runs as the reference: when variants are compared (more than one, or `check`),
     /// when it is the one asked for, and for `--intermediate` (its stages are those images).
     pub fn needs_reference(&self) -> bool {
-        self.check || self.intermediate || self.variants.len() != 1 || self.variants[0] == Variant::CpuScalar
+        self.check
+            || self.intermediate
+            || (!self.auto && (self.variants.len() != 1 || self.variants[0] == Variant::CpuScalar))
     }
 }
 
@@ -202,21 +223,53 @@ pub fn run(opts: &Options) -> Result<Report> {
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
     // It is opened on a thread of its own while this one decodes the image: the user waits for the longer
-    // of the two, not their sum.
-    let wants_gpu = opts.variants.iter().any(|v| v.is_gpu());
-    let device = if wants_gpu { Device::Auto } else { Device::Cpu };
+    // of the two, not their sum. With `auto`, that thread starts once the header has chosen the GPU.
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
-    let (engine, (decoded, decode_ms)) = std::thread::scope(|s| {
-        let opening = s.spawn(|| Engine::for_variants(device, opts.filter, &opts.variants));
+    let open = |variants: &[Variant]| {
+        let device = if variants.iter().any(|v| v.is_gpu()) { Device::Auto } else { Device::Cpu };
+        Engine::for_variants(device, opts.filter, variants).expect("Auto and Cpu always open")
+    };
+    let (engine, mut variants, (decoded, decode_ms)) = std::thread::scope(|s| {
+        let opening = (!opts.auto).then(|| s.spawn(|| open(&opts.variants)));
         let decoded = timed(|| {
             image_io::decode(&opts.input, &decode_opts, |h| {
-                let per_pixel = peak_bytes_per_pixel(h, opts.variants.len(), opts.intermediate, opts.needs_reference());
-                opts.budget.check(&opts.input, h.width, h.height, memory::image_bytes(h.width, h.height, per_pixel))
+                let variants = if opts.auto {
+                    vec![auto_variant(h.width, h.height, crate::engine::driver_present())]
+                } else {
+                    opts.variants.clone()
+                };
+                let per_pixel = peak_bytes_per_pixel(h, variants.len(), opts.intermediate, opts.needs_reference());
+                opts.budget.check(&opts.input, h.width, h.height, memory::image_bytes(h.width, h.height, per_pixel))?;
+                let chosen = variants.clone();
+                let opening = opts.auto.then(|| s.spawn(move || open(&chosen)));
+                Ok((variants, opening))
             })
         });
-        (opening.join().expect("opening the GPU does not panic"), decoded)
+        let (decoded, decode_ms) = decoded;
+        match decoded {
+            Ok((d, (variants, auto_opening))) => {
+                let engine = opening.or(auto_opening).map(|t| t.join().expect("opening the GPU does not panic"));
+                (engine, variants, (Ok(d), decode_ms))
+            }
+            Err(e) => {
+                (opening.map(|t| t.join().expect("opening the GPU does not panic")), Vec::new(), (Err(e), decode_ms))
+            }
+        }
     });
-    let engine = engine.expect("Auto and Cpu always open");
+    let decoded = decoded.map(|d| (d, ()));
+    let engine = engine.unwrap_or_else(|| open(&[]));
+    let mut notes_before = Vec::new();
+    if let (true, Some(v)) = (opts.auto, variants.first()) {
+        let side = if v.is_gpu() { "at least" } else { "below" };
+        let mp = AUTO_GPU_FROM_PIXELS as f64 / 1e6;
+        notes_before.push(format!("--variant auto: {} (image {side} {mp:.0} megapixels)", v.name()));
+    }
+    if opts.auto && variants.iter().any(|v| v.is_gpu()) && !engine.has_gpu() {
+        let reason = engine.gpu_error().map_or_else(String::new, |e| e.to_string());
+        notes_before.push(format!("--variant auto: cpu-rayon, as the GPU could not be used: {reason}"));
+        variants = vec![Variant::CpuRayon];
+    }
+    let wants_gpu = variants.iter().any(|v| v.is_gpu());
     let gpu_status = match (wants_gpu, engine.startup(), engine.gpu_error()) {
         (false, ..) => GpuStatus::NotRequested,
         (true, Some(s), _) => GpuStatus::Available {
@@ -228,7 +281,8 @@ pub fn run(opts: &Options) -> Result<Report> {
         (true, None, e) => GpuStatus::Unavailable { reason: e.map_or_else(String::new, |e| e.to_string()) },
     };
 
-    let (image_io::Decoded { rgb, notes }, ()) = decoded?;
+    let (image_io::Decoded { rgb, mut notes }, ()) = decoded?;
+    notes.extend(notes_before);
     let (width, height) = rgb.dimensions();
 
     // The reference runs only when variants are compared (or its stages are asked for): `--variant X` alone
@@ -241,8 +295,16 @@ pub fn run(opts: &Options) -> Result<Report> {
     };
 
     let mut measured = Vec::new();
-    for &variant in &opts.variants {
-        let run_opts = RunOptions { warm_up: true, reps: opts.gpu_reps };
+    for &variant in &variants {
+        // The fast path runs once; a teaching run warms up and repeats, to time the kernels.
+        let run_opts =
+            if opts.auto { RunOptions::default() } else { RunOptions { warm_up: true, reps: opts.gpu_reps } };
+        if engine.streams(variant, &rgb) {
+            notes.push(format!(
+                "{}: streamed (pinned in place, overlapped bands); one pass, its kernels' time",
+                variant.name()
+            ));
+        }
         let outcome = match (variant, &reference) {
             // The reference already ran (its stages feed --intermediate): its row reuses that run.
             (Variant::CpuScalar, Some(r)) => Ok((r.magnitude.clone(), scalar_ms, None)),
@@ -332,4 +394,17 @@ fn write_outputs(
 pub fn sibling(output: &Path, suffix: &str) -> PathBuf {
     let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     output.with_file_name(format!("{stem}_{suffix}.png"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_picks_the_gpu_only_for_large_images_with_a_driver() {
+        assert_eq!(auto_variant(2048, 1024, true), Variant::CpuRayon);
+        assert_eq!(auto_variant(6000, 6000, true), Variant::GpuStrip);
+        assert_eq!(auto_variant(16384, 16384, false), Variant::CpuRayon, "no driver: the CPU");
+        assert_eq!(auto_variant(u32::MAX, u32::MAX, true), Variant::GpuStrip, "no overflow");
+    }
 }

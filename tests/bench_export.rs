@@ -4,6 +4,7 @@
 
 mod common;
 
+use cuda_sobel::bench::wait::WaitSeries;
 use cuda_sobel::bench::{
     export, BatchRow, BenchResults, HostInfo, HostSeries, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries,
     RunTimings, Skipped,
@@ -111,6 +112,24 @@ fn fixture() -> BenchResults {
             k(Variant::GpuN1(N1 { n: 1, mapping: Mapping::Report }), Some(1), &[0.08, 0.08, 0.09, 0.08]),
             k(Variant::GpuN1(N1 { n: 4, mapping: Mapping::Report }), Some(4), &[0.2, 0.2, 0.21, 0.2]),
         ],
+        wait: vec![
+            WaitSeries {
+                width: 2048,
+                height: 1024,
+                variant: "gpu-strip".into(),
+                start: "cold",
+                samples_s: vec![1.2, 1.4, 1.3],
+                note: None,
+            },
+            WaitSeries {
+                width: 2048,
+                height: 1024,
+                variant: "auto".into(),
+                start: "warm",
+                samples_s: vec![0.04, 0.05, 0.045],
+                note: Some("GPU unavailable: fixture".into()),
+            },
+        ],
     }
 }
 
@@ -174,6 +193,14 @@ fn bench_quick_writes_every_file() {
     let gpu = Variant::ALL.iter().filter(|v| v.is_gpu() && v.n1().is_none()).count() + 3;
     assert!(pipeline.len() == 2 * cpu || pipeline.len() == 2 * (cpu + gpu), "{} series", pipeline.len());
     assert!(pipeline.iter().all(|s| s["runs"].as_array().unwrap().len() == 2));
+    // What you wait for: three commands × cold and warm, two whole processes each, on the larger size.
+    let wait = json["wait"].as_array().unwrap();
+    assert_eq!(wait.len(), 6, "{wait:?}");
+    for w in wait {
+        let samples = w["samples_s"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(|t| t.as_f64().unwrap() > 0.0) && w["width"] == 161);
+    }
     assert!(json["meta"]["git_commit"].as_str().unwrap().len() >= 7);
     assert!(dir.path().join("images/64x48.png").is_file(), "sizes not in imgs_in are drawn on demand");
 }

@@ -203,3 +203,31 @@ fn one_variant_runs_alone_unless_asked_to_check() {
     let table = bin().args(["imgs_in/512x512.png", "--variant", "cpu-rayon", "--out"]).arg(&out).output().unwrap();
     assert!(String::from_utf8_lossy(&table.stdout).contains("not checked"));
 }
+
+#[test]
+fn variant_auto_picks_one_variant_and_writes_the_reference_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("e.png");
+    let assert = bin()
+        .args(["imgs_in/512x512.png", "--variant", "auto", "--json", "--check", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        // A 512×512 image is far below the crossover: the CPU finishes first, GPU or not.
+        .stderr(predicate::str::contains("--variant auto: cpu-rayon (image below"));
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one variant ran: {report}");
+    assert_eq!(rows[0]["variant"], "cpu-rayon");
+    assert_eq!(rows[0]["mismatched_pixels"], 0, "--check compares it");
+    assert_eq!(report["gpu"]["status"], "notrequested", "no GPU opened for a small image");
+    let golden = image::open("tests/data/512x512_sobel.png").unwrap().into_luma8();
+    assert_eq!(image::open(&out).unwrap().into_luma8(), golden);
+
+    bin()
+        .args(["imgs_in/512x512.png", "--variant", "auto,gpu-strip", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--variant auto picks one variant itself"));
+}

@@ -123,6 +123,31 @@ fn gpu_variants_match_scalar_on_the_report_images() {
 }
 
 #[test]
+fn streamed_gpu_strip_equals_the_reference() {
+    use cuda_sobel::gpu::host_pipeline::{run_streamed_in_bands, STREAMED_FROM_BYTES};
+    let Some(gpu) = gpu_or_skip("streamed_gpu_strip_equals_the_reference") else { return };
+    // Pinned in place, overlapped bands on three streams: tiny bands, so that band edges land everywhere.
+    for (w, h, seed) in [(97, 61, 4), (33, 5, 5), (1, 9, 6)] {
+        let rgb = random_image(w, h, seed);
+        for filter in Filter::all() {
+            let reference = cpu::scalar::sobel(&rgb, filter);
+            for band_rows in [1, 2, 3, 7] {
+                let s = run_streamed_in_bands(&gpu, rgb.as_raw(), w as usize, h as usize, filter, band_rows).unwrap();
+                assert!(s.output == reference.as_raw().as_slice(), "{w}×{h} {filter:?} in bands of {band_rows}");
+            }
+        }
+    }
+    // And an image large enough that the single-image command streams it, through the variant runner.
+    let rgb = random_image(4801, (STREAMED_FROM_BYTES / (3 * 4801) + 7) as u32, 7);
+    assert!(variants::streams(Variant::GpuStrip, &rgb));
+    for filter in [Filter::default(), Filter { border: Border::Reflect101, ..Filter::default() }] {
+        let run = variants::run(&gpu, Variant::GpuStrip, &rgb, filter, true, 10).unwrap();
+        assert!(run.output == cpu::rayon::sobel(&rgb, filter).into_raw(), "{filter:?}: streamed 4801-wide image");
+        assert!(run.compute_ms > 0.0 && run.memory_ms > 0.0);
+    }
+}
+
+#[test]
 fn banded_gpu_runs_equal_one_pass() {
     let Some(gpu) = gpu_or_skip("banded_gpu_runs_equal_one_pass") else { return };
     // Bands far smaller than the GPU needs, so that band edges land everywhere (rows 1, 2, 3, 7).

@@ -11,6 +11,7 @@ use crate::variant::{Variant, N1};
 pub fn markdown(r: &BenchResults) -> String {
     let mut s = String::new();
     header(&mut s, r);
+    wait(&mut s, r);
     whole_pipeline(&mut s, r);
     if !r.ns().is_empty() {
         n_sweep(&mut s, r);
@@ -241,6 +242,31 @@ fn peers(s: &mut String, r: &BenchResults) {
                 ps.count
             );
         }
+    }
+}
+
+/// What you wait for: whole commands, cold and warm.
+fn wait(s: &mut String, r: &BenchResults) {
+    let Some(first) = r.wait.first() else { return };
+    let _ = writeln!(
+        s,
+        "\n## What you wait for\n\nWhole commands, `cuda_sobel {}x{}.png --variant V`, each a new process, wall clock from start to exit. Cold: empty kernel cache and `CUDA_CACHE_DISABLE=1` (a first run on a fresh machine); warm: after one run filled both.\n\n| --variant | start | mean ± σ (s) | min … max (s) | runs | note |\n|---|---|---|---|---|---|",
+        first.width, first.height
+    );
+    for w in &r.wait {
+        let Some(st) = Summary::of(&w.samples_s) else { continue };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.3} ± {:.3} | {:.3} … {:.3} | {} | {} |",
+            w.variant,
+            w.start,
+            st.mean,
+            st.sd,
+            st.min,
+            st.max,
+            st.count,
+            w.note.as_deref().unwrap_or("")
+        );
     }
 }
 

@@ -17,6 +17,7 @@ mod measure;
 pub mod plots;
 mod results;
 pub mod terminal;
+pub mod wait;
 
 pub use results::*;
 
@@ -58,6 +59,8 @@ pub struct BenchOptions {
     pub batch_images: usize,
     /// Host memory the bench may use: every size is checked against it before any work.
     pub budget: crate::memory::Budget,
+    /// Whole commands timed per command and start for "what you wait for", on the largest size (0: skip).
+    pub wait_runs: usize,
 }
 
 /// Host bytes per pixel the bench needs beyond one pipeline run of every variant: the pinned input and
@@ -149,6 +152,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         host_to_host: Vec::new(),
         batch: None,
         report_mapping: Vec::new(),
+        wait: Vec::new(),
     };
     let npp = match (opts.peers.contains(&Peer::Npp), &meter) {
         (false, _) => None,
@@ -226,10 +230,17 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     }
     let _ = std::fs::remove_file(&scratch);
     progress.finish_and_clear();
+    drop(npp);
+    drop(engine); // the commands below and batch mode open their own contexts and streams
+    if let (true, Some(&size)) = (opts.wait_runs > 0, opts.sizes.iter().max_by_key(|(w, h)| *w as u64 * *h as u64)) {
+        crate::say!("What you wait for: whole commands at {}x{}, cold and warm…\n", size.0, size.1);
+        let path = image_for(size, &opts.image_dir)?;
+        results.wait = wait::measure(&path, size, opts.wait_runs, &opts.out_dir.join(".scratch_wait"))?;
+        let _ = std::fs::remove_dir_all(opts.out_dir.join(".scratch_wait"));
+        crate::say!("{}", terminal::wait_lines(&results.wait));
+    }
     if opts.batch_images > 0 {
         if let Some(&size) = opts.sizes.first() {
-            drop(npp);
-            drop(engine); // batch mode opens its own contexts and streams
             let row = batch_row(opts, size)?;
             crate::say!("{}", terminal::batch_line(&row));
             results.batch = Some(row);

@@ -48,6 +48,8 @@ pub struct BenchResults {
     /// gpu-n1 with the report's overlapping mapping (`--mapping report`), computation only, at each n
     /// of the sweep; sizes up to the report's largest (2048×1024) only, as its cost grows with n.
     pub report_mapping: Vec<KernelSeries>,
+    /// Whole commands, process start included, cold and warm ([`super::wait`]).
+    pub wait: Vec<super::wait::WaitSeries>,
 }
 
 /// Batch throughput: the whole batch (with the GPU when there is one) against decode + encode alone.

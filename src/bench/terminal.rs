@@ -142,3 +142,17 @@ pub fn mapping_line(k: &KernelSeries, r: &BenchResults) -> String {
     line.push('\n');
     line
 }
+
+/// "What you wait for", one line per command and start.
+pub fn wait_lines(series: &[super::wait::WaitSeries]) -> String {
+    let mut out = String::new();
+    for w in series {
+        let Some(s) = crate::stats::Summary::of(&w.samples_s) else { continue };
+        let note = w.note.as_deref().map_or(String::new(), |n| format!(" ({n})"));
+        out.push_str(&format!(
+            "  --variant {:<9} {}: {:.3} s ± {:.3} (min {:.3} … max {:.3}, {} runs){note}\n",
+            w.variant, w.start, s.mean, s.sd, s.min, s.max, s.count
+        ));
+    }
+    out + "\n"
+}

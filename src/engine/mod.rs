@@ -34,6 +34,12 @@ pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> anyhow::Result<Vec<std
     crate::gpu::emit_ptx(dir, filter)
 }
 
+/// Whether the CUDA driver library can be loaded (cheap: no device is opened), e.g. to decide before
+/// opening one whether a GPU path is worth trying.
+pub fn driver_present() -> bool {
+    crate::gpu::driver_present()
+}
+
 /// Which device an [`Engine`] computes on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Device {
@@ -132,6 +138,12 @@ impl Engine {
             Device::Auto => Ok(opened(0).unwrap_or_else(|e| cpu(Some(e)))),
             Device::Cuda(ordinal) => opened(ordinal),
         }
+    }
+
+    /// Whether [`Engine::run`] streams `variant` over `rgb` (gpu-strip on a large image, on a GPU): pinned in
+    /// place, overlapped bands, one pass whatever the [`RunOptions`].
+    pub fn streams(&self, variant: Variant, rgb: &RgbImage) -> bool {
+        self.gpu.is_some() && variants::streams(variant, rgb)
     }
 
     /// How many CUDA devices are visible (0 without a driver or device).

@@ -12,6 +12,7 @@
 use image::RgbImage;
 
 use super::buffers::{self, DeviceImage};
+use super::host_pipeline::{run_streamed, STREAMED_FROM_BYTES};
 use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::sobel::{Border, Filter};
@@ -98,7 +99,9 @@ impl Prepared {
 }
 
 /// One whole GPU pass over `rgb`: upload, optionally one warm-up run, `reps` timed runs (median),
-/// download; in bands when the image is too large for one pass.
+/// download; in bands when the image is too large for one pass. gpu-strip on an image of at least
+/// [`STREAMED_FROM_BYTES`] streams instead ([`run_streamed`]: pinned in place, overlapped bands, one pass:
+/// `warm_up` and `reps` do not apply); its memory time is then the pass's wall clock less its kernels'.
 pub fn run(
     gpu: &Gpu,
     variant: Variant,
@@ -107,8 +110,19 @@ pub fn run(
     warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
+    if streams(variant, rgb) {
+        let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+        let s = run_streamed(gpu, rgb.as_raw(), w, h, filter)?;
+        let memory_ms = (s.pin_ms + s.pipeline_ms - s.kernel_ms).max(0.0);
+        return Ok(GpuRun { output: s.output, memory_ms, compute_ms: s.kernel_ms });
+    }
     let rows = max_band_rows(gpu, variant, rgb.width() as usize)?;
     run_banded(gpu, variant, rgb, filter, warm_up, reps, rows)
+}
+
+/// Whether [`run`] streams `variant` on `rgb` (gpu-strip, at least [`STREAMED_FROM_BYTES`] of RGB).
+pub fn streams(variant: Variant, rgb: &RgbImage) -> bool {
+    variant == Variant::GpuStrip && rgb.as_raw().len() >= STREAMED_FROM_BYTES
 }
 
 /// The most rows a band may have for `variant` at this width: no buffer over 2^31 bytes (the largest
