@@ -3,13 +3,14 @@
 # the driver's JIT cache off, as on a fresh machine) and warm (caches filled by a first run), for each binary
 # given, side by side in one run: `bash scripts/wait-times.sh IMAGE RUNS BINARY…` (e.g. the previous
 # release's binary and this one). Prints median and min…max per (binary, variant, cache state).
+# VARIANTS="gpu-strip cpu-rayon auto" picks the --variant values (default: gpu-strip cpu-rayon).
 set -euo pipefail
 img=$1 runs=$2
 shift 2
 median_range() { sort -n | awk '{a[NR]=$1} END {printf "%.3f s (%.3f … %.3f)", a[int((NR+1)/2)], a[1], a[NR]}'; }
 now() { date +%s.%N; }
 for bin in "$@"; do
-  for variant in gpu-strip cpu-rayon; do
+  for variant in ${VARIANTS:-gpu-strip cpu-rayon}; do
     for state in cold warm; do
       times=()
       warm_cache=$(mktemp -d)

@@ -18,4 +18,5 @@ pub mod pipeline;
 pub mod report;
 pub mod sobel;
 pub mod stats;
+pub mod trace;
 pub mod variant;

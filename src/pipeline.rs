@@ -256,6 +256,7 @@ pub fn run(opts: &Options) -> Result<Report> {
             }
         }
     });
+    crate::trace::mark("decoded; GPU open");
     let decoded = decoded.map(|d| (d, ()));
     let engine = engine.unwrap_or_else(|| open(&[]));
     let mut notes_before = Vec::new();
@@ -317,6 +318,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         measured.push((variant, outcome));
     }
     let pixels = width as f64 * height as f64;
+    crate::trace::mark("variants ran");
 
     // The edge image: the reference's bytes, else the one variant's (or, when it could not run, cpu-rayon's,
     // so that a missing GPU still gives the user edges).
@@ -327,6 +329,7 @@ pub fn run(opts: &Options) -> Result<Report> {
     };
     let (written, encode_ms) = timed(|| write_outputs(opts, &targets, width, height, &edges, reference.as_ref()));
     written?;
+    crate::trace::mark("outputs written");
     let io_ms = decode_ms + encode_ms;
 
     let rows = measured
@@ -349,6 +352,8 @@ pub fn run(opts: &Options) -> Result<Report> {
         })
         .collect();
 
+    drop(engine);
+    crate::trace::mark("GPU closed");
     Ok(Report {
         input: opts.input.clone(),
         output: opts.output.clone(),

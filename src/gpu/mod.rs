@@ -137,7 +137,10 @@ impl Gpu {
         // Context start-up counts the driver's initialisation (cuInit, in the device count) too.
         let started = std::time::Instant::now();
         // cuInit itself fails with NO_DEVICE when no device is visible (e.g. CUDA_VISIBLE_DEVICES=).
-        match CudaContext::device_count() {
+        crate::trace::mark("GPU: cuInit");
+        let count = CudaContext::device_count();
+        crate::trace::mark("GPU: cuInit done");
+        match count {
             Ok(n) if n as usize > ordinal => {}
             Ok(_) | Err(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)) => {
                 return Err(GpuError::NoDevice)
@@ -153,6 +156,7 @@ impl Gpu {
             Ok((ctx, stream))
         })();
         let (ctx, stream) = opened?;
+        crate::trace::mark("GPU context made");
         let context_init_ms = started.elapsed().as_secs_f64() * 1e3;
         let device = ctx.name()?;
         let multiprocessors =
@@ -163,6 +167,7 @@ impl Gpu {
         let kernels = Arc::new(KernelSet::new(&ctx, &arch, build));
         let (loaded, kernel_load_ms) = timed(|| kernels.preload(variants));
         loaded?;
+        crate::trace::mark("kernels loaded");
         let kernel_stats = kernels.stats();
         let sets = Arc::new(Mutex::new(HashMap::from([(build, kernels.clone())])));
         let gpu = Gpu { ctx, stream, kernels, device, multiprocessors: multiprocessors.max(1) as u32, arch, sets };
