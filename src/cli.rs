@@ -352,7 +352,10 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         auto,
     };
 
-    let report = pipeline::run(&opts)?;
+    let (report, engine) = pipeline::run_keeping_engine(&opts)?;
+    // The process exits next, which frees the GPU context anyway: closing it here would only add to the
+    // wait (pipeline::run_keeping_engine says how much).
+    std::mem::forget(engine);
     if !args.quiet {
         for note in &report.notes {
             eprintln!("cuda_sobel: {note}");
