@@ -33,8 +33,8 @@ pub fn table(report: &Report) -> String {
             );
             let _ = writeln!(
                 s,
-                "kernels: {kernel_load_ms:.1} ms ({} compiled by NVRTC, {} from the kernel cache; excluded below)",
-                kernels.compiled, kernels.from_cache
+                "kernels: {kernel_load_ms:.1} ms ({} compiled by NVRTC, {} from the kernel cache, {} built in; excluded below)",
+                kernels.compiled, kernels.from_cache, kernels.prebuilt
             );
             let _ = writeln!(
                 s,

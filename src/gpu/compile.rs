@@ -10,8 +10,6 @@
 //!   keeps any float expression evaluated as written, as on the CPU;
 //! - `-DSCHARR=1` and/or `-DCOMPAT_REPORT=1` for a [`Build`] other than the default one.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use super::kernels::Build;
 use super::patterns::KernelSource;
 use super::GpuError;
@@ -139,14 +137,23 @@ impl Drop for Program {
     }
 }
 
-/// What a cached entry of `src` compiled with `options` is keyed by: the expanded source, the options
-/// (architecture and build included) and this tool's version. Not the NVRTC version: asking for it loads
-/// NVRTC, which a run whose kernels are all cached need not do. PTX from an older NVRTC stays valid PTX; PTX
-/// the driver refuses (from a newer one) is compiled afresh ([`super::kernels`]).
+/// What a cached entry of `src` compiled with `options` to `code` is keyed by: the expanded source, the
+/// options (architecture and build included), the kind of code and this tool's version, hashed with
+/// SHA-256 (stable across Rust releases, unlike `DefaultHasher`: the keys of the code embedded by
+/// [`super::prebuilt`] must not change with the compiler). Not the NVRTC version: asking for it loads NVRTC,
+/// which a run whose kernels are all cached need not do. Code from an older NVRTC stays loadable; code the
+/// driver refuses is compiled afresh ([`super::kernels`]).
 pub fn cache_key(src: &KernelSource, options: &[String], code: Code) -> u64 {
-    let mut h = DefaultHasher::new();
-    (expanded_source(src), options, code.extension(), env!("CARGO_PKG_VERSION")).hash(&mut h);
-    h.finish()
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for part in [expanded_source(src).as_str(), code.extension(), env!("CARGO_PKG_VERSION")]
+        .into_iter()
+        .chain(options.iter().map(String::as_str))
+    {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    u64::from_be_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
 }
 
 #[cfg(test)]

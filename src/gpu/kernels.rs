@@ -56,12 +56,15 @@ pub struct LoadStats {
     pub compiled: usize,
     /// Files read from the kernel cache.
     pub from_cache: usize,
+    /// Files loaded from the machine code embedded in the binary ([`super::prebuilt`]).
+    pub prebuilt: usize,
 }
 
 impl std::ops::AddAssign for LoadStats {
     fn add_assign(&mut self, o: LoadStats) {
         self.compiled += o.compiled;
         self.from_cache += o.from_cache;
+        self.prebuilt += o.prebuilt;
     }
 }
 
