@@ -18,6 +18,11 @@ median_of() { sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}'; 
 echo "== 1. 2048x1024, whole commands (median and range of 5)"
 bash scripts/wait-times.sh imgs_in/2048x1024.png 5 "$prev" "$new" | tee "$out/wait_2048x1024.txt"
 VARIANTS=auto bash scripts/wait-times.sh imgs_in/2048x1024.png 5 "$new" | tee -a "$out/wait_2048x1024.txt"
+echo "-- the same binary with its built-in sm_90 code ignored (CUDA_SOBEL_NO_PREBUILT=1: NVRTC compiles on a cold run):"
+CUDA_SOBEL_NO_PREBUILT=1 VARIANTS=gpu-strip bash scripts/wait-times.sh imgs_in/2048x1024.png 5 "$new" | tee -a "$out/wait_2048x1024.txt"
+echo "-- where a cold gpu-strip command goes (built-in code; empty cache, driver JIT cache off):"
+t0=$(now); CUDA_CACHE_DISABLE=1 CUDA_SOBEL_CACHE=$(mktemp -d) CUDA_SOBEL_TRACE=1 "$new" imgs_in/2048x1024.png --variant gpu-strip -q --out "$imgs/o.png"; t1=$(now)
+awk -v a="$t0" -v b="$t1" 'BEGIN {printf "   whole command %.1f ms\n", (b - a) * 1e3}'
 echo "-- process start alone (--version), 5 runs:"
 for _ in 1 2 3 4 5; do t0=$(now); "$new" --version >/dev/null; t1=$(now); awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'; done | median_of
 echo " s (median)"
@@ -63,7 +68,12 @@ for f in sorted(glob.glob(f"{out}/json_16384x16384_*gpu-strip.json")):
     print(f"{f.split('/')[-1]}: GPU memory {t['gpu_memory_ms']:.1f} ms = {t['gpu_memory_ms'] / bound:.2f}× the bound; compute {t['compute_ms']:.2f} ms")
 PY
 
-echo "== 4. peak RSS at 6000x6000 (bytes a pixel)"
+echo "== 4. peak RSS at 6000x6000 (bytes a pixel); the CUDA driver's own share: a 64x48 gpu-strip run"
+"$new" generate 64x48 --out "$imgs/tiny.png" >/dev/null
+python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(f"64x48 gpu-strip: {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB")' "$new" "$imgs/tiny.png" --variant gpu-strip --out "$imgs/o.png" | tee "$out/peak_rss_tiny.txt"
 for tag in prev new; do
   bin=${!tag}
   for variant in cpu-rayon gpu-strip auto; do

@@ -2,6 +2,7 @@
 //! produce the bytes [`sobel`] defines. See README.md for the semantics and the command line.
 #![warn(missing_docs)]
 
+pub mod auto;
 pub mod bands;
 pub mod batch;
 pub mod bench;

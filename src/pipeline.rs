@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use crate::auto::{auto_variant, Auto, AUTO};
 use crate::cpu;
 use crate::engine::{Device, Engine, LoadStats, RunOptions};
 use crate::error::Result;
@@ -46,22 +47,6 @@ pub struct Options {
     /// The fast path (`--variant auto`): `variants` is ignored; [`auto_variant`] picks cpu-rayon or
     /// gpu-strip from the image's size once its header is read, and it runs once, without repetitions.
     pub auto: bool,
-}
-
-/// From this many pixels on, `--variant auto` picks gpu-strip (when a driver is present): below it, cpu-rayon
-/// finishes the whole command first. Measured on the H200 machine (16 cores), whole commands with warm
-/// caches, `docs/performance.md` v0.16: the GPU's start-up (~0.3 s) is hidden behind the decode of an image
-/// this large, and its copies are then shorter than cpu-rayon's computation.
-pub const AUTO_GPU_FROM_PIXELS: u64 = 6000 * 6000;
-
-/// The variant `--variant auto` runs on a `width × height` image: gpu-strip from [`AUTO_GPU_FROM_PIXELS`]
-/// when `gpu_possible`, else cpu-rayon.
-pub fn auto_variant(width: u32, height: u32, gpu_possible: bool) -> Variant {
-    if gpu_possible && width as u64 * height as u64 >= AUTO_GPU_FROM_PIXELS {
-        Variant::GpuStrip
-    } else {
-        Variant::CpuRayon
-    }
 }
 
 impl Options {
@@ -241,7 +226,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         let decoded = timed(|| {
             image_io::decode(&opts.input, &decode_opts, |h| {
                 let variants = if opts.auto {
-                    vec![auto_variant(h.width, h.height, crate::engine::driver_present())]
+                    vec![auto_variant(h.width, h.height, crate::engine::driver_present(), rayon::current_num_threads())]
                 } else {
                     opts.variants.clone()
                 };
@@ -267,10 +252,13 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     let decoded = decoded.map(|d| (d, ()));
     let engine = engine.unwrap_or_else(|| open(&[]));
     let mut notes_before = Vec::new();
-    if let (true, Some(v)) = (opts.auto, variants.first()) {
-        let side = if v.is_gpu() { "at least" } else { "below" };
-        let mp = AUTO_GPU_FROM_PIXELS as f64 / 1e6;
-        notes_before.push(format!("--variant auto: {} (image {side} {mp:.0} megapixels)", v.name()));
+    if let (true, Some(v), Ok((d, _))) = (opts.auto, variants.first(), &decoded) {
+        let (w, h) = d.rgb.dimensions();
+        let (cpu, gpu) = AUTO.predict(w as f64 * h as f64, rayon::current_num_threads());
+        notes_before.push(format!(
+            "--variant auto: {} (predicted cpu-rayon {cpu:.0} ms, gpu-strip {gpu:.0} ms with its start-up)",
+            v.name()
+        ));
     }
     if opts.auto && variants.iter().any(|v| v.is_gpu()) && !engine.has_gpu() {
         let reason = engine.gpu_error().map_or_else(String::new, |e| e.to_string());
@@ -309,7 +297,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
             if opts.auto { RunOptions::default() } else { RunOptions { warm_up: true, reps: opts.gpu_reps } };
         if engine.streams(variant, &rgb) {
             notes.push(format!(
-                "{}: streamed (pinned in place, overlapped bands); one pass, its kernels' time",
+                "{}: streamed (staged through pinned buffers, overlapped bands); one pass, its kernels' time",
                 variant.name()
             ));
         }
@@ -407,17 +395,4 @@ fn write_outputs(
 pub fn sibling(output: &Path, suffix: &str) -> PathBuf {
     let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     output.with_file_name(format!("{stem}_{suffix}.png"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn auto_picks_the_gpu_only_for_large_images_with_a_driver() {
-        assert_eq!(auto_variant(2048, 1024, true), Variant::CpuRayon);
-        assert_eq!(auto_variant(6000, 6000, true), Variant::GpuStrip);
-        assert_eq!(auto_variant(16384, 16384, false), Variant::CpuRayon, "no driver: the CPU");
-        assert_eq!(auto_variant(u32::MAX, u32::MAX, true), Variant::GpuStrip, "no overflow");
-    }
 }

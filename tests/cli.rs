@@ -214,7 +214,7 @@ fn variant_auto_picks_one_variant_and_writes_the_reference_bytes() {
         .assert()
         .success()
         // A 512×512 image is far below the crossover: the CPU finishes first, GPU or not.
-        .stderr(predicate::str::contains("--variant auto: cpu-rayon (image below"));
+        .stderr(predicate::str::contains("--variant auto: cpu-rayon (predicted cpu-rayon"));
     let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "one variant ran: {report}");

@@ -124,9 +124,10 @@ fn gpu_variants_match_scalar_on_the_report_images() {
 
 #[test]
 fn streamed_gpu_strip_equals_the_reference() {
-    use cuda_sobel::gpu::host_pipeline::{run_streamed_in_bands, STREAMED_FROM_BYTES};
+    use cuda_sobel::gpu::staged::{run_streamed_in_bands, STREAMED_FROM_BYTES};
     let Some(gpu) = gpu_or_skip("streamed_gpu_strip_equals_the_reference") else { return };
-    // Pinned in place, overlapped bands on three streams: tiny bands, so that band edges land everywhere.
+    // Staged through pinned buffers, overlapped bands on three streams: tiny bands, so that band edges
+    // land everywhere.
     for (w, h, seed) in [(97, 61, 4), (33, 5, 5), (1, 9, 6)] {
         let rgb = random_image(w, h, seed);
         for filter in Filter::all() {

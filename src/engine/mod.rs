@@ -140,8 +140,8 @@ impl Engine {
         }
     }
 
-    /// Whether [`Engine::run`] streams `variant` over `rgb` (gpu-strip on a large image, on a GPU): pinned in
-    /// place, overlapped bands, one pass whatever the [`RunOptions`].
+    /// Whether [`Engine::run`] streams `variant` over `rgb` (gpu-strip on a large image, on a GPU): staged
+    /// through pinned buffers, overlapped bands, one pass whatever the [`RunOptions`].
     pub fn streams(&self, variant: Variant, rgb: &RgbImage) -> bool {
         self.gpu.is_some() && variants::streams(variant, rgb)
     }

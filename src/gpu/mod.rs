@@ -17,6 +17,7 @@ pub mod npp;
 pub mod patterns;
 pub mod prebuilt;
 pub mod slots;
+pub mod staged;
 pub mod variants;
 
 use std::collections::HashMap;
