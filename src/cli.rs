@@ -353,9 +353,6 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
 
     let (report, engine) = pipeline::run_keeping_engine(&opts)?;
-    // The process exits next, which frees the GPU context anyway: closing it here would only add to the
-    // wait (pipeline::run_keeping_engine says how much).
-    std::mem::forget(engine);
     if !args.quiet {
         for note in &report.notes {
             eprintln!("cuda_sobel: {note}");
@@ -372,14 +369,20 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(t) => crate::say!("{t}"),
         None => {}
     }
-    if !report.all_identical() {
-        return Ok(ExitCode::from(1));
-    }
-    if args.gpu_required && matches!(report.gpu, pipeline::GpuStatus::Unavailable { .. }) {
+    let code = if !report.all_identical() {
+        1
+    } else if args.gpu_required && matches!(report.gpu, pipeline::GpuStatus::Unavailable { .. }) {
         eprintln!("cuda_sobel: --gpu-required, but the GPU variants could not run");
-        return Ok(ExitCode::from(3));
+        3
+    } else {
+        0
+    };
+    crate::trace::mark("done");
+    if engine.has_gpu() {
+        // Every output is in place: leave the GPU context to the OS instead of the driver's slow teardown.
+        crate::interrupt::exit_now(code);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(code))
 }
 
 fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {

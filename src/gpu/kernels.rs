@@ -241,8 +241,9 @@ fn index_of(name: &str) -> usize {
 /// One kernel file's machine code, and whether it came from the cache.
 type Fetched = (Vec<u8>, bool);
 
-/// One kernel file's machine code: from the cache when an intact entry is there, else compiled (and
-/// cached). Counts which in `stats`.
+/// One kernel file's machine code: built into the binary when made from this very source and options for
+/// this architecture ([`super::prebuilt`]), else from the cache when an intact entry is there, else
+/// compiled (and cached). Counts which in `stats`.
 fn code_for(
     src: &KernelSource,
     options: &[String],
@@ -250,6 +251,10 @@ fn code_for(
     stats: &mut LoadStats,
 ) -> Result<Fetched, GpuError> {
     let key = cache_key(src, options, Code::Cubin);
+    if let Some(code) = super::prebuilt::get(src.name, key, Code::Cubin) {
+        stats.prebuilt += 1;
+        return Ok((code.to_vec(), true));
+    }
     if let Some(code) = cache.get(src.name, key, Code::Cubin) {
         stats.from_cache += 1;
         return Ok((code, true));
