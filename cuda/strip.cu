@@ -182,12 +182,20 @@ __device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, u8* __
     if (k + 1 < n) strip_step_general(rgb, out, width, height, border, y + dir, dir, x0, r1, r2, r0);
 }
 
+// A batch of equally sized images, packed one after another, is one launch: blockIdx.y picks the image
+// (gridDim.y = 1 for one image). Each image keeps its own borders.
+__device__ __forceinline__ size_t image_offset(int width, int height) {
+    return (size_t)blockIdx.y * (size_t)width * (size_t)height;
+}
+
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     sobel_strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
-    strip_aligned(rgb, out, width, height, border, rows);
+    size_t o = image_offset(width, height);
+    strip_aligned(rgb + 3 * o, out + o, width, height, border, rows);
 }
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     sobel_strip_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
-    strip_general(rgb, out, width, height, border, rows);
+    size_t o = image_offset(width, height);
+    strip_general(rgb + 3 * o, out + o, width, height, border, rows);
 }

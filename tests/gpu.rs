@@ -240,3 +240,38 @@ fn gpu_variants_saturate_on_extreme_edges() {
     let out = variants::run(&gpu, Variant::GpuFused, &rgb, Filter::with_border(Border::Zero), false, 1).unwrap().output;
     assert!(out.contains(&255));
 }
+
+#[test]
+fn strip_on_caller_memory_runs_a_batch_in_one_launch() {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let Some(gpu) = gpu_or_skip("strip_on_caller_memory_runs_a_batch_in_one_launch") else { return };
+    // What the Python package does with a PyTorch or CuPy batch: raw pointers and the caller's stream.
+    let (w, h, n) = (37u32, 29u32, 3u32);
+    let images: Vec<RgbImage> = (0..n).map(|i| random_image(w, h, 11 + i as u64)).collect();
+    let packed: Vec<u8> = images.iter().flat_map(|im| im.as_raw().iter().copied()).collect();
+    let caller = gpu.ctx.new_stream().unwrap(); // "another library's" stream
+    let rgb = caller.clone_htod(&packed).unwrap();
+    let mut out = caller.alloc_zeros::<u8>((w * h * n) as usize).unwrap();
+    for filter in Filter::all() {
+        {
+            let (rgb_ptr, _r) = rgb.device_ptr(&caller);
+            let (out_ptr, _w) = out.device_ptr_mut(&caller);
+            let a = variants::RawImages {
+                rgb: rgb_ptr,
+                out: out_ptr,
+                width: w,
+                height: h,
+                images: n,
+                stream: caller.cu_stream() as u64,
+            };
+            // SAFETY: both buffers are this context's and sized for the batch; the stream is live.
+            unsafe { variants::strip_on_device(&gpu, a, filter) }.unwrap();
+        }
+        let got = caller.clone_dtoh(&out).unwrap();
+        for (i, im) in images.iter().enumerate() {
+            let expected = cpu::scalar::sobel(im, filter).into_raw();
+            let part = &got[i * (w * h) as usize..(i + 1) * (w * h) as usize];
+            assert!(part == expected.as_slice(), "image {i} of the batch, {filter:?}");
+        }
+    }
+}

@@ -24,17 +24,23 @@ const MAX_BAND_ROWS: usize = 32;
 pub fn sobel(rgb: &RgbImage, filter: Filter) -> GrayImage {
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let mut out = vec![0u8; width * height];
+    sobel_into(rgb.as_raw(), width, height, filter, &mut out);
+    GrayImage::from_raw(rgb.width(), rgb.height(), out).expect("width × height bytes")
+}
+
+/// [`sobel`] from packed RGB bytes into `out` (`width · height` bytes): the Python package passes a NumPy
+/// array's memory and the output array's, so that nothing is copied.
+pub fn sobel_into(src: &[u8], width: usize, height: usize, filter: Filter, out: &mut [u8]) {
+    assert_eq!(src.len(), 3 * width * height, "packed RGB, width × height pixels");
+    assert_eq!(out.len(), width * height, "one byte a pixel");
     if out.is_empty() {
-        return GrayImage::new(rgb.width(), rgb.height());
+        return;
     }
     let tasks = ::rayon::current_num_threads() * 4;
     let band_rows = height.div_ceil(tasks).clamp(1, MAX_BAND_ROWS);
-    let src = rgb.as_raw();
-
     out.par_chunks_mut(width * band_rows).enumerate().for_each(|(band, out_band)| {
         sobel_band(src, width, height, band * band_rows, filter, out_band);
     });
-    GrayImage::from_raw(rgb.width(), rgb.height(), out).expect("width × height bytes")
 }
 
 /// Output rows `y0..` (as many as `out_band` holds) of the image.

@@ -20,6 +20,7 @@ use image::{GrayImage, RgbImage};
 
 use crate::cpu;
 use crate::gpu::slots::SlotPool;
+pub use crate::gpu::variants::RawImages;
 pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 
 mod measure;
@@ -138,6 +139,29 @@ impl Engine {
             Device::Auto => Ok(opened(0).unwrap_or_else(|e| cpu(Some(e)))),
             Device::Cuda(ordinal) => opened(ordinal),
         }
+    }
+
+    /// gpu-strip on device memory the caller owns (another library's arrays), on the caller's stream: one
+    /// launch for the whole batch, no copy, no synchronisation — the caller's later work on that stream
+    /// sees the edges. Needs a GPU.
+    ///
+    /// # Safety
+    /// `a.rgb` must address `3 · images · width · height` readable bytes and `a.out` `images · width ·
+    /// height` writable bytes of device memory of this engine's device (its primary context, which PyTorch
+    /// and CuPy share), neither written by anything else until the launch has run; `a.stream` must be a
+    /// live stream of that context, or 0.
+    pub unsafe fn sobel_on_device(&self, a: RawImages, filter: Filter) -> Result<(), EngineError> {
+        let Some(gpu) = &self.gpu else {
+            let reason = self.gpu_error.as_ref().map_or("no GPU was asked for".into(), |e| e.to_string());
+            return Err(EngineError::NoGpu { variant: "gpu-strip", reason });
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { variants::strip_on_device(gpu, a, filter) }.map_err(EngineError::from)
+    }
+
+    /// The CUDA device ordinal this engine computes on, if a GPU.
+    pub fn ordinal(&self) -> Option<usize> {
+        self.gpu.as_ref().map(|g| g.ctx.ordinal())
     }
 
     /// Whether [`Engine::run`] streams `variant` over `rgb` (gpu-strip on a large image, on a GPU): staged

@@ -207,6 +207,11 @@ impl KernelSet {
         })
     }
 
+    /// gpu-strip's kernels as their own type, for launches on raw device memory ([`Strip::launch_raw`]).
+    pub fn strip(&self) -> Result<&Strip, GpuError> {
+        Ok(lazily!(self, strip, Strip::load(self.module("strip")?)))
+    }
+
     /// cuda/timing.cu's kernels (every timed run needs them).
     pub fn timing(&self) -> Result<&Timing, GpuError> {
         Ok(lazily!(self, timing, Timing::load(self.module("timing")?)))

@@ -170,3 +170,41 @@ pub fn run_banded(
     })?;
     Ok(GpuRun { output, memory_ms, compute_ms })
 }
+
+/// Caller-owned device memory for [`strip_on_device`]: raw pointers into this context, and a stream.
+#[derive(Clone, Copy, Debug)]
+pub struct RawImages {
+    /// `images` packed RGB images, `3 · width · height` bytes each.
+    pub rgb: u64,
+    /// Room for `images` edge images, `width · height` bytes each.
+    pub out: u64,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Images in the batch (one launch for all).
+    pub images: u32,
+    /// The `CUstream` to launch on (0: the legacy default stream).
+    pub stream: u64,
+}
+
+/// gpu-strip on caller-owned device memory, on the caller's stream: one launch, no copy, no
+/// synchronisation (the Python package's zero-copy path).
+///
+/// # Safety
+/// See [`super::patterns::strip::Strip::launch_raw`]: the pointers must address that much device memory of
+/// this GPU's context, and the stream must be a live stream of it.
+pub unsafe fn strip_on_device(gpu: &Gpu, a: RawImages, filter: Filter) -> Result<(), GpuError> {
+    if a.images == 0 || a.images > 65_535 {
+        return Err(GpuError::Unsupported(format!("a batch of {} images in one launch (1 to 65535)", a.images)));
+    }
+    let d = Dims::new(a.width, a.height)?;
+    let gpu = gpu.for_filter(filter)?;
+    gpu.ctx.bind_to_thread()?;
+    let stream = a.stream as cudarc::driver::sys::CUstream;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        gpu.kernels.strip()?.launch_raw(stream, a.rgb, a.out, d, a.images, filter.border as i32, gpu.multiprocessors)
+    }?;
+    Ok(())
+}

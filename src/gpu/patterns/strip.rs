@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DevicePtrMut, DriverError, LaunchConfig};
 
-use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
+use super::{check_rgb_out, Dims, Job, KernelSource, Pattern, Scratch};
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "strip", source: include_str!("../../../cuda/strip.cu") };
@@ -32,6 +32,74 @@ impl Strip {
     }
 }
 
+impl Strip {
+    /// The launch shape for `d`: one wave — as many threads as the GPU holds at once (occupancy of this
+    /// kernel × SMs), each marching down `rows` rows; bands as tall as that allows (the 2 halo rows per band
+    /// are then negligible for large images), and every block resident from start to end (no tail wave).
+    /// `images` equally sized images go side by side on the grid's y axis.
+    fn config(&self, d: Dims, images: u32, multiprocessors: u32) -> Result<(LaunchConfig, i32), DriverError> {
+        let f = &self.f[d.aligned16() as usize];
+        let groups = (d.width as u64).div_ceil(GROUP);
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?.max(1) as u64;
+        let resident = per_sm * THREADS as u64 * multiprocessors.max(1) as u64 / images.max(1) as u64;
+        let bands = (resident / groups).clamp(1, d.height as u64);
+        let rows = (d.height as u64).div_ceil(bands).max(MIN_ROWS);
+        let threads = groups * (d.height as u64).div_ceil(rows);
+        let cfg = LaunchConfig {
+            grid_dim: (u32::try_from(threads.div_ceil(THREADS as u64)).expect("fits a 1D grid"), images.max(1), 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        Ok((cfg, rows as i32))
+    }
+
+    /// Enqueues gpu-strip on raw device memory: `images` packed `d`-sized RGB images at `rgb` to as many
+    /// edge images at `out`, on `stream` — which may belong to another library (PyTorch, CuPy): the Python
+    /// package passes the caller's arrays and current stream here, so no copy and no synchronisation is
+    /// added. The one unsafe launch of this pattern; [`Pattern::enqueue`] comes here too.
+    ///
+    /// # Safety
+    /// `rgb` must hold `3 · images · d.pixels()` readable bytes and `out` `images · d.pixels()` writable
+    /// bytes of device memory of this context, not written by anything else until the launch has run on
+    /// `stream`, a live stream of this context.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_raw(
+        &self,
+        stream: cudarc::driver::sys::CUstream,
+        rgb: cudarc::driver::sys::CUdeviceptr,
+        out: cudarc::driver::sys::CUdeviceptr,
+        d: Dims,
+        images: u32,
+        border: i32,
+        multiprocessors: u32,
+    ) -> Result<(), DriverError> {
+        let (cfg, rows) = self.config(d, images, multiprocessors)?;
+        let f = &self.f[d.aligned16() as usize];
+        let (mut rgb, mut out, mut width, mut height, mut border, mut rows) =
+            (rgb, out, d.width, d.height, border, rows);
+        let mut args: [*mut std::ffi::c_void; 6] = [
+            (&mut rgb as *mut u64).cast(),
+            (&mut out as *mut u64).cast(),
+            (&mut width as *mut i32).cast(),
+            (&mut height as *mut i32).cast(),
+            (&mut border as *mut i32).cast(),
+            (&mut rows as *mut i32).cast(),
+        ];
+        // SAFETY: the arguments match the C signature `(const u8*, u8*, int, int, int, int)` (width and height
+        // fit an int: Dims checks); the caller guarantees the memory and the stream.
+        unsafe {
+            cudarc::driver::result::launch_kernel(
+                f.cu_function(),
+                cfg.grid_dim,
+                cfg.block_dim,
+                cfg.shared_mem_bytes,
+                stream,
+                &mut args,
+            )
+        }
+    }
+}
+
 impl Pattern for Strip {
     /// `sobel_strip_{general,aligned}(const u8* rgb, u8* out, int width, int height, int border, int rows)`:
     /// reads 3·w·h bytes, writes w·h bytes; the aligned form only when width % 16 == 0.
@@ -44,27 +112,13 @@ impl Pattern for Strip {
     ) -> Result<(), DriverError> {
         let d = job.d;
         check_rgb_out(rgb, out, d);
-        let f = &self.f[d.aligned16() as usize];
-        // One wave: as many threads as the GPU holds at once (occupancy of this kernel × SMs), each marching
-        // down `rows` rows; bands as tall as that allows (the 2 halo rows per band are then negligible for
-        // large images), and every block resident from start to end (no tail wave).
-        let groups = (d.width as u64).div_ceil(GROUP);
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?.max(1) as u64;
-        let resident = per_sm * THREADS as u64 * job.multiprocessors.max(1) as u64;
-        let bands = (resident / groups).clamp(1, d.height as u64);
-        let rows = (d.height as u64).div_ceil(bands).max(MIN_ROWS);
-        let threads = groups * (d.height as u64).div_ceil(rows);
-        let cfg = LaunchConfig {
-            grid_dim: (u32::try_from(threads.div_ceil(THREADS as u64)).expect("fits a 1D grid"), 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let (rows, border) = (rows as i32, job.border_arg());
-        let mut b = job.stream.launch_builder(f);
-        b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border).arg(&rows);
-        // SAFETY: see the module contract in patterns/mod.rs; sizes checked above, arguments match the C
-        // signature.
-        unsafe { b.launch(cfg) }.map(drop)
+        let (rgb_ptr, _read) = rgb.device_ptr(job.stream);
+        let (out_ptr, _write) = out.device_ptr_mut(job.stream);
+        // SAFETY: sizes checked above; the guards order this launch after the buffers' earlier uses and
+        // later uses after it; the stream is this context's.
+        unsafe {
+            self.launch_raw(job.stream.cu_stream(), rgb_ptr, out_ptr, d, 1, job.border_arg(), job.multiprocessors)
+        }
     }
 }
 
