@@ -1,0 +1,150 @@
+"""The package on GPU arrays (the GPU machine; skipped elsewhere with the reason, required with
+CUDA_SOBEL_REQUIRE_GPU=1): PyTorch and CuPy inputs zero-copy on the caller's stream, batches, out=, NumPy with
+device='cuda', and arrays on the wrong device — all byte-identical to the NumPy reference."""
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cuda_sobel as cs
+import reference
+from test_cpu import FILTERS, as_rgb
+
+REQUIRED = os.environ.get("CUDA_SOBEL_REQUIRE_GPU") is not None
+
+
+def need(module: str):
+    try:
+        return __import__(module)
+    except ImportError as e:
+        if REQUIRED:
+            raise
+        pytest.skip(f"{module} not installed: {e}")
+
+
+@pytest.fixture(scope="module")
+def torch():
+    t = need("torch")
+    if not t.cuda.is_available():
+        if REQUIRED:
+            pytest.fail("CUDA_SOBEL_REQUIRE_GPU=1 but torch sees no CUDA device")
+        pytest.skip("no CUDA device")
+    return t
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    cp = need("cupy")
+    try:
+        cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # no driver or device
+        if REQUIRED:
+            raise
+        pytest.skip(f"no CUDA device: {e}")
+    return cp
+
+
+@pytest.mark.parametrize("op,border,compat", FILTERS)
+def test_torch_cuda_tensors_every_filter(torch, op, border, compat):
+    rgb = np.random.default_rng(1).integers(0, 256, (45, 67, 3), dtype=np.uint8)
+    got = cs.sobel(torch.from_numpy(rgb).cuda(), operator=op, border=border, compat=compat)
+    assert got.is_cuda and got.dtype == torch.uint8 and tuple(got.shape) == (45, 67)
+    assert np.array_equal(got.cpu().numpy(), reference.sobel(rgb, op, border, compat))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    h=st.integers(1, 60),
+    w=st.integers(1, 70),
+    channels=st.sampled_from([0, 1, 3, 4]),
+    step=st.integers(1, 2),
+    bgr=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_torch_random_shapes_strides_layouts(h, w, channels, step, bgr, seed):
+    torch = need("torch")
+    if not torch.cuda.is_available():
+        if REQUIRED:
+            pytest.fail("CUDA_SOBEL_REQUIRE_GPU=1 but torch sees no CUDA device")
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(seed)
+    shape = (h * step, w * step) + ((channels,) if channels else ())
+    full = rng.integers(0, 256, shape, dtype=np.uint8)
+    x = torch.from_numpy(full).cuda()[::step, ::step]  # a strided view on the GPU
+    got = cs.sobel(x, bgr=bgr)
+    assert np.array_equal(got.cpu().numpy(), reference.sobel(as_rgb(full[::step, ::step], bgr)))
+
+
+def test_a_batch_is_one_call_and_each_image_keeps_its_borders(torch):
+    batch = np.random.default_rng(2).integers(0, 256, (7, 33, 41, 3), dtype=np.uint8)
+    got = cs.sobel(torch.from_numpy(batch).cuda(), border="reflect101").cpu().numpy()
+    for i in range(7):
+        assert np.array_equal(got[i], reference.sobel(batch[i], border="reflect101"))
+
+
+def test_on_a_non_default_stream_without_synchronising(torch):
+    rgb = np.random.default_rng(3).integers(0, 256, (512, 768, 3), dtype=np.uint8)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        # Produced on `side`, consumed on `side`: the edges follow the upload in stream order.
+        x = torch.from_numpy(rgb).to("cuda", non_blocking=True)
+        y = cs.sobel(x)
+        z = y.to(torch.int32).sum()  # more work on the same stream, reading the edges
+    side.synchronize()
+    expected = reference.sobel(rgb)
+    assert np.array_equal(y.cpu().numpy(), expected)
+    assert int(z) == int(expected.astype(np.int64).sum())
+
+
+def test_out_and_the_wrong_device(torch):
+    rgb = torch.from_numpy(np.random.default_rng(4).integers(0, 256, (20, 30, 4), dtype=np.uint8)).cuda()
+    out = torch.zeros((20, 30), dtype=torch.uint8, device="cuda")
+    assert cs.sobel(rgb, out=out) is out
+    assert np.array_equal(out.cpu().numpy(), reference.sobel(rgb.cpu().numpy()[..., :3]))
+    with pytest.raises(ValueError, match="on cuda:0, but device='cpu'"):
+        cs.sobel(rgb, device="cpu")
+    with pytest.raises(ValueError, match="out: on another device"):
+        cs.sobel(rgb, out=torch.zeros((20, 30), dtype=torch.uint8))
+    with pytest.raises(TypeError, match="dtype torch.float32"):
+        cs.sobel(rgb.float())
+    if torch.cuda.device_count() < 2:
+        with pytest.raises((ValueError, RuntimeError)):
+            cs.sobel(rgb, device="cuda:1")
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        cs.sobel(rgb, variant="cpu-scalar")
+
+
+def test_gradients_of_a_cuda_tensor(torch):
+    rgb = np.random.default_rng(5).integers(0, 256, (25, 35, 3), dtype=np.uint8)
+    gx, gy = cs.gradients(torch.from_numpy(rgb).cuda(), operator="scharr")
+    rgx, rgy = reference.gradients(rgb, "scharr")
+    assert gx.is_cuda and gx.dtype == torch.int16
+    assert np.array_equal(gx.cpu().numpy(), rgx) and np.array_equal(gy.cpu().numpy(), rgy)
+
+
+def test_numpy_on_the_gpu_with_device_cuda(torch):
+    rgb = np.random.default_rng(6).integers(0, 256, (3, 300, 257, 3), dtype=np.uint8)
+    got = cs.sobel(rgb, device="cuda")
+    assert isinstance(got, np.ndarray)
+    for i in range(3):
+        assert np.array_equal(got[i], reference.sobel(rgb[i]))
+    assert "gpu-strip" in repr(cs.Engine("cuda:0"))
+
+
+def test_cupy_arrays(cupy):
+    rgb = np.random.default_rng(7).integers(0, 256, (2, 61, 77, 3), dtype=np.uint8)
+    x = cupy.asarray(rgb)
+    got = cs.sobel(x, border="zero")
+    assert isinstance(got, cupy.ndarray) and got.shape == (2, 61, 77)
+    for i in range(2):
+        assert np.array_equal(cupy.asnumpy(got[i]), reference.sobel(rgb[i], border="zero"))
+    strided = cupy.asarray(np.random.default_rng(8).integers(0, 256, (40, 60, 3), dtype=np.uint8))[::2, ::3]
+    assert np.array_equal(cupy.asnumpy(cs.sobel(strided, bgr=True)), reference.sobel(as_rgb(cupy.asnumpy(strided), True)))
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        y = cs.sobel(x)
+    s.synchronize()
+    assert np.array_equal(cupy.asnumpy(y[1]), reference.sobel(rgb[1]))

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The Python package against its peers, in one process (issue 18's speed table):
+
+    python3 scripts/python_bench.py [--calls 200] [--cli .dev/cuda_sobel]
+
+GPU: device-resident RGB8 input → 8-bit edges; each whole Python call timed between two CUDA events on the
+current stream, after 10 warm-up calls; median of --calls calls. Peers where installed: kornia
+(`filters.sobel` on grey), PyTorch conv2d eager (grey, two 3×3 convolutions, magnitude), cupyx.scipy.ndimage.
+CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation
+time for the same image (--cli BINARY --json).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+import cuda_sobel as cs
+
+SIZES = [("2048x1024", (1, 1024, 2048)), ("7680x4320", (1, 4320, 7680)), ("16384²", (1, 16384, 16384)),
+         ("batch 256×224×224", (256, 224, 224)), ("batch 16×1920×1080", (16, 1080, 1920))]
+
+
+def cuda_median_us(torch, fn, calls):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(calls):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
+def peers(torch):
+    """name → function of an N×H×W×3 uint8 CUDA tensor giving 8-bit edges."""
+    kx = torch.tensor([[-1.0, 0, 1], [-2, 0, 2], [-1, 0, 1]], device="cuda").view(1, 1, 3, 3)
+    weights = torch.tensor([0.30, 0.59, 0.11], device="cuda").view(1, 3, 1, 1)
+
+    def conv2d(x):
+        g = (x.permute(0, 3, 1, 2).float() * weights).sum(1, keepdim=True)
+        g = torch.nn.functional.pad(g, (1, 1, 1, 1), mode="replicate")
+        gx = torch.nn.functional.conv2d(g, kx)
+        gy = torch.nn.functional.conv2d(g, kx.transpose(2, 3))
+        return torch.sqrt(gx * gx + gy * gy).clamp(max=255).to(torch.uint8)
+
+    found = {"torch conv2d, eager": conv2d}
+    try:
+        import kornia
+
+        def kornia_sobel(x):
+            grey = kornia.color.rgb_to_grayscale(x.permute(0, 3, 1, 2).float() / 255)
+            return (kornia.filters.sobel(grey, normalized=False) * 255).clamp(max=255).to(torch.uint8)
+
+        found[f"kornia {kornia.__version__} filters.sobel"] = kornia_sobel
+    except ImportError:
+        pass
+    try:
+        import cupy
+        import cupyx.scipy.ndimage as ndi
+
+        def cupyx_sobel(x):
+            g = cupy.asarray(x).astype(cupy.float32) @ cupy.asarray([0.30, 0.59, 0.11], dtype=cupy.float32)
+            gx, gy = ndi.sobel(g, axis=-1, mode="nearest"), ndi.sobel(g, axis=-2, mode="nearest")
+            return cupy.minimum(cupy.hypot(gx, gy), 255).astype(cupy.uint8)
+
+        found["cupyx.scipy.ndimage.sobel"] = cupyx_sobel
+    except ImportError:
+        pass
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--cli", default=None, help="the cuda_sobel binary, for the CPU comparison")
+    ap.add_argument("--skip-large", action="store_true", help="leave out 16384²")
+    a = ap.parse_args()
+
+    import torch
+
+    funcs = peers(torch)
+    print("| input | cuda_sobel.sobel | " + " | ".join(funcs) + " |")
+    print("|---|---|" + "---|" * len(funcs))
+    for name, (n, h, w) in SIZES:
+        if a.skip_large and n == 1 and h == 16384:
+            continue
+        x = torch.randint(0, 256, (n, h, w, 3), dtype=torch.uint8, device="cuda")
+        if n == 1:
+            x = x[0]
+        out = torch.empty(x.shape[:-1], dtype=torch.uint8, device="cuda")
+        ours = cuda_median_us(torch, lambda: cs.sobel(x, out=out), a.calls)
+        row = [f"{ours:.1f} µs"]
+        for f in funcs.values():
+            xb = x if n > 1 else x.unsqueeze(0)
+            try:
+                row.append(f"{cuda_median_us(torch, lambda: f(xb), max(20, a.calls // 4)):.1f} µs")
+            except Exception as e:  # a peer that cannot take this size (out of memory)
+                row.append(f"– ({type(e).__name__})")
+        print(f"| {name} | " + " | ".join(row) + " |", flush=True)
+        del x, out
+        torch.cuda.empty_cache()
+
+    if a.cli:
+        rgb = np.random.default_rng(1).integers(0, 256, (1024, 2048, 3), dtype=np.uint8)
+        for _ in range(5):
+            cs.sobel(rgb)
+        times = []
+        for _ in range(max(20, a.calls // 4)):
+            t = time.perf_counter()
+            cs.sobel(rgb)
+            times.append((time.perf_counter() - t) * 1e3)
+        with tempfile.TemporaryDirectory() as d:
+            from PIL import Image
+
+            path = os.path.join(d, "in.png")
+            Image.fromarray(rgb).save(path)
+            cli = []
+            for _ in range(9):
+                r = subprocess.run([a.cli, path, "--variant", "cpu-rayon", "--json", "--out", os.path.join(d, "o.png")],
+                                   capture_output=True, check=True)
+                cli.append(json.loads(r.stdout)["rows"][0]["compute_ms"])
+        py, c = statistics.median(times), statistics.median(cli)
+        print(f"\nNumPy 2048×1024 on the CPU: cuda_sobel.sobel {py:.2f} ms (median), the CLI's cpu-rayon "
+              f"computation {c:.2f} ms (median of 9) = {100 * (py / c - 1):+.0f} %")
+
+
+if __name__ == "__main__":
+    main()
