@@ -352,8 +352,7 @@ def _sobel(engine: Engine, image: Any, operator: str, border: Optional[str], com
     images = math.prod(int(s) for s in rgb.shape[:-3])
     if h * w * images > 0:
         if library == "torch":
-            torch = _torch()
-            stream = torch.cuda.current_stream(image.device).cuda_stream
+            stream = _torch_stream(where)
             rgb_ptr, out_ptr = rgb.data_ptr(), edges.data_ptr()
         else:
             cp = _cupy()
@@ -365,6 +364,15 @@ def _sobel(engine: Engine, image: Any, operator: str, border: Optional[str], com
         out[...] = edges
         return out
     return edges
+
+
+def _torch_stream(ordinal: int) -> int:
+    """The raw handle of PyTorch's current stream on device `ordinal`."""
+    torch = _torch()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what torch.cuda.current_stream builds on
+    if raw is not None:
+        return int(raw(ordinal))
+    return int(torch.cuda.current_stream(ordinal).cuda_stream)
 
 
 def _contiguous(a: Any, library: str) -> bool:

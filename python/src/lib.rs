@@ -76,6 +76,7 @@ impl NativeEngine {
     /// (C-contiguous uint8, shape (..., H, W)), host memory, with `variant` ("cpu-rayon", "cpu-scalar" or
     /// "gpu-strip").
     #[pyo3(signature = (rgb, out, variant, operator, border, compat))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, passed through one by one
     fn sobel_host(
         &self,
         py: Python<'_>,

@@ -23,12 +23,18 @@ pub const MIN_ROWS: u64 = 4;
 pub struct Strip {
     /// [general, aligned (width % 16 == 0)]
     f: [CudaFunction; 2],
+    /// Blocks of each form resident per SM, asked of the driver once: a driver call per launch cost ~2 µs of
+    /// the Python package's 24 µs call at 2048×1024 (`docs/performance.md` v0.17).
+    per_sm: [std::sync::OnceLock<u64>; 2],
 }
 
 impl Strip {
     /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Strip, DriverError> {
-        Ok(Strip { f: [m.load_function("sobel_strip_general")?, m.load_function("sobel_strip_aligned")?] })
+        Ok(Strip {
+            f: [m.load_function("sobel_strip_general")?, m.load_function("sobel_strip_aligned")?],
+            per_sm: Default::default(),
+        })
     }
 }
 
@@ -38,9 +44,15 @@ impl Strip {
     /// are then negligible for large images), and every block resident from start to end (no tail wave).
     /// `images` equally sized images go side by side on the grid's y axis.
     fn config(&self, d: Dims, images: u32, multiprocessors: u32) -> Result<(LaunchConfig, i32), DriverError> {
-        let f = &self.f[d.aligned16() as usize];
+        let form = d.aligned16() as usize;
         let groups = (d.width as u64).div_ceil(GROUP);
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?.max(1) as u64;
+        let per_sm = match self.per_sm[form].get() {
+            Some(&n) => n,
+            None => {
+                let n = self.f[form].occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?.max(1) as u64;
+                *self.per_sm[form].get_or_init(|| n)
+            }
+        };
         let resident = per_sm * THREADS as u64 * multiprocessors.max(1) as u64 / images.max(1) as u64;
         let bands = (resident / groups).clamp(1, d.height as u64);
         let rows = (d.height as u64).div_ceil(bands).max(MIN_ROWS);
