@@ -47,6 +47,7 @@ def _library(image: Any) -> str:
         return "numpy"
     module = type(image).__module__.split(".")[0]
     if module == "torch" and hasattr(image, "data_ptr"):
+        _torch()
         return "torch"
     if module == "cupy" and hasattr(image, "data"):
         return "cupy"
@@ -77,7 +78,12 @@ def _where(image: Any, library: str) -> Optional[int]:
 def _torch() -> Any:
     import torch
 
+    _TORCH[0] = torch
     return torch
+
+
+# PyTorch, once some call has met a tensor (never imported here before: it is not a dependency).
+_TORCH: list = [None]
 
 
 def _cupy() -> Any:
@@ -293,6 +299,9 @@ def sobel(
     GPU arrays are computed on the array library's current stream, without synchronising: the result is
     ready for any later work on that stream.
     """
+    fast = _torch_fast_path(image, operator, border, compat, variant, device, out, bgr)
+    if fast is not None:
+        return fast
     parsed = _parse_device(device)
     library = _library(image)
     where = _where(image, library) if library != "numpy" else None
@@ -306,6 +315,42 @@ def sobel(
             raise ValueError(f"image: on cuda:{where}, but device='{name}'; move it first, or leave device out")
         ordinal = where
     return _sobel(_engine(ordinal), image, operator, border, compat, variant, out, bgr)  # type: ignore[arg-type]
+
+
+_VALID_FILTERS = frozenset(
+    (op, border, compat)
+    for op in OPERATORS
+    for compat in COMPATS
+    for border in ((None,) + BORDERS if compat == "exact" else (None, "zero"))
+)
+
+
+def _torch_fast_path(image: Any, operator: str, border: Optional[str], compat: str, variant: str, device: Any, out: Any, bgr: bool) -> Any:
+    """The common call inside a PyTorch pipeline — a packed RGB uint8 CUDA tensor (or batch), no conversion
+    asked for — in as few Python steps as possible: at 2048×1024 the kernel takes 8 µs, so each µs of Python
+    shows (`docs/performance.md` v0.17). None when the call needs the general path (which also checks and
+    explains everything this skips)."""
+    torch = _TORCH[0]
+    if torch is None or type(image) is not torch.Tensor or bgr or device is not None:
+        return None
+    if not image.is_cuda or image.dtype is not torch.uint8 or image.dim() not in (3, 4) or image.shape[-1] != 3:
+        return None
+    if variant not in ("auto", "gpu-strip") or (operator, border, compat) not in _VALID_FILTERS or not image.is_contiguous():
+        return None
+    shape = image.shape[:-1]
+    ordinal = image.get_device()
+    if out is None:
+        out = torch.empty(shape, dtype=torch.uint8, device=image.device)
+    elif not (type(out) is torch.Tensor and out.dtype is torch.uint8 and out.shape == shape and out.is_contiguous() and out.get_device() == ordinal):
+        return None
+    engine = _engines.get(ordinal) or _engine(ordinal)
+    h, w = shape[-2], shape[-1]
+    images = shape[0] if len(shape) == 3 else 1
+    if h * w * images:
+        engine._native.sobel_device(
+            image.data_ptr(), out.data_ptr(), w, h, images, _torch_stream(ordinal), operator, border, compat
+        )
+    return out
 
 
 def _sobel(engine: Engine, image: Any, operator: str, border: Optional[str], compat: str, variant: str, out: Any, bgr: bool) -> Any:
