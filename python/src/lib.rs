@@ -102,6 +102,12 @@ impl NativeEngine {
         let src = rgb.as_slice().map_err(|_| PyValueError::new_err("rgb must be C-contiguous"))?;
         let dst = out.as_slice_mut().map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
         let engine = &self.engine;
+        if variant == Variant::GpuStrip && images > 1 {
+            // A batch: one upload, one launch, one download.
+            return py
+                .detach(|| engine.sobel_batch(src, w as u32, h as u32, images as u32, filter, dst))
+                .map_err(runtime);
+        }
         py.detach(|| -> Result<(), String> {
             let (px, bytes) = (w * h, 3 * w * h);
             for (i, edges) in dst.chunks_mut(px.max(1)).take(images).enumerate() {

@@ -159,6 +159,36 @@ impl Engine {
         unsafe { variants::strip_on_device(gpu, a, filter) }.map_err(EngineError::from)
     }
 
+    /// Edges of `images` packed `width × height` RGB images in host memory into `out`: on the GPU one
+    /// upload, one launch and one download for the whole batch; on the CPU cpu-rayon image by image.
+    pub fn sobel_batch(
+        &self,
+        rgb: &[u8],
+        width: u32,
+        height: u32,
+        images: u32,
+        filter: Filter,
+        out: &mut [u8],
+    ) -> Result<(), EngineError> {
+        let (w, h) = (width as usize, height as usize);
+        match &self.gpu {
+            Some(gpu) if w * h > 0 && images > 0 => {
+                // One launch takes at most 65 535 images (the grid's y limit).
+                const PER_LAUNCH: usize = 65_535;
+                for (src, dst) in rgb.chunks(3 * w * h * PER_LAUNCH).zip(out.chunks_mut(w * h * PER_LAUNCH)) {
+                    let n = (dst.len() / (w * h)) as u32;
+                    variants::strip_batch_from_host(gpu, src, width, height, n, filter, dst)?;
+                }
+            }
+            _ => {
+                for (src, dst) in rgb.chunks(3 * w * h).zip(out.chunks_mut(w * h)).filter(|(s, _)| !s.is_empty()) {
+                    cpu::rayon::sobel_into(src, w, h, filter, dst);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The CUDA device ordinal this engine computes on, if a GPU.
     pub fn ordinal(&self) -> Option<usize> {
         self.gpu.as_ref().map(|g| g.ctx.ordinal())

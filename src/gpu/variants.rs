@@ -208,3 +208,34 @@ pub unsafe fn strip_on_device(gpu: &Gpu, a: RawImages, filter: Filter) -> Result
     }?;
     Ok(())
 }
+
+/// gpu-strip on a batch of `images` packed RGB images in host memory: one upload, one launch for all, one
+/// download into `out` (the Python package's NumPy batches with `device="cuda"`).
+pub fn strip_batch_from_host(
+    gpu: &Gpu,
+    rgb: &[u8],
+    width: u32,
+    height: u32,
+    images: u32,
+    filter: Filter,
+    out: &mut [u8],
+) -> Result<(), GpuError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let pixels = width as usize * height as usize * images as usize;
+    assert_eq!(rgb.len(), 3 * pixels);
+    assert_eq!(out.len(), pixels);
+    let stream = &gpu.stream;
+    let input = stream.clone_htod(rgb)?;
+    // SAFETY (alloc): the kernel writes every output byte before the download reads it.
+    let mut edges = unsafe { stream.alloc::<u8>(pixels) }?;
+    {
+        let (rgb_ptr, _read) = input.device_ptr(stream);
+        let (out_ptr, _write) = edges.device_ptr_mut(stream);
+        let a = RawImages { rgb: rgb_ptr, out: out_ptr, width, height, images, stream: stream.cu_stream() as u64 };
+        // SAFETY: both buffers were just allocated on this context with the batch's sizes; the stream is ours.
+        unsafe { strip_on_device(gpu, a, filter) }?;
+    }
+    stream.memcpy_dtoh(&edges, out)?;
+    stream.synchronize()?;
+    Ok(())
+}
