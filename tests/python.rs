@@ -29,6 +29,7 @@ fn the_python_packages_tests_pass() {
     }
     let run = Command::new(&python)
         .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "python/tests"])
+        .env("CUDA_SOBEL_BIN", env!("CARGO_BIN_EXE_cuda_sobel"))
         .output()
         .expect("pytest starts");
     let text = String::from_utf8_lossy(&run.stdout);

@@ -220,7 +220,71 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COMPATS", Compat::ALL.map(Compat::name).to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch, m)?)?;
     Ok(())
+}
+
+/// The files `inputs` (files and folders, as `cuda_sobel batch` takes them) stand for, each with its output
+/// in `out_dir`: `cuda_sobel batch`'s listing and its refusals (two inputs whose outputs would share a name,
+/// an output that would replace an input) as `ValueError`s. Also the count of its own earlier outputs skipped.
+#[pyfunction]
+fn plan_batch(
+    py: Python<'_>,
+    inputs: Vec<std::path::PathBuf>,
+    out_dir: std::path::PathBuf,
+) -> PyResult<(Vec<(String, String)>, usize)> {
+    py.detach(|| -> Result<_, String> {
+        let found = cuda_sobel::batch::collect_inputs(&inputs).map_err(|e| format!("{e:#}"))?;
+        let outputs = cuda_sobel::batch::plan_outputs(&found.files, &out_dir).map_err(|e| e.to_string())?;
+        let pairs = found.files.iter().zip(outputs).map(|(i, o)| (i.display().to_string(), o.display().to_string()));
+        Ok((pairs.collect(), found.skipped_own_outputs))
+    })
+    .map_err(PyValueError::new_err)
+}
+
+/// (images, [(file, reason)], seconds, what computed): what [`batch`] returns.
+type BatchResult = (usize, Vec<(String, String)>, f64, String);
+
+/// `cuda_sobel batch` on these files into `out_dir` (the GPU(s) `devices`, default every visible one, else
+/// the CPU): (images, [(file, reason) of each failure], seconds, what computed). Outputs are written
+/// atomically, so running it again on the same files (a retried task) is harmless.
+#[pyfunction]
+#[pyo3(signature = (files, out_dir, operator, border, compat, png_compression, check, devices=None))]
+#[allow(clippy::too_many_arguments)]
+fn batch(
+    py: Python<'_>,
+    files: Vec<std::path::PathBuf>,
+    out_dir: std::path::PathBuf,
+    operator: &str,
+    border: Option<&str>,
+    compat: &str,
+    png_compression: &str,
+    check: bool,
+    devices: Option<Vec<usize>>,
+) -> PyResult<BatchResult> {
+    use cuda_sobel::image_io::PngCompression;
+    let filter = filter(operator, border, compat)?;
+    let compression = PngCompression::ALL.into_iter().find(|c| c.name() == png_compression).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "invalid png_compression '{png_compression}': expected one of fast, default, best"
+        ))
+    })?;
+    let opts = cuda_sobel::batch::BatchOptions {
+        inputs: files,
+        out_dir,
+        filter,
+        compression,
+        slots: 4,
+        devices,
+        check,
+        baseline: false,
+        budget: cuda_sobel::memory::Budget::new(None),
+        keep_orientation: false,
+    };
+    let summary = py.detach(|| cuda_sobel::batch::run(&opts)).map_err(|e| runtime(format!("{e:#}")))?;
+    let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
+    Ok((summary.images, failures, summary.seconds, summary.engine))
 }
 
 /// How many CUDA devices are visible (0 without a driver).
