@@ -4,6 +4,9 @@
 //! functions here. Every native call releases the GIL while it computes; every failure is a Python
 //! exception with the command line's one-line words, never a panic.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -282,9 +285,30 @@ fn batch(
         budget: cuda_sobel::memory::Budget::new(None),
         keep_orientation: false,
     };
-    let summary = py.detach(|| cuda_sobel::batch::run(&opts)).map_err(|e| runtime(format!("{e:#}")))?;
+    let summary = py
+        .detach(|| -> anyhow::Result<_> {
+            let engines = batch_engines(&opts)?;
+            cuda_sobel::batch::run_with(&opts, &engines.0, engines.1.clone())
+        })
+        .map_err(|e| runtime(format!("{e:#}")))?;
     let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
     Ok((summary.images, failures, summary.seconds, summary.engine))
+}
+
+/// The engines for `opts.devices`, opened once per process and kept: a Dask worker runs one batch per task,
+/// and opening a context with its kernels and pinned slots for each (~0.3 s) made a 2-worker run 4× slower
+/// than `cuda_sobel batch` on the same folder (`docs/performance.md` v0.18).
+fn batch_engines(opts: &cuda_sobel::batch::BatchOptions) -> anyhow::Result<Arc<(Vec<Engine>, String)>> {
+    type Cache = Mutex<HashMap<Option<Vec<usize>>, Arc<(Vec<Engine>, String)>>>;
+    static ENGINES: OnceLock<Cache> = OnceLock::new();
+    let mut cache =
+        ENGINES.get_or_init(Default::default).lock().map_err(|_| anyhow::anyhow!("engine cache poisoned"))?;
+    if let Some(e) = cache.get(&opts.devices) {
+        return Ok(e.clone());
+    }
+    let opened = Arc::new(cuda_sobel::batch::open_engines(opts)?);
+    cache.insert(opts.devices.clone(), opened.clone());
+    Ok(opened)
 }
 
 /// How many CUDA devices are visible (0 without a driver).

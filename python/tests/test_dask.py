@@ -87,12 +87,11 @@ class KillOnce(distributed.diagnostics.plugin.WorkerPlugin):
 
 def test_a_worker_killed_mid_run_loses_nothing(folder, expected, client, tmp_path):
     flag = str(tmp_path / "killed")
+    # Left registered afterwards: once the flag exists it does nothing (unregistering could race with the
+    # restarting worker).
     client.register_plugin(KillOnce(flag))
-    try:
-        out = tmp_path / "out"
-        summary = csd.sobel_files([str(folder / "*.png"), str(folder / "empty.jpg")], out, client=client, chunk_size=2)
-    finally:
-        client.unregister_worker_plugin(KillOnce.name)
+    out = tmp_path / "out"
+    summary = csd.sobel_files([str(folder / "*.png"), str(folder / "empty.jpg")], out, client=client, chunk_size=2)
     assert os.path.exists(flag), "a worker was killed"
     assert summary.done == 18 and len(summary.failed) == 3
     assert written(out) == expected
