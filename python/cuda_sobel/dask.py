@@ -124,8 +124,7 @@ def _local_client(workers: Optional[int], gpus: bool) -> Any:
     else:
         workers = workers or 2
         threads = str(max(1, cores // workers))
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           env={"RAYON_NUM_THREADS": threads}, dashboard_address=None)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, env={"RAYON_NUM_THREADS": threads})
     return Client(cluster)
 
 
@@ -227,6 +226,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from distributed import Client
 
     client = Client(a.scheduler) if a.scheduler else _local_client(a.workers, a.gpus)
+    if client.dashboard_link:
+        print(f"cuda_sobel: Dask dashboard (progress, workers): {client.dashboard_link}", file=sys.stderr)
     try:
         summary = sobel_files(
             a.inputs, a.out, client=client, operator=a.operator, border=a.border, compat=a.compat,
