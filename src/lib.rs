@@ -19,5 +19,6 @@ pub mod pipeline;
 pub mod report;
 pub mod sobel;
 pub mod stats;
+pub mod student;
 pub mod trace;
 pub mod variant;

@@ -20,6 +20,7 @@ use image::{GrayImage, RgbImage};
 
 use crate::cpu;
 use crate::gpu::slots::SlotPool;
+pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
 pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 
@@ -33,6 +34,11 @@ pub use measure::{DeviceInfo, HostRun, Meter, NppPeer, ResidentRun, NPP_DESCRIPT
 /// (needs NVRTC, not a GPU); returns the paths written.
 pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> anyhow::Result<Vec<std::path::PathBuf>> {
     crate::gpu::emit_ptx(dir, filter)
+}
+
+/// A student's kernel file compiled to PTX for `compute_90`, without a GPU (`--kernel-file F --emit-ptx DIR`).
+pub fn student_ptx(file: &str, text: &str, filter: Filter) -> Result<String, GpuError> {
+    crate::gpu::student::compile_ptx(file, text, filter)
 }
 
 /// Whether the CUDA driver library can be loaded (cheap: no device is opened), e.g. to decide before
@@ -187,6 +193,48 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// A student's kernel (`--kernel-file`), compiled for this engine's GPU in `filter`'s build.
+    pub fn student_kernel(
+        &self,
+        file: &str,
+        text: &str,
+        entry: &str,
+        filter: Filter,
+    ) -> Result<StudentKernel, EngineError> {
+        Ok(StudentKernel::compile(self.need_gpu("a student's kernel")?, file, text, entry, filter)?)
+    }
+
+    /// One run of a student's kernel, the output poisoned with `poison` first.
+    pub fn student_run(
+        &self,
+        k: &StudentKernel,
+        rgb: &RgbImage,
+        border: i32,
+        launch: Launch,
+        poison: u8,
+    ) -> Result<Vec<u8>, EngineError> {
+        Ok(k.run(self.need_gpu("a student's kernel")?, rgb, border, launch, poison)?)
+    }
+
+    /// `reps` event-timed runs of a student's kernel after a warm-up (ms each), as our variants are timed.
+    pub fn student_time(
+        &self,
+        k: &StudentKernel,
+        rgb: &RgbImage,
+        border: i32,
+        launch: Launch,
+        reps: usize,
+    ) -> Result<Vec<f64>, EngineError> {
+        Ok(k.time(self.need_gpu("a student's kernel")?, rgb, border, launch, reps)?)
+    }
+
+    fn need_gpu(&self, what: &'static str) -> Result<&Gpu, EngineError> {
+        self.gpu.as_ref().ok_or_else(|| EngineError::NoGpu {
+            variant: what,
+            reason: self.gpu_error.as_ref().map_or("no GPU was asked for".into(), |e| e.to_string()),
+        })
     }
 
     /// The CUDA device ordinal this engine computes on, if a GPU.

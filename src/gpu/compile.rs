@@ -88,14 +88,47 @@ pub fn compile(src: &KernelSource, arch: &str, build: Build) -> Result<String, G
 /// cache never loads it (a cold load took 126 ms on the H200 machine; in warm runs the saving was within
 /// noise, `docs/performance.md` v0.13).
 pub fn compile_with(src: &KernelSource, options: &[String], code: Code) -> Result<Vec<u8>, GpuError> {
+    compile_text(&format!("cuda/{}.cu", src.name), &expanded_source(src), options, code)
+}
+
+/// A student's kernel file (`--kernel-file`) as NVRTC sees it: each `#include "sobel.cuh"` / `"row16.cuh"`
+/// replaced by the header's text, then a `#line` directive, so that NVRTC's messages name the student's
+/// own line numbers. Any other `#include "…"` is an error naming it.
+pub fn student_source(file: &str, text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len() + HEADER.len());
+    for (i, line) in text.lines().enumerate() {
+        let included = line.trim().strip_prefix("#include \"").and_then(|rest| rest.strip_suffix('"'));
+        match (included, included.and_then(|name| HEADERS.iter().find(|(h, _)| *h == name))) {
+            (Some(_), Some((_, header))) => {
+                out.push_str(&expand(header));
+                out.push_str(&format!("#line {} \"{file}\"\n", i + 2));
+            }
+            (Some(name), None) => {
+                let known: Vec<_> = HEADERS.iter().map(|(h, _)| *h).collect();
+                return Err(format!(
+                    "{file}:{}: cannot include \"{name}\" (the headers at hand: {})",
+                    i + 1,
+                    known.join(", ")
+                ));
+            }
+            (None, _) => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Compiles `text` (already expanded), named `file` in NVRTC's messages, with these options to `code`.
+pub fn compile_text(file: &str, text: &str, options: &[String], code: Code) -> Result<Vec<u8>, GpuError> {
     use cudarc::nvrtc::{result, sys};
     if !super::nvrtc_present() {
         return Err(GpuError::NoNvrtc);
     }
-    let fail = |log: String| GpuError::Compile { module: src.name, log };
-    let text =
-        std::ffi::CString::new(expanded_source(src)).map_err(|_| fail("the source contains a NUL byte".into()))?;
-    let name = std::ffi::CString::new(format!("{}.cu", src.name)).expect("kernel file names have no NUL");
+    let fail = |log: String| GpuError::Compile { file: file.to_owned(), log };
+    let text = std::ffi::CString::new(text).map_err(|_| fail("the source contains a NUL byte".into()))?;
+    let name = std::ffi::CString::new(file).map_err(|_| fail("the file name contains a NUL byte".into()))?;
     let program = Program(result::create_program(&text, Some(&name)).map_err(|e| fail(format!("{e:?}")))?);
     // SAFETY: `program.0` was created above and is destroyed only by `Program`'s drop, after these calls;
     // `text` and `name`, which it may point into, outlive it. Every buffer handed to NVRTC is sized by the

@@ -18,6 +18,7 @@ pub mod patterns;
 pub mod prebuilt;
 pub mod slots;
 pub mod staged;
+pub mod student;
 pub mod variants;
 
 use std::collections::HashMap;
@@ -52,10 +53,10 @@ pub enum GpuError {
     #[error("{0}")]
     Peer(String),
     /// NVRTC refused a kernel file; `log` is its log.
-    #[error("NVRTC could not compile cuda/{module}.cu: {log}")]
+    #[error("NVRTC could not compile {file}: {log}")]
     Compile {
-        /// The kernel file's stem.
-        module: &'static str,
+        /// The kernel file (`cuda/<name>.cu`, or a student's path).
+        file: String,
         /// NVRTC's log.
         log: String,
     },

@@ -1,16 +1,18 @@
-//! The command line: clap definitions, turned into typed [`pipeline::Options`]. Only this module and
+//! The command line: clap definitions (here), turned into typed [`pipeline::Options`] (in [`run`]). Only this module and
 //! `main.rs` know about clap — the core's enums only list their values (`ALL`) and names, and
 //! `value_enum!` makes them clap values here; exit codes are decided here, in one place.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::memory::{self, Budget};
-use crate::pipeline::{self, Mapping, Variant, N1};
+mod run;
+pub use run::run;
+
+use crate::memory;
+use crate::pipeline::{self, Mapping, Variant};
 use crate::sobel::{Border, Compat, Filter, Operator};
-use crate::{generate, image_io, report};
+use crate::{generate, image_io};
 
 /// Makes the core's value enums (each with `ALL` and `name()`) clap values, named as the core names them.
 macro_rules! value_enum {
@@ -67,6 +69,7 @@ Examples:
   cuda_sobel imgs_in/2048x1024.png 8 --variant gpu-n1 --mapping report   the report's n:1 mapping
   cuda_sobel imgs_in/2048x1024.png --operator scharr
   cuda_sobel --emit-ptx ptx/                  write the PTX of every kernel file, to read
+  cuda_sobel imgs_in/2048x1024.png --kernel-file cuda/exercises/01_map.cu --sweep   check and time your kernel
   cuda_sobel generate 7680x4320               draw a test image into imgs_in/7680x4320.png
   cuda_sobel bench                            the report's experiments (or: bash bench.sh)
   cuda_sobel bench --sizes 2048x1024,7680x4320 --runs 5 --variant gpu-fused,cpu-rayon
@@ -145,6 +148,32 @@ struct RunArgs {
     /// --operator and --compat given select which build
     #[arg(long, value_name = "DIR")]
     emit_ptx: Option<PathBuf>,
+    #[command(flatten)]
+    student: StudentArgs,
+}
+
+/// A student's kernel, checked and timed as ours are (docs/exercises.md).
+#[derive(Args, Debug)]
+struct StudentArgs {
+    /// Compile this .cu file with NVRTC and run it as one more variant, checked byte for byte. Contract: the
+    /// signature of sobel_fused, `extern "C" __global__ void NAME(const unsigned char* rgb, unsigned char*
+    /// out, int width, int height, int border)`, border one of cuda/sobel.cuh's BORDER_* (the file may
+    /// #include "sobel.cuh"); one thread per pixel on a 2-D grid of --block blocks. With --emit-ptx DIR:
+    /// compile only, no GPU needed
+    #[arg(long, value_name = "FILE")]
+    kernel_file: Option<PathBuf>,
+    /// The entry point, when the file has more than one extern "C" __global__ function
+    #[arg(long, requires = "kernel_file")]
+    kernel_name: Option<String>,
+    /// Threads per block of the student's kernel, WxH
+    #[arg(long, default_value = "16x16", value_parser = generate::parse_size, requires = "kernel_file")]
+    block: (u32, u32),
+    /// Pixels each thread of the student's kernel computes along its row (the grid shrinks by as much)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), requires = "kernel_file")]
+    pixels_per_thread: u32,
+    /// Also check the student's kernel on awkward sizes (1×1, 1×7, 7×1, 33×17, 1025×3, …) for every border
+    #[arg(long, requires = "kernel_file")]
+    sweep: bool,
 }
 
 /// What every variant computes: operator, border and arithmetic (shared by the image, batch and bench
@@ -283,164 +312,4 @@ struct BenchArgs {
     /// Host memory it may use; a size whose estimate is larger is refused before any work
     #[arg(long, value_parser = memory::parse_size)]
     max_memory: Option<u64>,
-}
-
-/// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.
-    crate::interrupt::install();
-    match cli.command {
-        Some(Command::Generate { size: (w, h), out, max_memory }) => {
-            let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
-            let target = image_io::output::plan(&out, &[])?;
-            let needed = memory::image_bytes(w, h, generate::BYTES_PER_PIXEL);
-            Budget::new(max_memory).check(&out, w, h, needed)?;
-            let img = generate::scene(w, h);
-            let png = image_io::Png {
-                width: w,
-                height: h,
-                pixels: img.as_raw(),
-                color: png::ColorType::Rgb,
-                compression: image_io::PngCompression::Default,
-            };
-            image_io::output::write(&target, &png)?;
-            crate::say!("wrote {}\n", out.display());
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Bench(args)) => run_bench(args),
-        Some(Command::Batch(args)) => run_batch(args),
-        None => run_image(cli.run),
-    }
-}
-
-fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let filter = args.filter.filter()?;
-    if let Some(dir) = &args.emit_ptx {
-        for path in crate::engine::emit_ptx(dir, filter)? {
-            if !args.quiet {
-                crate::say!("wrote {}\n", path.display());
-            }
-        }
-    }
-    let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
-    let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
-    let n1 = N1 { n: args.n, mapping: args.mapping };
-    let auto = args.variant.contains(&VariantChoice::Auto);
-    if auto && args.variant.len() > 1 {
-        anyhow::bail!("--variant auto picks one variant itself; leave out the others");
-    }
-    let chosen = args.variant.iter().filter_map(|c| match c {
-        VariantChoice::One(v) => Some(*v),
-        VariantChoice::Auto => None,
-    });
-    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::ALL.to_vec() } else { chosen.collect() };
-    variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
-    variants.sort_by_key(|v| v.order());
-    variants.dedup();
-    let opts = pipeline::Options {
-        input,
-        output,
-        n1,
-        filter,
-        variants,
-        intermediate: args.intermediate,
-        gpu_reps: args.reps as usize,
-        compression: args.png_compression,
-        budget: Budget::new(args.safety.max_memory),
-        keep_orientation: args.safety.keep_orientation,
-        check: args.check,
-        auto,
-    };
-
-    let (report, engine) = pipeline::run_keeping_engine(&opts)?;
-    if !args.quiet {
-        for note in &report.notes {
-            eprintln!("cuda_sobel: {note}");
-        }
-    }
-    // With the image on standard output, the measurements go to standard error.
-    let text = if args.json {
-        Some(format!("{}\n", report::json(&report)))
-    } else {
-        (!args.quiet).then(|| report::table(&report))
-    };
-    match text {
-        Some(t) if opts.output.as_os_str() == image_io::output::STDOUT => eprint!("{t}"),
-        Some(t) => crate::say!("{t}"),
-        None => {}
-    }
-    let code = if !report.all_identical() {
-        1
-    } else if args.gpu_required && matches!(report.gpu, pipeline::GpuStatus::Unavailable { .. }) {
-        eprintln!("cuda_sobel: --gpu-required, but the GPU variants could not run");
-        3
-    } else {
-        0
-    };
-    crate::trace::mark("done");
-    if engine.has_gpu() {
-        // Every output is in place: leave the GPU context to the OS instead of the driver's slow teardown.
-        crate::interrupt::exit_now(code);
-    }
-    Ok(ExitCode::from(code))
-}
-
-fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
-    let summary = crate::batch::run(&crate::batch::BatchOptions {
-        inputs: a.inputs,
-        out_dir: a.out,
-        filter: a.filter.filter()?,
-        compression: a.png_compression,
-        slots: a.slots as usize,
-        devices: (!a.devices.is_empty()).then_some(a.devices),
-        check: a.check,
-        baseline: a.baseline,
-        budget: Budget::new(a.safety.max_memory),
-        keep_orientation: a.safety.keep_orientation,
-    })?;
-    crate::say!("{}", crate::batch::summary_text(&summary));
-    Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
-}
-
-fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
-    let mut opts = crate::bench::BenchOptions {
-        sizes: a.sizes,
-        runs: a.runs as usize,
-        kernel_reps: a.kernel_reps as usize,
-        cpu_budget_s: 2.0,
-        ns: a.ns,
-        variants: if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant },
-        filter: a.filter.filter()?,
-        image_dir: a.images,
-        out_dir: a.out,
-        peers: a.peers,
-        batch_images: a.batch,
-        budget: Budget::new(a.max_memory),
-        wait_runs: a.wait_runs,
-    };
-    if a.quick {
-        opts = crate::bench::BenchOptions {
-            sizes: vec![(64, 48), (161, 97)],
-            runs: 2,
-            kernel_reps: 5,
-            cpu_budget_s: 0.2,
-            ns: vec![1, 2, 4],
-            wait_runs: opts.wait_runs.min(2),
-            ..opts
-        };
-    }
-    opts.ns.sort_unstable();
-    opts.ns.dedup();
-    let results = match crate::bench::run(&opts) {
-        Err(e) if e.downcast_ref::<crate::bench::Mismatch>().is_some() => {
-            eprintln!("cuda_sobel: bench: {e:#}");
-            return Ok(ExitCode::from(1));
-        }
-        other => other?,
-    };
-    crate::say!("{}", crate::bench::export::markdown(&results));
-    for path in crate::bench::export::write_all(&results, &opts.out_dir)? {
-        crate::say!("wrote {}\n", path.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }

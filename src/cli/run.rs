@@ -1,0 +1,184 @@
+//! What each command does with its parsed arguments (the definitions are in the parent module, whose
+//! private fields this child module may read); exit codes are decided here, in one place.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::*;
+use crate::memory::{self, Budget};
+use crate::pipeline::{self, Variant, N1};
+use crate::{generate, image_io, report};
+
+/// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.
+    crate::interrupt::install();
+    match cli.command {
+        Some(Command::Generate { size: (w, h), out, max_memory }) => {
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
+            let target = image_io::output::plan(&out, &[])?;
+            let needed = memory::image_bytes(w, h, generate::BYTES_PER_PIXEL);
+            Budget::new(max_memory).check(&out, w, h, needed)?;
+            let img = generate::scene(w, h);
+            let png = image_io::Png {
+                width: w,
+                height: h,
+                pixels: img.as_raw(),
+                color: png::ColorType::Rgb,
+                compression: image_io::PngCompression::Default,
+            };
+            image_io::output::write(&target, &png)?;
+            crate::say!("wrote {}\n", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Bench(args)) => run_bench(args),
+        Some(Command::Batch(args)) => run_batch(args),
+        None => run_image(cli.run),
+    }
+}
+
+fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let filter = args.filter.filter()?;
+    if let Some(file) = args.student.kernel_file {
+        let opts = crate::student::StudentOptions {
+            file,
+            kernel_name: args.student.kernel_name,
+            launch: crate::engine::Launch {
+                block: args.student.block,
+                pixels_per_thread: args.student.pixels_per_thread,
+            },
+            sweep: args.student.sweep,
+            reps: args.reps as usize,
+            emit_ptx: args.emit_ptx,
+        };
+        return Ok(ExitCode::from(crate::student::run(args.image.as_deref(), filter, &opts)?));
+    }
+    if let Some(dir) = &args.emit_ptx {
+        for path in crate::engine::emit_ptx(dir, filter)? {
+            if !args.quiet {
+                crate::say!("wrote {}\n", path.display());
+            }
+        }
+    }
+    let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
+    let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
+    let n1 = N1 { n: args.n, mapping: args.mapping };
+    let auto = args.variant.contains(&VariantChoice::Auto);
+    if auto && args.variant.len() > 1 {
+        anyhow::bail!("--variant auto picks one variant itself; leave out the others");
+    }
+    let chosen = args.variant.iter().filter_map(|c| match c {
+        VariantChoice::One(v) => Some(*v),
+        VariantChoice::Auto => None,
+    });
+    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::ALL.to_vec() } else { chosen.collect() };
+    variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
+    variants.sort_by_key(|v| v.order());
+    variants.dedup();
+    let opts = pipeline::Options {
+        input,
+        output,
+        n1,
+        filter,
+        variants,
+        intermediate: args.intermediate,
+        gpu_reps: args.reps as usize,
+        compression: args.png_compression,
+        budget: Budget::new(args.safety.max_memory),
+        keep_orientation: args.safety.keep_orientation,
+        check: args.check,
+        auto,
+    };
+
+    let (report, engine) = pipeline::run_keeping_engine(&opts)?;
+    if !args.quiet {
+        for note in &report.notes {
+            eprintln!("cuda_sobel: {note}");
+        }
+    }
+    // With the image on standard output, the measurements go to standard error.
+    let text = if args.json {
+        Some(format!("{}\n", report::json(&report)))
+    } else {
+        (!args.quiet).then(|| report::table(&report))
+    };
+    match text {
+        Some(t) if opts.output.as_os_str() == image_io::output::STDOUT => eprint!("{t}"),
+        Some(t) => crate::say!("{t}"),
+        None => {}
+    }
+    let code = if !report.all_identical() {
+        1
+    } else if args.gpu_required && matches!(report.gpu, pipeline::GpuStatus::Unavailable { .. }) {
+        eprintln!("cuda_sobel: --gpu-required, but the GPU variants could not run");
+        3
+    } else {
+        0
+    };
+    crate::trace::mark("done");
+    if engine.has_gpu() {
+        // Every output is in place: leave the GPU context to the OS instead of the driver's slow teardown.
+        crate::interrupt::exit_now(code);
+    }
+    Ok(ExitCode::from(code))
+}
+
+fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
+    let summary = crate::batch::run(&crate::batch::BatchOptions {
+        inputs: a.inputs,
+        out_dir: a.out,
+        filter: a.filter.filter()?,
+        compression: a.png_compression,
+        slots: a.slots as usize,
+        devices: (!a.devices.is_empty()).then_some(a.devices),
+        check: a.check,
+        baseline: a.baseline,
+        budget: Budget::new(a.safety.max_memory),
+        keep_orientation: a.safety.keep_orientation,
+    })?;
+    crate::say!("{}", crate::batch::summary_text(&summary));
+    Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = crate::bench::BenchOptions {
+        sizes: a.sizes,
+        runs: a.runs as usize,
+        kernel_reps: a.kernel_reps as usize,
+        cpu_budget_s: 2.0,
+        ns: a.ns,
+        variants: if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant },
+        filter: a.filter.filter()?,
+        image_dir: a.images,
+        out_dir: a.out,
+        peers: a.peers,
+        batch_images: a.batch,
+        budget: Budget::new(a.max_memory),
+        wait_runs: a.wait_runs,
+    };
+    if a.quick {
+        opts = crate::bench::BenchOptions {
+            sizes: vec![(64, 48), (161, 97)],
+            runs: 2,
+            kernel_reps: 5,
+            cpu_budget_s: 0.2,
+            ns: vec![1, 2, 4],
+            wait_runs: opts.wait_runs.min(2),
+            ..opts
+        };
+    }
+    opts.ns.sort_unstable();
+    opts.ns.dedup();
+    let results = match crate::bench::run(&opts) {
+        Err(e) if e.downcast_ref::<crate::bench::Mismatch>().is_some() => {
+            eprintln!("cuda_sobel: bench: {e:#}");
+            return Ok(ExitCode::from(1));
+        }
+        other => other?,
+    };
+    crate::say!("{}", crate::bench::export::markdown(&results));
+    for path in crate::bench::export::write_all(&results, &opts.out_dir)? {
+        crate::say!("wrote {}\n", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

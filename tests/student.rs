@@ -1,0 +1,175 @@
+//! `--kernel-file`: students' kernels checked and timed as ours are, and the exercises in cuda/exercises.
+//! Compiling needs NVRTC only (CI); running needs a GPU (skipped elsewhere, saying why).
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use common::bin;
+use predicates::prelude::*;
+
+const EXERCISES: [&str; 4] = ["01_map", "02_coalesced", "03_tile_halo", "04_rolling_window"];
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    if cuda_sobel::gpu::nvrtc_present() {
+        return true;
+    }
+    assert!(std::env::var_os("CUDA_SOBEL_REQUIRE_NVRTC").is_none(), "{test}: NVRTC required");
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no NVRTC");
+    false
+}
+
+fn gpu_or_skip(test: &str) -> bool {
+    if cuda_sobel::engine::Engine::device_count() > 0 && cuda_sobel::gpu::nvrtc_present() {
+        return true;
+    }
+    assert!(std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_none(), "{test}: GPU required");
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no CUDA device (or no NVRTC)");
+    false
+}
+
+#[test]
+fn every_exercise_compiles_without_a_gpu() {
+    if !nvrtc_or_skip("every_exercise_compiles_without_a_gpu") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXERCISES {
+        let file = format!("cuda/exercises/{name}.cu");
+        bin()
+            .args(["--kernel-file", &file, "--emit-ptx"])
+            .arg(dir.path())
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!("{name}.ptx")));
+        let ptx = std::fs::read_to_string(dir.path().join(format!("{name}.ptx"))).unwrap();
+        assert!(ptx.contains(".entry "), "{name}: one entry point");
+    }
+}
+
+#[test]
+fn a_syntax_error_names_its_file_and_line() {
+    if !nvrtc_or_skip("a_syntax_error_names_its_file_and_line") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .args(["--kernel-file", "tests/data/student/syntax.cu", "--emit-ptx"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("tests/data/student/syntax.cu(6): error"));
+}
+
+#[test]
+fn files_and_entries_are_checked_before_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = dir.path().join("two.cu");
+    std::fs::write(&two, "extern \"C\" __global__ void a(int x) {}\nextern \"C\" __global__ void b(int x) {}\n")
+        .unwrap();
+    bin()
+        .arg("--kernel-file")
+        .arg(&two)
+        .args(["--emit-ptx", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--kernel-name"));
+    let header = dir.path().join("header.cu");
+    std::fs::write(&header, "#include \"mine.cuh\"\nextern \"C\" __global__ void a(int x) {}\n").unwrap();
+    if nvrtc_or_skip("files_and_entries_are_checked_before_compiling") {
+        bin()
+            .arg("--kernel-file")
+            .arg(&header)
+            .arg("--emit-ptx")
+            .arg(dir.path())
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("header.cu:1: cannot include \"mine.cuh\""));
+    }
+    bin()
+        .args(["--kernel-file", "no/such.cu", "imgs_in/512x512.png"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such.cu: cannot read"));
+}
+
+/// Runs a student file on the 1024×512 image with the sweep; returns the assert for more checks.
+fn run(file: &Path, border: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    bin()
+        .args(["imgs_in/1024x512.png", "--kernel-file"])
+        .arg(file)
+        .args(["--border", border, "--sweep"])
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn a_correct_kernel_passes_and_is_timed() {
+    if !gpu_or_skip("a_correct_kernel_passes_and_is_timed") {
+        return;
+    }
+    run(Path::new("tests/data/student/good.cu"), "reflect101", &[])
+        .success()
+        .stdout(predicate::str::contains("student:good.cu").and(predicate::str::contains("identical")))
+        .stdout(predicate::str::contains("gpu-fused"));
+}
+
+#[test]
+fn wrong_borders_and_wrapped_magnitudes_fail_with_their_first_pixel_and_hint() {
+    if !gpu_or_skip("wrong_borders_and_wrapped_magnitudes_fail_with_their_first_pixel_and_hint") {
+        return;
+    }
+    run(Path::new("tests/data/student/bad_reflect.cu"), "reflect101", &[])
+        .code(1)
+        .stdout(predicate::str::contains("pixel (x ").and(predicate::str::contains("hint: on the image's border")));
+    run(Path::new("tests/data/student/wraps.cu"), "replicate", &[])
+        .code(1)
+        .stdout(predicate::str::contains("hint: wrapped: got = "));
+}
+
+/// The exercises with their TODOs done, as a student would.
+fn solved(name: &str) -> String {
+    let text = std::fs::read_to_string(format!("cuda/exercises/{name}.cu")).unwrap();
+    let (from, to) = match name {
+        "01_map" => (
+            "out[(size_t)y * width + x] = (u8)grey_at(rgb, x, y, width, height, border);",
+            "int g[3][3];\n for (int dy = 0; dy < 3; ++dy) for (int dx = 0; dx < 3; ++dx) g[dy][dx] = grey_at(rgb, x + dx - 1, y + dy - 1, width, height, border);\n out[(size_t)y * width + x] = magnitude_of(sobel_x(g), sobel_y(g));",
+        ),
+        "02_coalesced" => (
+            "int y = blockIdx.x * blockDim.x + threadIdx.x;\n    int x = blockIdx.y * blockDim.y + threadIdx.y;",
+            "int x = blockIdx.x * blockDim.x + threadIdx.x;\n    int y = blockIdx.y * blockDim.y + threadIdx.y;",
+        ),
+        "03_tile_halo" => (
+            "tile[ty + 1][tx + 1] = (u8)grey_at(rgb, bx + tx, by + ty, width, height, border);",
+            "__syncthreads();\n for (int i = ty * TILE_W + tx; i < (TILE_W + 2) * (TILE_H + 2); i += TILE_W * TILE_H) { int cx = i % (TILE_W + 2), cy = i / (TILE_W + 2); tile[cy][cx] = (u8)grey_at(rgb, bx + cx - 1, by + cy - 1, width, height, border); }",
+        ),
+        _ => (
+            "// TODO: roll the window down one row.",
+            "for (int dx = 0; dx < 3; ++dx) { g[0][dx] = g[1][dx]; g[1][dx] = g[2][dx]; }\n load_row(rgb, x, y + 2, width, height, border, g[2]);",
+        ),
+    };
+    assert!(text.contains(from), "{name}: the TODO line is where the test expects it");
+    text.replace(from, to)
+}
+
+#[test]
+fn the_exercises_fail_until_completed_and_pass_when_completed() {
+    if !gpu_or_skip("the_exercises_fail_until_completed_and_pass_when_completed") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXERCISES {
+        let block: &[&str] = match name {
+            "03_tile_halo" => &["--block", "32x8"],
+            "04_rolling_window" => &["--block", "128x1"],
+            _ => &[],
+        };
+        run(Path::new(&format!("cuda/exercises/{name}.cu")), "replicate", block).code(1);
+        let done = dir.path().join(format!("{name}.cu"));
+        std::fs::write(&done, solved(name)).unwrap();
+        for border in ["replicate", "zero", "reflect101"] {
+            run(&done, border, block).success().stdout(predicate::str::contains("identical"));
+        }
+    }
+}
