@@ -142,6 +142,51 @@ fn random_image(w: u32, h: u32, seed: u64) -> RgbImage {
     RgbImage::from_raw(w, h, bytes).expect("w·h·3 bytes")
 }
 
+/// A student's kernel inside `cuda_sobel bench`: compiled once, checked and timed at every size.
+pub struct Bench {
+    kernel: crate::engine::StudentKernel,
+    label: String,
+    launch: Launch,
+}
+
+impl Bench {
+    /// Reads and compiles the file for the bench's GPU.
+    pub fn new(engine: &Engine, opts: &StudentOptions, filter: Filter) -> anyhow::Result<Bench> {
+        let file = opts.file.display().to_string();
+        let text = std::fs::read_to_string(&opts.file).map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+        let entry = crate::engine::pick_entry(&file, &text, opts.kernel_name.as_deref()).map_err(anyhow::Error::msg)?;
+        let kernel = engine.student_kernel(&file, &text, &entry, filter)?;
+        let label =
+            format!("student:{}", opts.file.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned()));
+        Ok(Bench { kernel, label, launch: opts.launch })
+    }
+
+    /// Checks the kernel on `rgb` (poisoned output, twice), then `reps` timed runs; a mismatch is the bench's
+    /// [`crate::bench::Mismatch`] error, with the first differing pixel.
+    pub fn check_and_time(
+        &self,
+        engine: &Engine,
+        rgb: &RgbImage,
+        filter: Filter,
+        reps: usize,
+    ) -> anyhow::Result<crate::bench::StudentSeries> {
+        for poison in POISONS {
+            let got = engine.student_run(&self.kernel, rgb, filter.border as i32, self.launch, poison)?;
+            if let Some(m) = first_mismatch(rgb, filter, &got, poison) {
+                let what = format!("{} differs at {}×{}", self.label, rgb.width(), rgb.height());
+                return Err(crate::bench::Mismatch(describe(&m, &what)).into());
+            }
+        }
+        let samples_ms = engine.student_time(&self.kernel, rgb, filter.border as i32, self.launch, reps)?;
+        Ok(crate::bench::StudentSeries {
+            width: rgb.width(),
+            height: rgb.height(),
+            label: self.label.clone(),
+            samples_ms,
+        })
+    }
+}
+
 /// Runs the whole `--kernel-file` flow; returns the exit code, having printed the outcome.
 pub fn run(image: Option<&Path>, filter: Filter, opts: &StudentOptions) -> anyhow::Result<u8> {
     let file = opts.file.display().to_string();

@@ -5,6 +5,7 @@
 mod common;
 
 use cuda_sobel::bench::wait::WaitSeries;
+use cuda_sobel::bench::StudentSeries;
 use cuda_sobel::bench::{
     export, BatchRow, BenchResults, HostInfo, HostSeries, KernelSeries, Meta, Peer, PeerSeries, PipelineSeries,
     RunTimings, Skipped,
@@ -130,6 +131,12 @@ fn fixture() -> BenchResults {
                 note: Some("GPU unavailable: fixture".into()),
             },
         ],
+        student: vec![StudentSeries {
+            width: 2048,
+            height: 1024,
+            label: "student:mine.cu".into(),
+            samples_ms: vec![0.04, 0.041, 0.039],
+        }],
     }
 }
 
@@ -152,7 +159,7 @@ fn json_document() {
 fn plots_are_svg_with_every_series() {
     let dir = tempfile::tempdir().unwrap();
     let written = export::write_all(&fixture(), dir.path()).unwrap();
-    assert_eq!(written.len(), 7);
+    assert_eq!(written.len(), 8);
     let svg = std::fs::read_to_string(dir.path().join("computation_vs_size.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
     for label in ["cpu-scalar", "gpu-map", "gpu-fused-map", "gpu-n1 n=1", "roofline", "NPP (peer)"] {
@@ -160,6 +167,12 @@ fn plots_are_svg_with_every_series() {
     }
     let sweep = std::fs::read_to_string(dir.path().join("n_sweep.svg")).unwrap();
     assert!(sweep.contains("2048x1024"));
+    // The roofline picture of the fixture's one size: a bar per GPU series, the copy bandwidth as the line.
+    let roofline = std::fs::read_to_string(dir.path().join("roofline_2048x1024.svg")).unwrap();
+    for label in ["gpu-map", "gpu-fused-map", "gpu-n1 n=4", "copy bandwidth 4000 GB/s"] {
+        assert!(roofline.contains(label), "roofline names {label}");
+    }
+    assert!(!roofline.contains("cpu-scalar"), "only GPU series are held to the GPU's bandwidth");
 }
 
 #[test]
@@ -183,6 +196,7 @@ fn bench_quick_writes_every_file() {
         "computation_vs_size.svg",
         "n_sweep.svg",
         "fusion_vs_map.svg",
+        "roofline_161x97.svg",
     ] {
         assert!(out.join(name).metadata().map(|m| m.len() > 0).unwrap_or(false), "{name} written");
     }

@@ -20,6 +20,7 @@ pub fn markdown(r: &BenchResults) -> String {
     }
     fusion(&mut s, r);
     peers(&mut s, r);
+    student(&mut s, r);
     host_to_host(&mut s, r);
     batch(&mut s, r);
     computation(&mut s, r);
@@ -242,6 +243,34 @@ fn peers(s: &mut String, r: &BenchResults) {
                 ps.count
             );
         }
+    }
+}
+
+/// A student's kernel beside the fastest of ours.
+fn student(s: &mut String, r: &BenchResults) {
+    if r.student.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n## Your kernel (--kernel-file), checked and timed like ours\n");
+    let _ = writeln!(s, "| image | kernel | median (ms) | runs | GB/s (at 4 B/px) | fastest of ours | ours × faster |\n|---|---|---|---|---|---|---|");
+    for k in &r.student {
+        let Some(ks) = Summary::of(&k.samples_ms) else { continue };
+        let gbps = 4.0 * k.width as f64 * k.height as f64 / (ks.median * 1e6);
+        let (best, speedup) = match r.fastest_gpu((k.width, k.height)) {
+            Some(b) => (
+                format!("{}{}", b.variant.name(), n_label(b.variant)),
+                format!("{:.2}", ks.median / b.summary().median),
+            ),
+            None => ("–".into(), "–".into()),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {gbps:.0} | {best} | {speedup} |",
+            size_label((k.width, k.height)),
+            k.label,
+            sig(ks.median),
+            ks.count
+        );
     }
 }
 

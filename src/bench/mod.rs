@@ -61,6 +61,8 @@ pub struct BenchOptions {
     pub budget: crate::memory::Budget,
     /// Whole commands timed per command and start for "what you wait for", on the largest size (0: skip).
     pub wait_runs: usize,
+    /// A student's kernel to check and time beside every variant (`--kernel-file`).
+    pub student: Option<crate::student::StudentOptions>,
 }
 
 /// Host bytes per pixel the bench needs beyond one pipeline run of every variant: the pinned input and
@@ -168,6 +170,14 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         batch: None,
         report_mapping: Vec::new(),
         wait: Vec::new(),
+        student: Vec::new(),
+    };
+    let student = match (&opts.student, meter.is_some()) {
+        (Some(s), true) => Some(crate::student::Bench::new(&engine, s, opts.filter)?),
+        (Some(_), false) => {
+            anyhow::bail!("--kernel-file needs a GPU: {}", engine.gpu_error().map_or(String::new(), |e| e.to_string()))
+        }
+        (None, _) => None,
     };
     let npp = match (opts.peers.contains(&Peer::Npp), &meter) {
         (false, _) => None,
@@ -220,6 +230,11 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 progress.suspend(|| crate::say!("{}", terminal::mapping_line(&series, &results)));
                 results.report_mapping.push(series);
             }
+        }
+        if let Some(s) = &student {
+            let series = s.check_and_time(&engine, &rgb, opts.filter, opts.kernel_reps)?;
+            progress.suspend(|| crate::say!("{}", terminal::student_line(&series)));
+            results.student.push(series);
         }
         if let Some(npp) = &npp {
             match npp.time(&rgb, opts.kernel_reps) {

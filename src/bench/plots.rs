@@ -102,7 +102,85 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             .map_err(|e| anyhow::anyhow!("{}: cannot draw: {e}", path.display()))?;
         written.push(path);
     }
+    // The roofline picture, one per size: each GPU series' effective GB/s (4 bytes a pixel / its median time)
+    // as a bar, against the device-to-device copy bandwidth measured in the same run.
+    for &size in &sizes {
+        let bars: Vec<(String, f64)> = r
+            .kernels
+            .iter()
+            .filter(|k| (k.width, k.height) == size && k.variant.is_gpu())
+            .map(|k| {
+                let gbps = 4.0 * megapixels(size) * 1e6 / (k.summary().median * 1e6);
+                (format!("{}{}", k.variant.name(), super::n_label(k.variant)), gbps)
+            })
+            .collect();
+        let path = dir.join(format!("roofline_{}x{}.svg", size.0, size.1));
+        roofline_chart(&path, size, &bars, r.meta.copy_bandwidth_gbps)
+            .map_err(|e| anyhow::anyhow!("{}: cannot draw: {e}", path.display()))?;
+        written.push(path);
+    }
     Ok(written)
+}
+
+/// Bars of effective GB/s per series against the copy bandwidth (the roofline for a kernel that reads 3 and
+/// writes 1 byte a pixel: at that rate it would take its floor time, 4 bytes a pixel / bandwidth).
+fn roofline_chart(
+    path: &Path,
+    (w, h): (u32, u32),
+    bars: &[(String, f64)],
+    copy_gbps: Option<f64>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let title = format!("{w}x{h}: effective GB/s against the copy bandwidth (the roofline)");
+    if bars.is_empty() {
+        root.titled(&title, ("sans-serif", 22))?.draw(&Text::new(
+            "no data (GPU variants skipped)",
+            (300, 260),
+            ("sans-serif", 18),
+        ))?;
+        root.present()?;
+        return Ok(());
+    }
+    let top = bars.iter().map(|b| b.1).chain(copy_gbps).fold(0.0, f64::max) * 1.15;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(110)
+        .y_label_area_size(72)
+        .build_cartesian_2d(-0.5f64..bars.len() as f64 - 0.5, 0f64..top)?;
+    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(bars.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 0.01 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate90))
+        .y_desc("GB/s (4 bytes a pixel / computation time)")
+        .draw()?;
+    let blue = Palette99::pick(0).to_rgba();
+    chart.draw_series(
+        bars.iter()
+            .enumerate()
+            .map(|(i, (_, gbps))| Rectangle::new([(i as f64 - 0.35, 0.0), (i as f64 + 0.35, *gbps)], blue.filled())),
+    )?;
+    if let Some(bw) = copy_gbps {
+        let red = RED.stroke_width(2);
+        chart
+            .draw_series(LineSeries::new([(-0.5, bw), (bars.len() as f64 - 0.5, bw)], red))?
+            .label(format!("copy bandwidth {bw:.0} GB/s: a kernel here takes its floor, 4 B/px at this rate"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red));
+        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw()?;
+    }
+    root.present()?;
+    Ok(())
 }
 
 /// A log-log line chart; a chart with no data says so instead of drawing axes.

@@ -50,6 +50,21 @@ pub struct BenchResults {
     pub report_mapping: Vec<KernelSeries>,
     /// Whole commands, process start included, cold and warm ([`super::wait`]).
     pub wait: Vec<super::wait::WaitSeries>,
+    /// A student's kernel (`bench --kernel-file`), computation alone, checked first.
+    pub student: Vec<StudentSeries>,
+}
+
+/// A student's kernel timed like ours at one size.
+#[derive(Debug, Serialize)]
+pub struct StudentSeries {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `student:<file name>`.
+    pub label: String,
+    /// Event-timed runs, ms.
+    pub samples_ms: Vec<f64>,
 }
 
 /// Batch throughput: the whole batch (with the GPU when there is one) against decode + encode alone.

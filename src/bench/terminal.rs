@@ -143,6 +143,19 @@ pub fn mapping_line(k: &KernelSeries, r: &BenchResults) -> String {
     line
 }
 
+/// A student's kernel at one size: its median and GB/s.
+pub fn student_line(s: &super::StudentSeries) -> String {
+    let median = crate::stats::median(&mut s.samples_ms.clone());
+    let gbps = 4.0 * s.width as f64 * s.height as f64 / (median * 1e6);
+    format!(
+        "{}x{} · {}: identical; computation median {} = {gbps:.0} GB/s\n\n",
+        s.width,
+        s.height,
+        s.label,
+        fmt_time(median)
+    )
+}
+
 /// "What you wait for", one line per command and start.
 pub fn wait_lines(series: &[super::wait::WaitSeries]) -> String {
     let mut out = String::new();

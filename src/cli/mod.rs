@@ -312,4 +312,11 @@ struct BenchArgs {
     /// Host memory it may use; a size whose estimate is larger is refused before any work
     #[arg(long, value_parser = memory::parse_size)]
     max_memory: Option<u64>,
+    /// A student's kernel to check and time beside every variant at every size (see the image command's
+    /// --kernel-file)
+    #[arg(long, value_name = "FILE")]
+    kernel_file: Option<PathBuf>,
+    /// Threads per block of --kernel-file's kernel, WxH
+    #[arg(long, default_value = "16x16", value_parser = generate::parse_size)]
+    block: (u32, u32),
 }

@@ -155,6 +155,14 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         batch_images: a.batch,
         budget: Budget::new(a.max_memory),
         wait_runs: a.wait_runs,
+        student: a.kernel_file.map(|file| crate::student::StudentOptions {
+            file,
+            kernel_name: None,
+            launch: crate::engine::Launch { block: a.block, pixels_per_thread: 1 },
+            sweep: false,
+            reps: a.kernel_reps as usize,
+            emit_ptx: None,
+        }),
     };
     if a.quick {
         opts = crate::bench::BenchOptions {
