@@ -137,6 +137,8 @@ fn fixture() -> BenchResults {
             label: "student:mine.cu".into(),
             samples_ms: vec![0.04, 0.041, 0.039],
         }],
+        opencv: vec![],
+        opencv_skipped: Some("python3 with cv2 is needed: ModuleNotFoundError: No module named 'cv2'".into()),
     }
 }
 

@@ -24,6 +24,7 @@ pub fn markdown(r: &BenchResults) -> String {
     host_to_host(&mut s, r);
     batch(&mut s, r);
     computation(&mut s, r);
+    super::report_tables::markdown(&mut s, r);
     s
 }
 

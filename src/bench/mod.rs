@@ -15,6 +15,7 @@ pub mod export;
 mod markdown;
 mod measure;
 pub mod plots;
+mod report_tables;
 mod results;
 pub mod terminal;
 pub mod wait;
@@ -105,6 +106,45 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
     Ok(path)
 }
 
+/// OpenCV's whole pipeline on `image`, by `python3 scripts/opencv_baseline.py` (its last line), when python3
+/// with cv2 and the script are at hand; else why not.
+fn opencv_row(image: &Path, (width, height): (u32, u32)) -> Result<OpenCvRow, String> {
+    let script = Path::new("scripts/opencv_baseline.py");
+    if !script.is_file() {
+        return Err(
+            "scripts/opencv_baseline.py not found from this folder (run the bench from the repository root)".into()
+        );
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .arg(image)
+        .args([threads.as_str(), "20"])
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("python3 with cv2 is needed: {}", err.lines().last().unwrap_or("").trim()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line =
+        text.lines().find(|l| l.starts_with("opencv whole pipeline")).ok_or("no whole-pipeline line")?.to_owned();
+    // "opencv whole pipeline WxH: I/O 12.3 ms + computation 4.56 ms = total 17.0 ms (mean of 4 runs)"
+    let number_after = |key: &str| -> Result<f64, String> {
+        let rest = line.split(key).nth(1).ok_or(format!("no {key:?} in {line:?}"))?;
+        rest.split_whitespace().next().and_then(|v| v.parse().ok()).ok_or(format!("no number after {key:?}"))
+    };
+    let versions: Vec<&str> = text.lines().take(1).collect();
+    Ok(OpenCvRow {
+        width,
+        height,
+        io_ms: number_after("I/O ")?,
+        computation_ms: number_after("computation ")?,
+        total_ms: number_after("total ")?,
+        line: format!("{} / {line}", versions.join("")),
+    })
+}
+
 /// Runs every measurement; the budget is checked first for every size.
 pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     check_budget(opts)?;
@@ -171,6 +211,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
         report_mapping: Vec::new(),
         wait: Vec::new(),
         student: Vec::new(),
+        opencv: Vec::new(),
+        opencv_skipped: None,
     };
     let student = match (&opts.student, meter.is_some()) {
         (Some(s), true) => Some(crate::student::Bench::new(&engine, s, opts.filter)?),
@@ -230,6 +272,10 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 progress.suspend(|| crate::say!("{}", terminal::mapping_line(&series, &results)));
                 results.report_mapping.push(series);
             }
+        }
+        match opencv_row(&path, size) {
+            Ok(row) => results.opencv.push(row),
+            Err(why) => results.opencv_skipped = Some(why),
         }
         if let Some(s) = &student {
             let series = s.check_and_time(&engine, &rgb, opts.filter, opts.kernel_reps)?;

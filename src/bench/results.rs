@@ -52,6 +52,27 @@ pub struct BenchResults {
     pub wait: Vec<super::wait::WaitSeries>,
     /// A student's kernel (`bench --kernel-file`), computation alone, checked first.
     pub student: Vec<StudentSeries>,
+    /// OpenCV's whole pipeline at each size (`scripts/opencv_baseline.py`), beside the report's Tables 9–10.
+    pub opencv: Vec<OpenCvRow>,
+    /// Why OpenCV was not measured, when it was not.
+    pub opencv_skipped: Option<String>,
+}
+
+/// OpenCV's imread → Sobel → imwrite at one size, as `scripts/opencv_baseline.py` measures it (means).
+#[derive(Debug, Serialize)]
+pub struct OpenCvRow {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// imread + imwrite, ms.
+    pub io_ms: f64,
+    /// cvtColor, two Sobel, magnitude, convertScaleAbs, ms.
+    pub computation_ms: f64,
+    /// All of it, ms.
+    pub total_ms: f64,
+    /// The script's line, OpenCV's version included.
+    pub line: String,
 }
 
 /// A student's kernel timed like ours at one size.
