@@ -15,7 +15,7 @@ pub mod export;
 mod markdown;
 mod measure;
 pub mod plots;
-mod report_tables;
+pub mod report_tables;
 mod results;
 pub mod terminal;
 pub mod wait;

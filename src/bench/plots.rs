@@ -82,18 +82,19 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             fusion.push((format!("{label}, {what}"), pts));
         }
     }
+    // The report's side of its Figure 13: its 1:1 kernels on its two GPUs (Tables 7–8).
+    fusion.extend(super::report_tables::report_one_to_one());
 
     let plots = [
         ("pipeline_vs_size.svg", "Whole pipeline, mean of runs (report Figures 7/8)", "megapixels", "ms", pipeline),
         ("computation_vs_size.svg", "Computation alone, median", "megapixels", "ms", kernel),
         (
-            "n_sweep.svg",
-            "gpu-n1: computation against pixels per thread, both mappings (report Figure 10)",
-            "n",
-            "µs",
-            n_sweep,
+            "fusion_vs_map.svg",
+            "1:1 against map fusion, beside the report's 1:1 (report Figure 13)",
+            "megapixels",
+            "ms",
+            fusion,
         ),
-        ("fusion_vs_map.svg", "1:1 against map fusion (report Figure 13)", "megapixels", "ms", fusion),
     ];
     let mut written = Vec::new();
     for (name, title, x, y, lines) in plots {
@@ -102,6 +103,26 @@ pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             .map_err(|e| anyhow::anyhow!("{}: cannot draw: {e}", path.display()))?;
         written.push(path);
     }
+    // Figure 10: one panel per size, ours (both mappings) beside the report's MX150 where it measured the size.
+    let report = super::report_tables::report_n_sweep();
+    let panels: Vec<(String, Vec<Line>)> = sizes
+        .iter()
+        .map(|&s| {
+            let mut lines: Vec<Line> = n_sweep
+                .iter()
+                .filter(|(name, _)| name.starts_with(&format!("{}x{}", s.0, s.1)))
+                .map(|(name, pts)| (name.replace(&format!("{}x{}", s.0, s.1), "this run"), pts.clone()))
+                .collect();
+            if let Some((_, pts)) = report.iter().find(|(z, _)| *z == s) {
+                lines.push(("report, MX150, its mapping".into(), pts.iter().map(|&(n, ms)| (n, ms * 1e3)).collect()));
+            }
+            (format!("{}x{}", s.0, s.1), lines)
+        })
+        .collect();
+    let path = dir.join("n_sweep.svg");
+    panel_chart(&path, "gpu-n1: computation (µs) against pixels per thread (report Figure 10)", &panels)
+        .map_err(|e| anyhow::anyhow!("{}: cannot draw: {e}", path.display()))?;
+    written.push(path);
     // The roofline picture, one per size: each GPU series' effective GB/s (4 bytes a pixel / its median time)
     // as a bar, against the device-to-device copy bandwidth measured in the same run.
     for &size in &sizes {
@@ -183,6 +204,20 @@ fn roofline_chart(
     Ok(())
 }
 
+/// Log-log line charts side by side, two a row, one per (title, lines); the whole with one title.
+fn panel_chart(path: &Path, title: &str, panels: &[(String, Vec<Line>)]) -> Result<(), Box<dyn std::error::Error>> {
+    let rows = panels.len().div_ceil(2).max(1);
+    let root = SVGBackend::new(path, (1200, 420 * rows as u32 + 40)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(title, ("sans-serif", 22))?;
+    let areas = root.split_evenly((rows, 2));
+    for (area, (name, lines)) in areas.iter().zip(panels) {
+        draw_log_log(area, name, "n", "µs", lines)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
 /// A log-log line chart; a chart with no data says so instead of drawing axes.
 fn log_log_chart(
     path: &Path,
@@ -193,6 +228,19 @@ fn log_log_chart(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE)?;
+    draw_log_log(&root, title, x_desc, y_desc, lines)?;
+    root.present()?;
+    Ok(())
+}
+
+/// [`log_log_chart`] on a drawing area.
+fn draw_log_log(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+) -> Result<(), Box<dyn std::error::Error>> {
     let points: Vec<(f64, f64)> =
         lines.iter().flat_map(|(_, p)| p.iter().copied()).filter(|p| p.0 > 0.0 && p.1 > 0.0).collect();
     if points.is_empty() {
@@ -201,7 +249,6 @@ fn log_log_chart(
             (300, 260),
             ("sans-serif", 18),
         ))?;
-        root.present()?;
         return Ok(());
     }
     let span = |f: fn(&(f64, f64)) -> f64| {
@@ -209,7 +256,7 @@ fn log_log_chart(
         let hi = points.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
         (lo / 1.5)..(hi * 1.5)
     };
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(48)
@@ -230,6 +277,5 @@ fn log_log_chart(
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperLeft)
         .draw()?;
-    root.present()?;
     Ok(())
 }

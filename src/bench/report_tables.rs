@@ -161,6 +161,39 @@ pub fn markdown(s: &mut String, r: &BenchResults) {
     let _ = writeln!(s, "\n(The report printed 0.69 in its last cell; its neighbours suggest 0.069.)");
 }
 
+/// One size's points of an n sweep: (n, ms).
+pub type Sweep = ((u32, u32), Vec<(f64, f64)>);
+
+/// The report's GPU computation against n (its Figure 10: Tables 11–14, the MX150), per size: (n, ms).
+pub fn report_n_sweep() -> Vec<Sweep> {
+    published("## CUDA n:1, laptop (MX150) (Tables 11–14)")
+        .into_iter()
+        .filter(|row| row.get(1).map(String::as_str) == Some("GPU computation"))
+        .zip(REPORT_SIZES)
+        .map(|(row, size)| {
+            let pts = NS.iter().zip(&row[2..]).filter_map(|(&n, v)| Some((n as f64, v.parse().ok()?))).collect();
+            (size, pts)
+        })
+        .collect()
+}
+
+/// The report's 1:1 kernels against image size (Tables 7–8): (label, [(megapixels, ms)]) for GPU memory
+/// movement and GPU computation on each of its two GPUs — its side of Figure 13.
+pub fn report_one_to_one() -> Vec<(String, Vec<(f64, f64)>)> {
+    published("## CUDA, one thread per pixel (Tables 7–8)")
+        .into_iter()
+        .filter(|row| matches!(row.get(1).map(String::as_str), Some("GPU computation" | "GPU memory movement")))
+        .map(|row| {
+            let pts = REPORT_SIZES
+                .iter()
+                .zip(&row[2..])
+                .filter_map(|(&(w, h), v)| Some((w as f64 * h as f64 / 1e6, v.parse().ok()?)))
+                .collect();
+            (format!("report 1:1, {}: {}", row[0], row[1].to_lowercase()), pts)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +211,23 @@ mod tests {
         let t15 = published("## 1:1 against n:1 (Table 15)");
         assert_eq!(t15.len(), 4);
         assert_eq!(t15[3][7], "0.69");
+        let sweep = report_n_sweep();
+        assert_eq!(sweep.len(), 4);
+        assert_eq!(
+            sweep[3],
+            (
+                (2048, 1024),
+                vec![
+                    (1.0, 817.3744),
+                    (2.0, 798.4245),
+                    (4.0, 848.9382),
+                    (8.0, 949.0839),
+                    (16.0, 1071.9428),
+                    (32.0, 1407.4057),
+                    (64.0, 2089.8141)
+                ]
+            )
+        );
+        assert_eq!(report_one_to_one().len(), 4);
     }
 }
