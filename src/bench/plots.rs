@@ -212,7 +212,8 @@ fn panel_chart(path: &Path, title: &str, panels: &[(String, Vec<Line>)]) -> Resu
     let root = root.titled(title, ("sans-serif", 22))?;
     let areas = root.split_evenly((rows, 2));
     for (area, (name, lines)) in areas.iter().zip(panels) {
-        draw_log_log(area, name, "n", "µs", lines)?;
+        // Middle right: the report's series runs along the top of each panel, ours along the bottom.
+        draw_log_log(area, name, "n", "µs", lines, SeriesLabelPosition::MiddleRight)?;
     }
     root.present()?;
     Ok(())
@@ -228,7 +229,7 @@ fn log_log_chart(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE)?;
-    draw_log_log(&root, title, x_desc, y_desc, lines)?;
+    draw_log_log(&root, title, x_desc, y_desc, lines, SeriesLabelPosition::UpperLeft)?;
     root.present()?;
     Ok(())
 }
@@ -240,6 +241,7 @@ fn draw_log_log(
     x_desc: &str,
     y_desc: &str,
     lines: &[Line],
+    legend: SeriesLabelPosition,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let points: Vec<(f64, f64)> =
         lines.iter().flat_map(|(_, p)| p.iter().copied()).filter(|p| p.0 > 0.0 && p.1 > 0.0).collect();
@@ -271,11 +273,6 @@ fn draw_log_log(
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(legend).draw()?;
     Ok(())
 }
