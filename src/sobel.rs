@@ -123,6 +123,18 @@ impl Filter {
         Filter { border, ..Filter::default() }
     }
 
+    /// The filter of `operator` and `compat` with the border asked for, if any: the report's arithmetic has its
+    /// zero border (another one asked for is the error), exact arithmetic defaults to replicate. The command
+    /// line and the Python package both choose a filter this way, each saying the error in its own words.
+    pub fn resolve(operator: Operator, border: Option<Border>, compat: Compat) -> Result<Filter, Border> {
+        let border = match (compat, border) {
+            (Compat::Report, Some(b)) if b != Border::Zero => return Err(b),
+            (Compat::Report, _) => Border::Zero,
+            (Compat::Exact, b) => b.unwrap_or_default(),
+        };
+        Ok(Filter { operator, border, compat })
+    }
+
     /// The report's program: Sobel, zero border, its arithmetic.
     pub fn report() -> Filter {
         Filter { operator: Operator::Sobel, border: Border::Zero, compat: Compat::Report }

@@ -149,16 +149,45 @@ pub struct Bench {
     launch: Launch,
 }
 
+/// The kernel file as messages name it, its text and its entry point; or the problem, in one line.
+fn load(opts: &StudentOptions) -> Result<(String, String, String), String> {
+    let file = opts.file.display().to_string();
+    let text = std::fs::read_to_string(&opts.file).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let entry = crate::engine::pick_entry(&file, &text, opts.kernel_name.as_deref())?;
+    Ok((file, text, entry))
+}
+
 impl Bench {
     /// Reads and compiles the file for the bench's GPU.
     pub fn new(engine: &Engine, opts: &StudentOptions, filter: Filter) -> anyhow::Result<Bench> {
-        let file = opts.file.display().to_string();
-        let text = std::fs::read_to_string(&opts.file).map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
-        let entry = crate::engine::pick_entry(&file, &text, opts.kernel_name.as_deref()).map_err(anyhow::Error::msg)?;
-        let kernel = engine.student_kernel(&file, &text, &entry, filter)?;
-        let label =
-            format!("student:{}", opts.file.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned()));
-        Ok(Bench { kernel, label, launch: opts.launch })
+        let (file, text, entry) = load(opts).map_err(anyhow::Error::msg)?;
+        Ok(Bench::compile(engine, opts, &file, &text, &entry, filter)?)
+    }
+
+    /// Compiles `text` (the file `file`) with entry `entry` for the engine's GPU.
+    fn compile(
+        engine: &Engine,
+        opts: &StudentOptions,
+        file: &str,
+        text: &str,
+        entry: &str,
+        filter: Filter,
+    ) -> Result<Bench, crate::engine::EngineError> {
+        let kernel = engine.student_kernel(file, text, entry, filter)?;
+        let name = opts.file.file_name().map_or(file.to_owned(), |n| n.to_string_lossy().into_owned());
+        Ok(Bench { kernel, label: format!("student:{name}"), launch: opts.launch })
+    }
+
+    /// Two runs on `img`, the output poisoned with a different byte each time, against cpu-scalar: the
+    /// first differing pixel described (headed `what`), or `None` when the bytes are identical.
+    fn mismatch(&self, engine: &Engine, img: &RgbImage, filter: Filter, what: &str) -> anyhow::Result<Option<String>> {
+        for poison in POISONS {
+            let got = engine.student_run(&self.kernel, img, filter.border as i32, self.launch, poison)?;
+            if let Some(m) = first_mismatch(img, filter, &got, poison) {
+                return Ok(Some(describe(&m, what)));
+            }
+        }
+        Ok(None)
     }
 
     /// Checks the kernel on `rgb` (poisoned output, twice), then `reps` timed runs; a mismatch is the bench's
@@ -170,12 +199,9 @@ impl Bench {
         filter: Filter,
         reps: usize,
     ) -> anyhow::Result<crate::bench::StudentSeries> {
-        for poison in POISONS {
-            let got = engine.student_run(&self.kernel, rgb, filter.border as i32, self.launch, poison)?;
-            if let Some(m) = first_mismatch(rgb, filter, &got, poison) {
-                let what = format!("{} differs at {}×{}", self.label, rgb.width(), rgb.height());
-                return Err(crate::bench::Mismatch(describe(&m, &what)).into());
-            }
+        let what = format!("{} differs at {}×{}", self.label, rgb.width(), rgb.height());
+        if let Some(described) = self.mismatch(engine, rgb, filter, &what)? {
+            return Err(crate::bench::Mismatch(described).into());
         }
         let samples_ms = engine.student_time(&self.kernel, rgb, filter.border as i32, self.launch, reps)?;
         Ok(crate::bench::StudentSeries {
@@ -189,16 +215,8 @@ impl Bench {
 
 /// Runs the whole `--kernel-file` flow; returns the exit code, having printed the outcome.
 pub fn run(image: Option<&Path>, filter: Filter, opts: &StudentOptions) -> anyhow::Result<u8> {
-    let file = opts.file.display().to_string();
-    let text = match std::fs::read_to_string(&opts.file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("cuda_sobel: {file}: cannot read: {e}");
-            return Ok(2);
-        }
-    };
-    let entry = match crate::engine::pick_entry(&file, &text, opts.kernel_name.as_deref()) {
-        Ok(e) => e,
+    let (file, text, entry) = match load(opts) {
+        Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("cuda_sobel: {e}");
             return Ok(2);
@@ -233,14 +251,14 @@ pub fn run(image: Option<&Path>, filter: Filter, opts: &StudentOptions) -> anyho
             return Ok(2);
         }
     };
-    let kernel = match engine.student_kernel(&file, &text, &entry, filter) {
-        Ok(k) => k,
+    let bench = match Bench::compile(&engine, opts, &file, &text, &entry, filter) {
+        Ok(b) => b,
         Err(e) => {
             eprintln!("cuda_sobel: {e}");
             return Ok(2);
         }
     };
-    let label = format!("student:{}", opts.file.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned()));
+    let label = &bench.label;
     // The image, then (with --sweep) every awkward size for every border.
     let mut cases = vec![(
         rgb.clone(),
@@ -262,15 +280,12 @@ pub fn run(image: Option<&Path>, filter: Filter, opts: &StudentOptions) -> anyho
         }
     }
     for (img, f, what) in &cases {
-        for poison in POISONS {
-            let got = engine.student_run(&kernel, img, f.border as i32, opts.launch, poison)?;
-            if let Some(m) = first_mismatch(img, *f, &got, poison) {
-                crate::say!("{}", describe(&m, &format!("{label} differs on {what}")));
-                return Ok(1);
-            }
+        if let Some(described) = bench.mismatch(&engine, img, *f, &format!("{label} differs on {what}"))? {
+            crate::say!("{described}");
+            return Ok(1);
         }
     }
-    let samples = engine.student_time(&kernel, &rgb, filter.border as i32, opts.launch, opts.reps)?;
+    let samples = engine.student_time(&bench.kernel, &rgb, filter.border as i32, opts.launch, opts.reps)?;
     let ms = median(&mut samples.clone());
     let fused = engine.run(Variant::GpuFused, &rgb, filter, RunOptions { warm_up: true, reps: opts.reps })?;
     let px = rgb.width() as f64 * rgb.height() as f64;

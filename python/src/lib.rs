@@ -26,17 +26,9 @@ fn filter(operator: &str, border: Option<&str>, compat: &str) -> PyResult<Filter
     let operator = pick("operator", operator, &Operator::ALL, Operator::name)?;
     let compat = pick("compat", compat, &Compat::ALL, Compat::name)?;
     let border = border.map(|b| pick("border", b, &Border::ALL, Border::name)).transpose()?;
-    let border = match (compat, border) {
-        (Compat::Report, Some(b)) if b != Border::Zero => {
-            return Err(PyValueError::new_err(format!(
-                "compat 'report' uses the report's zero border; leave out border '{}'",
-                b.name()
-            )))
-        }
-        (Compat::Report, _) => Border::Zero,
-        (Compat::Exact, b) => b.unwrap_or_default(),
-    };
-    Ok(Filter { operator, border, compat })
+    Filter::resolve(operator, border, compat).map_err(|b| {
+        PyValueError::new_err(format!("compat 'report' uses the report's zero border; leave out border '{}'", b.name()))
+    })
 }
 
 /// An error of the library as a Python exception (its one-line `Display`).

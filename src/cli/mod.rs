@@ -194,14 +194,9 @@ struct FilterArgs {
 
 impl FilterArgs {
     fn filter(&self) -> anyhow::Result<Filter> {
-        let border = match (self.compat, self.border) {
-            (Compat::Report, Some(b)) if b != Border::Zero => {
-                anyhow::bail!("--compat report uses the report's zero border; leave out --border {}", b.name())
-            }
-            (Compat::Report, _) => Border::Zero,
-            (Compat::Exact, b) => b.unwrap_or_default(),
-        };
-        Ok(Filter { operator: self.operator, border, compat: self.compat })
+        Filter::resolve(self.operator, self.border, self.compat).map_err(|b| {
+            anyhow::anyhow!("--compat report uses the report's zero border; leave out --border {}", b.name())
+        })
     }
 }
 

@@ -157,10 +157,7 @@ impl Engine {
     /// and CuPy share), neither written by anything else until the launch has run; `a.stream` must be a
     /// live stream of that context, or 0.
     pub unsafe fn sobel_on_device(&self, a: RawImages, filter: Filter) -> Result<(), EngineError> {
-        let Some(gpu) = &self.gpu else {
-            let reason = self.gpu_error.as_ref().map_or("no GPU was asked for".into(), |e| e.to_string());
-            return Err(EngineError::NoGpu { variant: "gpu-strip", reason });
-        };
+        let gpu = self.need_gpu("gpu-strip")?;
         // SAFETY: forwarded from the caller.
         unsafe { variants::strip_on_device(gpu, a, filter) }.map_err(EngineError::from)
     }
@@ -230,6 +227,7 @@ impl Engine {
         Ok(k.time(self.need_gpu("a student's kernel")?, rgb, border, launch, reps)?)
     }
 
+    /// The GPU, or why `what` cannot run without one.
     fn need_gpu(&self, what: &'static str) -> Result<&Gpu, EngineError> {
         self.gpu.as_ref().ok_or_else(|| EngineError::NoGpu {
             variant: what,
@@ -339,10 +337,7 @@ impl Engine {
                 Ok(VariantRun { output: out.into_raw(), compute_ms: ms, gpu_memory_ms: None })
             }
             gpu_variant => {
-                let Some(gpu) = &self.gpu else {
-                    let reason = self.gpu_error.as_ref().map_or("no GPU was asked for".into(), |e| e.to_string());
-                    return Err(EngineError::NoGpu { variant: gpu_variant.name(), reason });
-                };
+                let gpu = self.need_gpu(gpu_variant.name())?;
                 let r = variants::run(gpu, gpu_variant, rgb, filter, opts.warm_up, opts.reps)?;
                 Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
             }
