@@ -118,6 +118,21 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((dim(w)?, dim(h)?))
 }
 
+/// A deterministic pseudo-random image (xorshift from `seed`), so that a failure found on it can be
+/// reproduced: `--kernel-file --sweep`'s awkward sizes, and the GPU tests.
+pub fn noise(width: u32, height: u32, seed: u64) -> RgbImage {
+    let mut s = seed | 1;
+    let bytes = (0..width as usize * height as usize * 3)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u8
+        })
+        .collect();
+    RgbImage::from_raw(width, height, bytes).expect("width × height × 3 bytes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,20 +128,6 @@ pub fn sweep_sizes() -> Vec<(u32, u32)> {
     vec![(1, 1), (1, 7), (7, 1), (33, 17), (1025, 3), (3, 1025), (97, 61), (258, 131)]
 }
 
-/// A deterministic random image.
-fn random_image(w: u32, h: u32, seed: u64) -> RgbImage {
-    let mut s = seed | 1;
-    let bytes = (0..(w * h * 3) as usize)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 24) as u8
-        })
-        .collect();
-    RgbImage::from_raw(w, h, bytes).expect("w·h·3 bytes")
-}
-
 /// A student's kernel inside `cuda_sobel bench`: compiled once, checked and timed at every size.
 pub struct Bench {
     kernel: crate::engine::StudentKernel,
@@ -272,7 +258,7 @@ pub fn run(image: Option<&Path>, filter: Filter, opts: &StudentOptions) -> anyho
                     continue;
                 }
                 cases.push((
-                    random_image(w, h, 7 + k as u64),
+                    crate::generate::noise(w, h, 7 + k as u64),
                     Filter { border, ..filter },
                     format!("{w}×{h}, border {}", border.name()),
                 ));

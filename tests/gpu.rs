@@ -26,19 +26,8 @@ fn gpu_or_skip(test: &str) -> Option<Gpu> {
     }
 }
 
-/// Deterministic pseudo-random image (xorshift), so a failure can be reproduced.
-fn random_image(width: u32, height: u32, seed: u64) -> RgbImage {
-    let mut s = seed | 1;
-    let bytes = (0..width as usize * height as usize * 3)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 24) as u8
-        })
-        .collect();
-    RgbImage::from_raw(width, height, bytes).unwrap()
-}
+/// Deterministic pseudo-random images (xorshift), so a failure can be reproduced.
+use cuda_sobel::generate::noise as random_image;
 
 const NS: [u32; 6] = [1, 2, 3, 4, 8, 64];
 

@@ -180,43 +180,17 @@ fn bench_times_a_students_kernel_beside_ours() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    bin()
-        .args([
-            "bench",
-            "--quick",
-            "--wait-runs",
-            "0",
-            "--variant",
-            "gpu-fused",
-            "--kernel-file",
-            "tests/data/student/good.cu",
-            "--out",
-        ])
-        .arg(dir.path())
-        .arg("--images")
-        .arg(dir.path().join("images"))
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("student:good.cu: identical"));
+    let bench = |file: &str| {
+        bin()
+            .args(["bench", "--quick", "--wait-runs", "0", "--variant", "gpu-fused", "--kernel-file", file, "--out"])
+            .arg(dir.path())
+            .arg("--images")
+            .arg(dir.path().join("images"))
+            .assert()
+    };
+    bench("tests/data/student/good.cu").success().stdout(predicate::str::contains("student:good.cu: identical"));
     let md = std::fs::read_to_string(dir.path().join("results.md")).unwrap();
     assert!(md.contains("## Your kernel") && md.contains("student:good.cu"));
     // A wrong kernel stops the bench with its first differing pixel, exit 1.
-    bin()
-        .args([
-            "bench",
-            "--quick",
-            "--wait-runs",
-            "0",
-            "--variant",
-            "gpu-fused",
-            "--kernel-file",
-            "tests/data/student/wraps.cu",
-            "--out",
-        ])
-        .arg(dir.path())
-        .arg("--images")
-        .arg(dir.path().join("images"))
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("student:wraps.cu differs"));
+    bench("tests/data/student/wraps.cu").code(1).stderr(predicate::str::contains("student:wraps.cu differs"));
 }

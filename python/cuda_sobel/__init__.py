@@ -147,39 +147,37 @@ def _filter_args(operator: str, border: Optional[str], compat: str) -> Tuple[str
 
 def _rgb_host(a: np.ndarray, bgr: bool) -> np.ndarray:
     """Packed C-contiguous (..., H, W, 3) uint8: grey repeated, alpha dropped, BGR reversed."""
+    return _packed_rgb(a, np, bgr)
+
+
+def _packed_rgb(a: Any, xp: Any, bgr: bool) -> Any:
+    """:func:`_rgb_host` for NumPy or CuPy arrays (`xp`: the module; CuPy runs on its current stream)."""
     if a.ndim == 2:
         a = a[:, :, None]
     channels = a.shape[-1]
     if channels == 1:
-        a = np.repeat(a, 3, axis=-1)
+        a = xp.repeat(a, 3, axis=-1)
     elif channels == 4:
         a = a[..., :3]
     if bgr and channels != 1:
         a = a[..., ::-1]
-    return np.ascontiguousarray(a)
+    return xp.ascontiguousarray(a)
 
 
 def _rgb_device(a: Any, library: str, bgr: bool) -> Any:
     """The same on the GPU, with the array's own library (on its current stream)."""
+    if library == "cupy":
+        return _packed_rgb(a, _cupy(), bgr)
     if a.ndim == 2:
         a = a[:, :, None]
     channels = a.shape[-1]
-    if library == "torch":
-        if channels == 1:
-            a = a.expand(*a.shape[:-1], 3)
-        elif channels == 4:
-            a = a[..., :3]
-        if bgr and channels != 1:
-            a = a.flip(-1)
-        return a.contiguous()
-    cp = _cupy()
     if channels == 1:
-        a = cp.repeat(a, 3, axis=-1)
+        a = a.expand(*a.shape[:-1], 3)
     elif channels == 4:
         a = a[..., :3]
     if bgr and channels != 1:
-        a = a[..., ::-1]
-    return cp.ascontiguousarray(a)
+        a = a.flip(-1)
+    return a.contiguous()
 
 
 def _check_out(out: Any, library: str, shape: Tuple[int, ...], ordinal: Optional[int], dtype: str = "uint8") -> None:

@@ -128,6 +128,13 @@ def _local_client(workers: Optional[int], gpus: bool) -> Any:
     return Client(cluster)
 
 
+def _close(client: Any) -> None:
+    """Closes a client this module started, and its local cluster."""
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
 def sobel_files(
     inputs: Union[PathLike, Iterable[PathLike]],
     out_dir: PathLike,
@@ -197,9 +204,7 @@ def sobel_files(
                 summary.engines.append(engine)
     finally:
         if own is not None:
-            cluster = own.cluster
-            own.close()
-            cluster.close()
+            _close(own)
     summary.failed.sort()
     summary.seconds = time.perf_counter() - started
     return summary
@@ -238,10 +243,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"cuda_sobel: {e}", file=sys.stderr)
         return 2
     finally:
-        cluster = getattr(client, "cluster", None)
-        client.close()
-        if cluster is not None and not a.scheduler:
-            cluster.close()
+        if a.scheduler:
+            client.close()
+        else:
+            _close(client)
     print(summary)
     return 0 if not summary.failed else 2
 

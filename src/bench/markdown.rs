@@ -224,55 +224,45 @@ fn fusion(s: &mut String, r: &BenchResults) {
 fn peers(s: &mut String, r: &BenchResults) {
     if !r.peers.is_empty() {
         let _ = writeln!(s, "\n## Peers, same images, same process (computation alone, median)\n");
-        let _ = writeln!(s, "| image | peer | median (ms) | runs | GB/s (at 4 B/px) | fastest of ours | ours × faster |\n|---|---|---|---|---|---|---|");
+        let _ = writeln!(s, "| image | peer | {BESIDE_OURS_COLUMNS}");
         for p in &r.peers {
-            let Some(ps) = Summary::of(&p.samples_ms) else { continue };
-            let gbps = 4.0 * p.width as f64 * p.height as f64 / (ps.median * 1e6);
-            let (best, speedup) = match r.fastest_gpu((p.width, p.height)) {
-                Some(b) => (
-                    format!("{}{}", b.variant.name(), n_label(b.variant)),
-                    format!("{:.2}", ps.median / b.summary().median),
-                ),
-                None => ("–".into(), "–".into()),
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {gbps:.0} | {best} | {speedup} |",
-                size_label((p.width, p.height)),
-                p.description,
-                sig(ps.median),
-                ps.count
-            );
+            beside_ours(s, r, (p.width, p.height), &p.description, &p.samples_ms);
         }
     }
 }
 
 /// A student's kernel beside the fastest of ours.
 fn student(s: &mut String, r: &BenchResults) {
-    if r.student.is_empty() {
-        return;
+    if !r.student.is_empty() {
+        let _ = writeln!(s, "\n## Your kernel (--kernel-file), checked and timed like ours\n");
+        let _ = writeln!(s, "| image | kernel | {BESIDE_OURS_COLUMNS}");
+        for k in &r.student {
+            beside_ours(s, r, (k.width, k.height), &k.label, &k.samples_ms);
+        }
     }
-    let _ = writeln!(s, "\n## Your kernel (--kernel-file), checked and timed like ours\n");
-    let _ = writeln!(s, "| image | kernel | median (ms) | runs | GB/s (at 4 B/px) | fastest of ours | ours × faster |\n|---|---|---|---|---|---|---|");
-    for k in &r.student {
-        let Some(ks) = Summary::of(&k.samples_ms) else { continue };
-        let gbps = 4.0 * k.width as f64 * k.height as f64 / (ks.median * 1e6);
-        let (best, speedup) = match r.fastest_gpu((k.width, k.height)) {
-            Some(b) => (
-                format!("{}{}", b.variant.name(), n_label(b.variant)),
-                format!("{:.2}", ks.median / b.summary().median),
-            ),
-            None => ("–".into(), "–".into()),
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {gbps:.0} | {best} | {speedup} |",
-            size_label((k.width, k.height)),
-            k.label,
-            sig(ks.median),
-            ks.count
-        );
-    }
+}
+
+/// The columns of [`beside_ours`]'s rows, after the image and the name, with the header rule.
+const BESIDE_OURS_COLUMNS: &str =
+    "median (ms) | runs | GB/s (at 4 B/px) | fastest of ours | ours × faster |\n|---|---|---|---|---|---|---|";
+
+/// One row: `name`'s computation samples at `size` against the fastest of our GPU series there.
+fn beside_ours(s: &mut String, r: &BenchResults, size: (u32, u32), name: &str, samples_ms: &[f64]) {
+    let Some(st) = Summary::of(samples_ms) else { return };
+    let gbps = 4.0 * size.0 as f64 * size.1 as f64 / (st.median * 1e6);
+    let (best, speedup) = match r.fastest_gpu(size) {
+        Some(b) => {
+            (format!("{}{}", b.variant.name(), n_label(b.variant)), format!("{:.2}", st.median / b.summary().median))
+        }
+        None => ("–".into(), "–".into()),
+    };
+    let _ = writeln!(
+        s,
+        "| {} | {name} | {} | {} | {gbps:.0} | {best} | {speedup} |",
+        size_label(size),
+        sig(st.median),
+        st.count
+    );
 }
 
 /// What you wait for: whole commands, cold and warm.
