@@ -3,7 +3,8 @@
 #   bash scripts/end-to-end.sh PREV_BIN NEW_BIN OUT_DIR
 # 1. 2048×1024: whole commands cold and warm (scripts/wait-times.sh), both binaries; the fast path (auto);
 #    where a warm gpu-strip command's time goes (CUDA_SOBEL_TRACE=1, and process start: --version).
-# 2. The crossover of --variant auto: warm whole commands, cpu-rayon against gpu-strip, 4096² … 16384².
+# 2. The crossover of --variant auto: warm whole commands, cpu-rayon against gpu-strip, 4096² … 16384²;
+#    8192² and 16384² with the previous build beside this one.
 # 3. 16384²: the single command's GPU memory movement (--json) against the pinned PCIe bound measured by
 #    `bench` in the same run.
 # 4. Peak RSS at 6000×6000 of one-variant runs (bytes a pixel).
@@ -43,6 +44,18 @@ for size in 4096x4096 6000x6000 8192x8192 12000x12000 16384x16384; do
     done | median_of | xargs printf '%-12s %-10s %s s\n' "$size" "$variant"
   done
 done | tee "$out/crossover.txt"
+echo "== 2b. large images, whole commands, previous build beside this one (median of 3, after a warm-up)"
+for size in 8192x8192 16384x16384; do
+  for variant in cpu-rayon gpu-strip auto; do
+    for tag in prev new; do
+      "${!tag}" "$imgs/$size.png" --variant "$variant" -q --out "$imgs/o.png"
+      for _ in 1 2 3; do
+        t0=$(now); "${!tag}" "$imgs/$size.png" --variant "$variant" -q --out "$imgs/o.png"; t1=$(now)
+        awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
+      done | median_of | xargs printf '%-12s %-10s %-5s %s s\n' "$size" "$variant" "$tag"
+    done
+  done
+done | tee "$out/large_prev_new.txt"
 for size in 6000x6000 16384x16384; do
   for tag in prev new; do
     for variant in gpu-strip cpu-rayon; do

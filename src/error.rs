@@ -138,6 +138,14 @@ pub enum Error {
         /// The decoder's or encoder's own words.
         detail: String,
     },
+    /// The GPU failed while streaming an image through it.
+    #[error("{}: the GPU failed: {detail}", path.display())]
+    Gpu {
+        /// The image being processed.
+        path: PathBuf,
+        /// The driver's words.
+        detail: String,
+    },
 }
 
 /// A result whose error is an [`Error`].

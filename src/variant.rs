@@ -158,7 +158,8 @@ pub struct Timings {
     pub gpu_memory_ms: Option<f64>,
     /// The computation.
     pub compute_ms: f64,
-    /// I/O + GPU memory + computation.
+    /// I/O + GPU memory + computation; for a streamed image, whose stages overlap, the pipeline's wall
+    /// clock, which is less.
     pub total_ms: f64,
     /// GPU variants: the bytes that must move (3 read + 1 written per pixel) over the computation time.
     #[serde(skip_serializing_if = "Option::is_none")]

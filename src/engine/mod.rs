@@ -20,11 +20,13 @@ use image::{GrayImage, RgbImage};
 
 use crate::cpu;
 use crate::gpu::slots::SlotPool;
+pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
 pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 
 mod measure;
+pub mod stream;
 use crate::gpu::{variants, Gpu};
 use crate::sobel::Filter;
 use crate::variant::{timed, Variant};
@@ -244,6 +246,24 @@ impl Engine {
     /// through pinned buffers, overlapped bands, one pass whatever the [`RunOptions`].
     pub fn streams(&self, variant: Variant, rgb: &RgbImage) -> bool {
         self.gpu.is_some() && variants::streams(variant, rgb)
+    }
+
+    /// Streams the PNG `rows` into `target` ([`stream`]: decode, compute and encode at the same time):
+    /// gpu-strip when `on_gpu` and this engine has a GPU, else cpu-rayon.
+    pub fn stream_png(
+        &self,
+        rows: crate::image_io::PngRows,
+        on_gpu: bool,
+        filter: Filter,
+        staged: &mut crate::image_io::Staged,
+        target: &crate::image_io::Target,
+        compression: crate::image_io::PngCompression,
+    ) -> crate::error::Result<stream::Times> {
+        let compute = match (&self.gpu, on_gpu) {
+            (Some(gpu), true) => stream::Compute::Gpu(gpu),
+            _ => stream::Compute::Cpu,
+        };
+        stream::run(rows, compute, filter, staged, target, compression)
     }
 
     /// How many CUDA devices are visible (0 without a driver or device).

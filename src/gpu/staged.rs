@@ -5,10 +5,11 @@
 //! (pinned) memory; from pageable memory the driver copies through its own small staging buffers, at
 //! 9 GB/s. Page-locking the decoded image in place (`cuMemHostRegister`) cost more than it saved: 129 ms of
 //! memory movement at 16384², 6.6× the PCIe bound (`docs/performance.md` v0.16). So the image goes through
-//! a small ring of pinned buffers instead, one per stream: for band k, the host waits for the stream's
-//! previous band, copies that band's edges out of the pinned output buffer, copies band k's RGB rows (with
-//! halos, [`crate::bands`]) into the pinned input buffer — both on all cores — and enqueues upload, kernel
-//! and download. Band k's host copies overlap the transfers and kernels of the bands before it.
+//! a small ring of pinned buffers instead ([`Ring`], one stream per lane): for band k, the host copies band
+//! k's RGB rows (with halos, [`crate::bands`]) into a free pinned input buffer and enqueues upload, kernel and
+//! download; the ring hands back the lane's previous band, whose edges the host copies out of its pinned
+//! output buffer — both copies on all cores. Band k's host copies overlap the transfers and kernels of the
+//! bands before it. [`crate::engine::stream`] feeds the same ring straight from the PNG decoder, with no host copy.
 
 use std::time::Instant;
 
@@ -29,7 +30,7 @@ pub const STREAMED_FROM_BYTES: usize = 64 << 20;
 
 /// Streams, each with its own pinned and device buffers: enough that a band's host copies, upload, kernel
 /// and download can each be in flight for a different band.
-const LANES: usize = 3;
+pub const LANES: usize = 3;
 
 /// What [`run_streamed`] measured, in milliseconds.
 pub struct Streamed {
@@ -43,20 +44,150 @@ pub struct Streamed {
     pub kernel_ms: f64,
 }
 
-/// One stream of the ring: its device buffers and its pinned staging buffers, and the band in flight.
-struct Lane {
+/// A band handed back by the [`Ring`] once its lane's stream has finished it: its input and output host
+/// buffers are free again, and `output` holds the band's own rows of edges.
+pub struct Done<'b> {
+    /// Which band.
+    pub band: Band,
+    /// The buffer its RGB rows (with halos) were uploaded from.
+    pub input: &'b mut [u8],
+    /// The buffer its `band.rows` rows of edges were downloaded into.
+    pub output: &'b mut [u8],
+}
+
+/// One stream of the ring: its device buffers and the band in flight, with events around its upload,
+/// kernel and download.
+struct Lane<'b> {
     gpu: Gpu,
     device: DeviceImage,
-    pinned_in: PinnedHostSlice<u8>,
-    pinned_out: PinnedHostSlice<u8>,
-    in_flight: Option<(Band, CudaEvent, CudaEvent)>,
+    in_flight: Option<(Done<'b>, [CudaEvent; 4])>,
+}
+
+/// gpu-strip over bands on [`LANES`] streams, each with its own device buffers: band k goes to lane
+/// k mod [`LANES`], whose previous band is finished (and handed back) first, so bands come back in order.
+/// Upload, kernel and download of band k overlap those of the bands on the other lanes. The host buffers
+/// are the caller's, borrowed until handed back; for the copies to run at the bus's speed and overlap,
+/// they should be pinned. This is the one place the streamed paths ([`run_streamed`], [`crate::engine::stream`])
+/// enqueue copies that outlive the call.
+pub struct Ring<'b> {
+    lanes: Vec<Lane<'b>>,
+    filter: Filter,
+    width: usize,
+    next: usize,
+    /// Summed event times of the finished bands: host ↔ device copies, and kernels (ms).
+    pub copy_ms: f64,
+    /// See `copy_ms`.
+    pub kernel_ms: f64,
+}
+
+impl<'b> Ring<'b> {
+    /// Lanes for bands of up to `in_rows` input rows of `width` pixels.
+    pub fn new(gpu: &Gpu, filter: Filter, width: usize, in_rows: usize) -> Result<Ring<'b>, GpuError> {
+        let filtered = gpu.for_filter(filter)?;
+        let mut lanes = Vec::with_capacity(LANES);
+        for _ in 0..LANES {
+            let lane_gpu = filtered.on_stream(gpu.ctx.new_stream()?);
+            let device = DeviceImage::alloc(&lane_gpu, Variant::GpuStrip, in_rows * width)?;
+            lanes.push(Lane { gpu: lane_gpu, device, in_flight: None });
+        }
+        Ok(Ring { lanes, filter, width, next: 0, copy_ms: 0.0, kernel_ms: 0.0 })
+    }
+
+    /// Enqueues `band` (its `in_rows` RGB rows in `input`, its edges to go into `output`, `band.rows` rows)
+    /// on the next lane, and hands back the band that lane finished, if it had one.
+    pub fn submit(
+        &mut self,
+        band: Band,
+        input: &'b mut [u8],
+        output: &'b mut [u8],
+    ) -> Result<Option<Done<'b>>, GpuError> {
+        let width = self.width;
+        let k = self.next % LANES;
+        self.next += 1;
+        let done = self.finish(k)?;
+        let Lane { gpu, device, in_flight } = &mut self.lanes[k];
+        let input = &mut input[..band.in_rows * width * 3];
+        let output = &mut output[..band.rows * width];
+        let d = Dims::new(width as u32, band.in_rows as u32)?;
+        let event = || gpu.stream.record_event(Some(CU_EVENT_DEFAULT));
+        let before_upload = event()?;
+        // SAFETY: `input` and `output` are borrowed for 'b and held in `in_flight` until this lane's stream
+        // is synchronised (`finish`, or `Drop`), so no copy outlives them or races a host access.
+        unsafe { device.upload_async(gpu, input) }?;
+        let before_kernel = event()?;
+        device.launch(gpu, d, self.filter.border)?;
+        let after_kernel = event()?;
+        // SAFETY: as above; the band's own rows start `skip` rows into the device output.
+        unsafe { device.download_async(gpu, band.skip() * width, output) }?;
+        let after_download = event()?;
+        *in_flight = Some((Done { band, input, output }, [before_upload, before_kernel, after_kernel, after_download]));
+        Ok(done)
+    }
+
+    /// Waits for every lane and hands back their bands, in order.
+    pub fn drain(&mut self) -> Result<Vec<Done<'b>>, GpuError> {
+        let mut done = Vec::new();
+        for i in 0..LANES {
+            if let Some(d) = self.finish((self.next + i) % LANES)? {
+                done.push(d);
+            }
+        }
+        Ok(done)
+    }
+
+    /// Waits for lane `k`'s band, if any, and hands it back with its times added.
+    fn finish(&mut self, k: usize) -> Result<Option<Done<'b>>, GpuError> {
+        let lane = &mut self.lanes[k];
+        let Some((done, [up, kernel, after, down])) = lane.in_flight.take() else { return Ok(None) };
+        lane.gpu.stream.synchronize()?;
+        self.copy_ms += (up.elapsed_ms(&kernel)? + after.elapsed_ms(&down)?) as f64;
+        self.kernel_ms += kernel.elapsed_ms(&after)? as f64;
+        Ok(Some(done))
+    }
+}
+
+impl Drop for Ring<'_> {
+    /// No copy may outlive the borrowed buffers, whatever went wrong: every lane's stream is waited for.
+    fn drop(&mut self) {
+        for lane in &self.lanes {
+            if lane.in_flight.is_some() {
+                let _ = lane.gpu.stream.synchronize();
+            }
+        }
+    }
 }
 
 /// gpu-strip over `rgb` (`width × height`, pageable) in bands of about 8 MB of RGB, staged as the module
 /// doc says.
 pub fn run_streamed(gpu: &Gpu, rgb: &[u8], width: usize, height: usize, filter: Filter) -> Result<Streamed, GpuError> {
+    run_streamed_in_bands(gpu, rgb, width, height, filter, band_rows(gpu, width)?)
+}
+
+/// Output rows of a band of about 8 MB of RGB at this width, within what the device takes.
+pub fn band_rows(gpu: &Gpu, width: usize) -> Result<usize, GpuError> {
     let limit = super::variants::max_band_rows(gpu, Variant::GpuStrip, width)?;
-    run_streamed_in_bands(gpu, rgb, width, height, filter, ((8 << 20) / (3 * width)).clamp(1, limit))
+    Ok(((8 << 20) / (3 * width)).clamp(1, limit))
+}
+
+/// Pinned host buffers, each of one size.
+pub type Pinned = Vec<PinnedHostSlice<u8>>;
+
+/// Pinned host buffers for [`Ring`]: `inputs` of `3 × in_rows × width` bytes, write-combined (fast for the
+/// host to write and the device to read), and `outputs` of `rows × width` bytes, ordinary pinned memory
+/// (write-combined memory is slow for the host to read).
+pub fn pinned_buffers(
+    gpu: &Gpu,
+    inputs: usize,
+    outputs: usize,
+    in_bytes: usize,
+    out_bytes: usize,
+) -> Result<(Pinned, Pinned), GpuError> {
+    // SAFETY (alloc): the host writes each input buffer's bytes before an upload reads them, and a download
+    // writes an output buffer's bytes before the host reads them.
+    let alloc = |n: usize, bytes: usize, flags: u32| -> Result<Vec<PinnedHostSlice<u8>>, GpuError> {
+        (0..n).map(|_| Ok(unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, flags)? })).collect()
+    };
+    Ok((alloc(inputs, in_bytes, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?, alloc(outputs, out_bytes, 0)?))
 }
 
 /// [`run_streamed`] with bands of `band_rows` output rows (tests use tiny ones, so that band edges land
@@ -71,26 +202,16 @@ pub fn run_streamed_in_bands(
 ) -> Result<Streamed, GpuError> {
     assert_eq!(rgb.len(), 3 * width * height);
     let started = Instant::now();
-    let filtered = gpu.for_filter(filter)?;
     let in_rows = (band_rows + 2).min(height);
-    let mut lanes = Vec::with_capacity(LANES);
-    for _ in 0..LANES {
-        let lane_gpu = filtered.on_stream(gpu.ctx.new_stream()?);
-        let device = DeviceImage::alloc(&lane_gpu, Variant::GpuStrip, in_rows * width)?;
-        // SAFETY (alloc): the host writes each staging buffer's bytes before the upload reads them, and the
-        // download writes the output buffer's bytes before the host reads them. Write-combined memory is
-        // fast for the host to write and the device to read: right for the input, wrong for the output.
-        let (pinned_in, pinned_out) = unsafe {
-            (
-                gpu.ctx.alloc_pinned_with_flags::<u8>(
-                    3 * in_rows * width,
-                    cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED,
-                )?,
-                gpu.ctx.alloc_pinned_with_flags::<u8>(band_rows.min(height) * width, 0)?,
-            )
-        };
-        lanes.push(Lane { gpu: lane_gpu, device, pinned_in, pinned_out, in_flight: None });
+    let out_rows = band_rows.min(height);
+    // One pair more than lanes: a band's buffers are filled before `submit` frees its lane's previous pair.
+    let (mut pinned_in, mut pinned_out) =
+        pinned_buffers(gpu, LANES + 1, LANES + 1, 3 * in_rows * width, out_rows * width)?;
+    let mut free: Vec<(&mut [u8], &mut [u8])> = Vec::with_capacity(LANES + 1);
+    for (i, o) in pinned_in.iter_mut().zip(pinned_out.iter_mut()) {
+        free.push((i.as_mut_slice()?, o.as_mut_slice()?));
     }
+    let mut ring = Ring::new(gpu, filter, width, in_rows)?;
     // The output's pages touched on all cores first: one thread faulting in 268 MB (16384²) as the copies
     // reach it took longer than the copies themselves.
     let mut output = vec![0u8; width * height];
@@ -98,57 +219,31 @@ pub fn run_streamed_in_bands(
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
 
     let started = Instant::now();
-    let mut kernel_ms = 0.0;
     let mut copy_in = std::time::Duration::ZERO;
-    let result = (|| -> Result<(), GpuError> {
-        for (k, band) in bands(height, band_rows).into_iter().enumerate() {
-            let lane = &mut lanes[k % LANES];
-            kernel_ms += finish(lane, &mut output, width)?;
-            let Lane { gpu, device, pinned_in, pinned_out, in_flight } = lane;
-            let src = &rgb[band.in_y0 * width * 3..(band.in_y0 + band.in_rows) * width * 3];
-            let staged = &mut pinned_in.as_mut_slice()?[..src.len()];
-            let t = Instant::now();
-            parallel_copy(staged, src);
-            copy_in += t.elapsed();
-            let d = Dims::new(width as u32, band.in_rows as u32)?;
-            // SAFETY: `staged` is pinned memory owned by this lane; it is not written again before
-            // `finish` has synchronised this lane's stream.
-            unsafe { device.upload_async(gpu, staged) }?;
-            let before = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            device.launch(gpu, d, filter.border)?;
-            let after = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            let dst = &mut pinned_out.as_mut_slice()?[..band.rows * width];
-            // SAFETY: the band's own rows start `skip` rows into the device output; `dst` is pinned memory
-            // owned by this lane, not read before `finish` has synchronised this lane's stream.
-            unsafe { device.download_async(gpu, band.skip() * width, dst) }?;
-            *in_flight = Some((band, before, after));
-        }
-        Ok(())
-    })();
-    // Always wait for every stream, error or not: no copy may outlive the lanes' buffers.
-    for lane in &mut lanes {
-        let finished = finish(lane, &mut output, width);
-        if result.is_ok() {
-            kernel_ms += finished?;
+    fn collect<'b>(d: Done<'b>, free: &mut Vec<(&'b mut [u8], &'b mut [u8])>, output: &mut [u8], width: usize) {
+        parallel_copy(&mut output[d.band.y0 * width..(d.band.y0 + d.band.rows) * width], d.output);
+        free.push((d.input, d.output));
+    }
+    for band in bands(height, band_rows) {
+        let (input, out) = free.pop().expect("a lane's buffers are free before it is reused");
+        let src = &rgb[band.in_y0 * width * 3..(band.in_y0 + band.in_rows) * width * 3];
+        let t = Instant::now();
+        parallel_copy(&mut input[..src.len()], src);
+        copy_in += t.elapsed();
+        if let Some(d) = ring.submit(band, input, out)? {
+            collect(d, &mut free, &mut output, width);
         }
     }
-    result?;
+    for d in ring.drain()? {
+        collect(d, &mut free, &mut output, width);
+    }
     let pipeline_ms = started.elapsed().as_secs_f64() * 1e3;
+    let kernel_ms = ring.kernel_ms;
     crate::trace::mark(&format!(
         "staged: setup {setup_ms:.1} ms, pipeline {pipeline_ms:.1} ms (host copies in {:.1} ms), kernels {kernel_ms:.2} ms",
         copy_in.as_secs_f64() * 1e3
     ));
     Ok(Streamed { output, setup_ms, pipeline_ms, kernel_ms })
-}
-
-/// Waits for the lane's band in flight, if any, copies its edges into `output`, and returns its kernel
-/// time (ms).
-fn finish(lane: &mut Lane, output: &mut [u8], width: usize) -> Result<f64, GpuError> {
-    let Some((band, before, after)) = lane.in_flight.take() else { return Ok(0.0) };
-    lane.gpu.stream.synchronize()?;
-    let edges = &lane.pinned_out.as_slice()?[..band.rows * width];
-    parallel_copy(&mut output[band.y0 * width..(band.y0 + band.rows) * width], edges);
-    Ok(before.elapsed_ms(&after)? as f64)
 }
 
 /// `dst.copy_from_slice(src)` on all cores, in 1 MB pieces: one core copies ~10 GB/s, below the bus's 55.

@@ -23,7 +23,7 @@ pub const MAX_PIXELS: u64 = 1 << 32;
 /// What a PNG's metadata (text, ICC profile) may inflate to beyond its pixels: the PNG decoder's allocation
 /// limit is the image's own size plus this, so an 8×8 PNG whose iCCP chunk inflates to gigabytes costs at
 /// most this much (the png crate then drops the profile, which we do not use anyway).
-const PNG_METADATA_LIMIT: u64 = 64 << 20;
+pub(crate) const PNG_METADATA_LIMIT: u64 = 64 << 20;
 
 /// The path that means standard input.
 pub const STDIN: &str = "-";

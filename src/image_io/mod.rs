@@ -1,10 +1,11 @@
 //! Images in and out: decoding any format the `image` crate reads into 8-bit RGB ([`decode()`]), checked
 //! against the memory budget from its header first, and writing PNGs without ever touching what the user
-//! owns ([`output`]). `jpeg` checks that a JPEG is complete.
+//! owns ([`output`]). `jpeg` checks that a JPEG is complete; [`rows`] reads a large PNG row by row.
 
 pub mod decode;
 mod jpeg;
 pub mod output;
+pub mod rows;
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,7 @@ use image::RgbImage;
 
 pub use decode::{decode, DecodeOptions, Decoded, Header, MAX_PIXELS};
 pub use output::{Png, Staged, Target};
+pub use rows::PngRows;
 
 use crate::error::Result;
 use crate::memory::Budget;

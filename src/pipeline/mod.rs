@@ -5,6 +5,8 @@
 //! compared (several selected — the default teaching run selects all — or `--check`) and for
 //! `--intermediate`; `--variant X` alone runs X and nothing else, and the table says no check ran.
 
+mod streamed;
+
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -17,6 +19,7 @@ use crate::image_io::{self, Header, Png, Staged, Target};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 pub use crate::variant::{count_mismatches, timed, Mapping, Timings, Variant, N1};
+pub use streamed::STREAMED_FROM_BYTES;
 
 /// What to run, already validated (the CLI builds it; nothing here knows about clap).
 #[derive(Clone, Debug)]
@@ -212,6 +215,9 @@ pub fn run(opts: &Options) -> Result<Report> {
 pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     // Output problems are found before any work.
     let targets = plan_outputs(opts)?;
+    if let Some(streamed) = streamed::run(opts, &targets)? {
+        return Ok(streamed);
+    }
 
     // As in the report, the GPU's first action (a dummy allocation that absorbs context start-up) comes
     // first and is reported apart from every variant's timings.
@@ -255,28 +261,13 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     let mut notes_before = Vec::new();
     if let (true, Some(v), Ok((d, _))) = (opts.auto, variants.first(), &decoded) {
         let (w, h) = d.rgb.dimensions();
-        let (cpu, gpu) = AUTO.predict(w as f64 * h as f64, rayon::current_num_threads());
-        notes_before.push(format!(
-            "--variant auto: {} (predicted cpu-rayon {cpu:.0} ms, gpu-strip {gpu:.0} ms with its start-up)",
-            v.name()
-        ));
+        notes_before.push(auto_note(*v, w, h));
     }
     if opts.auto && variants.iter().any(|v| v.is_gpu()) && !engine.has_gpu() {
-        let reason = engine.gpu_error().map_or_else(String::new, |e| e.to_string());
-        notes_before.push(format!("--variant auto: cpu-rayon, as the GPU could not be used: {reason}"));
+        notes_before.push(auto_without_gpu(&engine));
         variants = vec![Variant::CpuRayon];
     }
-    let wants_gpu = variants.iter().any(|v| v.is_gpu());
-    let gpu_status = match (wants_gpu, engine.startup(), engine.gpu_error()) {
-        (false, ..) => GpuStatus::NotRequested,
-        (true, Some(s), _) => GpuStatus::Available {
-            device: engine.device_name().unwrap_or_default().to_owned(),
-            context_init_ms: s.context_init_ms,
-            kernel_load_ms: s.kernel_load_ms,
-            kernels: s.kernel_stats,
-        },
-        (true, None, e) => GpuStatus::Unavailable { reason: e.map_or_else(String::new, |e| e.to_string()) },
-    };
+    let gpu_status = gpu_status(variants.iter().any(|v| v.is_gpu()), &engine);
 
     let (image_io::Decoded { rgb, mut notes }, ()) = decoded?;
     notes.extend(notes_before);
@@ -365,6 +356,35 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         },
         engine,
     ))
+}
+
+/// `--variant auto`'s choice and both predictions, in one line.
+pub(crate) fn auto_note(chosen: Variant, width: u32, height: u32) -> String {
+    let (cpu, gpu) = AUTO.predict(width as f64 * height as f64, rayon::current_num_threads());
+    format!(
+        "--variant auto: {} (predicted cpu-rayon {cpu:.0} ms, gpu-strip {gpu:.0} ms with its start-up)",
+        chosen.name()
+    )
+}
+
+/// `--variant auto` chose the GPU, which could not be opened.
+pub(crate) fn auto_without_gpu(engine: &Engine) -> String {
+    let reason = engine.gpu_error().map_or_else(String::new, |e| e.to_string());
+    format!("--variant auto: cpu-rayon, as the GPU could not be used: {reason}")
+}
+
+/// The report's GPU line: not asked for, opened (and what that cost), or why it could not be.
+pub(crate) fn gpu_status(wants_gpu: bool, engine: &Engine) -> GpuStatus {
+    match (wants_gpu, engine.startup(), engine.gpu_error()) {
+        (false, ..) => GpuStatus::NotRequested,
+        (true, Some(s), _) => GpuStatus::Available {
+            device: engine.device_name().unwrap_or_default().to_owned(),
+            context_init_ms: s.context_init_ms,
+            kernel_load_ms: s.kernel_load_ms,
+            kernels: s.kernel_stats,
+        },
+        (true, None, e) => GpuStatus::Unavailable { reason: e.map_or_else(String::new, |e| e.to_string()) },
+    }
 }
 
 /// Writes the edge image and, with `--intermediate`, its siblings (cpu-scalar's `stages`): all or none.

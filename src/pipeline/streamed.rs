@@ -1,0 +1,100 @@
+//! The single-image command's streamed path: one large PNG, one variant (cpu-rayon, gpu-strip, or
+//! `auto`'s choice of them) and nothing to compare it with, decoded, computed and encoded at the same time
+//! ([`crate::engine::stream`]), reported in the same table as the whole-image path.
+
+use super::{auto_note, auto_without_gpu, gpu_status, Options, Outcome, Report, Row, Timings};
+use crate::auto::auto_variant;
+use crate::engine::{Device, Engine};
+use crate::error::Result;
+use crate::image_io::{self, Staged, Target};
+use crate::variant::Variant;
+
+/// Images of at least this many bytes of RGB are streamed when they can be (see [`run_streamed`]): the
+/// same threshold as gpu-strip's staged copies, 64 MB (≈ 4.6k × 4.6k pixels). Below it the decode, compute
+/// and encode take tens of milliseconds, and one after the other is as fast.
+pub const STREAMED_FROM_BYTES: u64 = crate::engine::STREAMED_FROM_BYTES as u64;
+
+/// One large PNG with one variant to run, cpu-rayon or gpu-strip (or `auto`'s choice of them), and nothing
+/// to compare it with: decoded, computed and encoded at the same time ([`crate::engine::stream`]). `None` when the
+/// run or the file is not one of those (the image is then decoded whole).
+pub(crate) fn run(opts: &Options, targets: &[Target]) -> Result<Option<(Report, Engine)>> {
+    let one = matches!(opts.variants[..], [Variant::CpuRayon] | [Variant::GpuStrip]);
+    if opts.needs_reference() || !(opts.auto || one) {
+        return Ok(None);
+    }
+    let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
+    let Some(rows) = image_io::PngRows::open(&opts.input, &decode_opts)? else { return Ok(None) };
+    let (width, height) = (rows.width, rows.height);
+    if 3 * width as u64 * height as u64 >= STREAMED_FROM_BYTES {
+        stream_png(opts, targets, rows).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Result<(Report, Engine)> {
+    let (width, height) = (rows.width, rows.height);
+    let mut variant = if opts.auto {
+        auto_variant(width, height, crate::engine::driver_present(), rayon::current_num_threads())
+    } else {
+        opts.variants[0]
+    };
+    let mut notes = Vec::new();
+    if opts.auto {
+        notes.push(auto_note(variant, width, height));
+    }
+    // Memory is the band buffers' (README "Memory"), whatever the image's height.
+    let needed = crate::engine::stream::buffer_bytes(width, variant.is_gpu());
+    opts.budget.check(&opts.input, width, height, needed)?;
+    let device = if variant.is_gpu() { Device::Auto } else { Device::Cpu };
+    let engine = Engine::for_variants(device, opts.filter, &[variant]).expect("Auto and Cpu always open");
+    crate::trace::mark("GPU open (streamed)");
+    let gpu_status = gpu_status(variant.is_gpu(), &engine);
+    if opts.auto && variant.is_gpu() && !engine.has_gpu() {
+        notes.push(auto_without_gpu(&engine));
+        variant = Variant::CpuRayon;
+    }
+    let mut staged = Staged::new();
+    let t = engine.stream_png(rows, variant.is_gpu(), opts.filter, &mut staged, &targets[0], opts.compression)?;
+    staged.commit()?;
+    crate::trace::mark("streamed and written");
+    let parts = t.decode_ms + t.compute_ms + t.memory_ms.unwrap_or(0.0) + t.encode_ms;
+    notes.push(format!(
+        "streamed: decode, {} and encode overlapped in bands; {:.0} ms in all, against {parts:.0} ms for the \
+         parts one after another{}",
+        if t.memory_ms.is_some() { "copies, kernels" } else { "compute" },
+        t.wall_ms,
+        t.memory_ms.map_or(String::new(), |m| format!(" (GPU memory: copies {m:.1} ms, buffers {:.1} ms)", t.setup_ms)),
+    ));
+    let outcome = if variant.is_gpu() && !engine.has_gpu() {
+        Outcome::Skipped { reason: "GPU unavailable (reason above); the edges are cpu-rayon's".into() }
+    } else {
+        let pixels = width as f64 * height as f64;
+        Outcome::Ran {
+            timings: Timings {
+                io_ms: t.decode_ms + t.encode_ms,
+                // As the report counted it: allocations (the pinned and device buffers) and copies.
+                gpu_memory_ms: t.memory_ms.map(|copies| copies + t.setup_ms),
+                compute_ms: t.compute_ms,
+                total_ms: t.wall_ms,
+                effective_gbps: variant.is_gpu().then(|| 4.0 * pixels / (t.compute_ms * 1e6)),
+            },
+            mismatched_pixels: None,
+        }
+    };
+    let report = Report {
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        width,
+        height,
+        filter: opts.filter,
+        n1: opts.n1,
+        gpu_reps: 1,
+        decode_ms: t.decode_ms,
+        encode_ms: t.encode_ms,
+        gpu: gpu_status,
+        rows: vec![Row { variant, outcome }],
+        notes,
+    };
+    Ok((report, engine))
+}
