@@ -51,7 +51,7 @@ pub struct Done<'b> {
     pub band: Band,
     /// The buffer its RGB rows (with halos) were uploaded from.
     pub input: &'b mut [u8],
-    /// The buffer its `band.rows` rows of edges were downloaded into.
+    /// The buffer whose first `band.rows` rows hold its edges.
     pub output: &'b mut [u8],
 }
 
@@ -106,19 +106,18 @@ impl<'b> Ring<'b> {
         self.next += 1;
         let done = self.finish(k)?;
         let Lane { gpu, device, in_flight } = &mut self.lanes[k];
-        let input = &mut input[..band.in_rows * width * 3];
-        let output = &mut output[..band.rows * width];
         let d = Dims::new(width as u32, band.in_rows as u32)?;
         let event = || gpu.stream.record_event(Some(CU_EVENT_DEFAULT));
         let before_upload = event()?;
-        // SAFETY: `input` and `output` are borrowed for 'b and held in `in_flight` until this lane's stream
-        // is synchronised (`finish`, or `Drop`), so no copy outlives them or races a host access.
-        unsafe { device.upload_async(gpu, input) }?;
+        // SAFETY: `input` and `output` are borrowed for 'b and held (whole: they go back to the caller
+        // whole) in `in_flight` until this lane's stream is synchronised (`finish`, or `Drop`), so no copy
+        // outlives them or races a host access.
+        unsafe { device.upload_async(gpu, &input[..band.in_rows * width * 3]) }?;
         let before_kernel = event()?;
         device.launch(gpu, d, self.filter.border)?;
         let after_kernel = event()?;
         // SAFETY: as above; the band's own rows start `skip` rows into the device output.
-        unsafe { device.download_async(gpu, band.skip() * width, output) }?;
+        unsafe { device.download_async(gpu, band.skip() * width, &mut output[..band.rows * width]) }?;
         let after_download = event()?;
         *in_flight = Some((Done { band, input, output }, [before_upload, before_kernel, after_kernel, after_download]));
         Ok(done)
@@ -221,7 +220,8 @@ pub fn run_streamed_in_bands(
     let started = Instant::now();
     let mut copy_in = std::time::Duration::ZERO;
     fn collect<'b>(d: Done<'b>, free: &mut Vec<(&'b mut [u8], &'b mut [u8])>, output: &mut [u8], width: usize) {
-        parallel_copy(&mut output[d.band.y0 * width..(d.band.y0 + d.band.rows) * width], d.output);
+        let rows = d.band.y0 * width..(d.band.y0 + d.band.rows) * width;
+        parallel_copy(&mut output[rows.clone()], &d.output[..rows.len()]);
         free.push((d.input, d.output));
     }
     for band in bands(height, band_rows) {
