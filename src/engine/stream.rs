@@ -64,14 +64,16 @@ fn default_band_rows(width: usize) -> usize {
     ((8 << 20) / (3 * width)).max(1)
 }
 
-/// Input and output band buffers: the decoder holds up to three bands at once (a row can lie in three
-/// bands' halos when bands are one row high); compute holds one, or one per GPU lane plus the one it is
-/// handing on; the encoder one. These counts keep every stage able to move (see `decode`, `compute_gpu`).
+/// Input and output band buffers, the fewest that keep every stage able to move: the decoder holds up to
+/// three input bands at once (a row lies in three bands' halos when bands are one row high), compute one
+/// (CPU) or one per GPU lane plus the one it has received; compute needs an output buffer to start a band
+/// while the encoder holds one. Fewer pinned bytes are less to allocate: 31 ms for the 70 MB of
+/// `LANES + 4` and `LANES + 2` at 16384² (`docs/performance.md` v0.19).
 fn buffer_counts(on_gpu: bool) -> (usize, usize) {
     if on_gpu {
-        (staged::LANES + 4, staged::LANES + 2)
+        (staged::LANES + 3, staged::LANES + 1)
     } else {
-        (5, 3)
+        (4, 2)
     }
 }
 
