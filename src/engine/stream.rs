@@ -181,10 +181,13 @@ pub fn run_in_bands(
         let computed = computer.join().expect("compute does not panic");
         (decoded, computed, encoded.map(|()| encode_time))
     });
-    // The first stage that failed says why; the others only stopped.
-    let (decode_ms, rows) = decoded.map_err(|e| e.unwrap_or_else(|| stopped(path)))?;
-    let (compute_ms, memory_ms) = computed.map_err(|e| e.unwrap_or_else(|| stopped(path)))?;
-    let encode_time = encoded?;
+    // The stage that failed says why; the others only stopped (the encoder then says "stopped" too, so a
+    // decoder's or compute's own error comes first).
+    let ((decode_ms, rows), (compute_ms, memory_ms), encode_time) = match (decoded, computed, encoded) {
+        (Ok(d), Ok(c), Ok(e)) => (d, c, e),
+        (Err(Some(e)), ..) | (_, Err(Some(e)), _) | (.., Err(e)) => return Err(e),
+        _ => return Err(stopped(path)),
+    };
     rows.finish()?;
     Ok(Times {
         decode_ms,
