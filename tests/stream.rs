@@ -252,3 +252,33 @@ fn the_command_streams_a_large_png() {
         assert!(read_grey(&streamed) == read_grey(&whole), "{variant}: same edges as the whole-image path");
     }
 }
+
+/// A write that fails while the bands stream (here the file-size limit, `ulimit -f`, with SIGXFSZ ignored
+/// so that the write returns EFBIG): one line naming the output and the cause, exit 2, and nothing left in
+/// the folder — not the decoder's or compute's stop reported in its place.
+#[cfg(unix)]
+#[test]
+fn a_write_that_fails_mid_stream_is_the_error_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("large.png");
+    common::bin().args(["generate", "4700x4800", "--out"]).arg(&input).assert().success();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("edges.png");
+    let bin = std::env::var_os("CUDA_SOBEL_BIN").map(PathBuf::from).unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
+    // 64 blocks (32 or 64 kB, by the shell's unit) of file size.
+    let done = std::process::Command::new("sh")
+        .args(["-c", "ulimit -f 64 && trap '' XFSZ && exec \"$0\" \"$@\""])
+        .arg(&bin)
+        .arg(&input)
+        // Fast compression: ~6 MB of output, written in 1 MB chunks while the bands stream.
+        .args(["--variant", "cpu-rayon", "--png-compression", "fast", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains(&format!("{}: cannot write", out.display())) && last.contains("too large"), "{stderr}");
+    assert_eq!(files_in(&out_dir), Vec::<PathBuf>::new(), "no output, no temporary file");
+}
