@@ -209,14 +209,19 @@ fn bench_quick_writes_every_file() {
     let gpu = Variant::ALL.iter().filter(|v| v.is_gpu() && v.n1().is_none()).count() + 3;
     assert!(pipeline.len() == 2 * cpu || pipeline.len() == 2 * (cpu + gpu), "{} series", pipeline.len());
     assert!(pipeline.iter().all(|s| s["runs"].as_array().unwrap().len() == 2));
-    // What you wait for: three commands × cold and warm, two whole processes each, on the larger size.
+    // What you wait for: three commands × cold and warm, two whole processes each, on the larger size; then
+    // the floor, gpu-strip warm on a 1×1 image.
     let wait = json["wait"].as_array().unwrap();
-    assert_eq!(wait.len(), 6, "{wait:?}");
+    assert_eq!(wait.len(), 7, "{wait:?}");
     for w in wait {
         let samples = w["samples_s"].as_array().unwrap();
         assert_eq!(samples.len(), 2);
-        assert!(samples.iter().all(|t| t.as_f64().unwrap() > 0.0) && w["width"] == 161);
+        assert!(samples.iter().all(|t| t.as_f64().unwrap() > 0.0));
     }
+    assert!(wait[..6].iter().all(|w| w["width"] == 161));
+    let floor = &wait[6];
+    assert_eq!((&floor["width"], &floor["variant"], &floor["start"]), (&1.into(), &"gpu-strip".into(), &"warm".into()));
+    assert!(floor["note"].as_str().unwrap().starts_with("1×1 image: the floor"), "{floor}");
     assert!(json["meta"]["git_commit"].as_str().unwrap().len() >= 7);
     assert!(dir.path().join("images/64x48.png").is_file(), "sizes not in imgs_in are drawn on demand");
 }

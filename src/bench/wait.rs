@@ -5,7 +5,10 @@
 //!   own JIT cache off (`CUDA_CACHE_DISABLE=1`): a first run on a fresh machine;
 //! - **warm**: after one untimed run filled both.
 //!
-//! The commands: `--variant cpu-rayon`, `--variant gpu-strip` and the fast path `--variant auto`.
+//! The commands: `--variant cpu-rayon`, `--variant gpu-strip` and the fast path `--variant auto`; then, warm,
+//! `--variant gpu-strip` on a 1×1 image: what every GPU command costs whatever its image (process start, the
+//! driver's and the context's start-up, the kernels' load, and the driver's release of the GPU at exit), the
+//! floor the other rows are read against.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -36,42 +39,61 @@ pub struct WaitSeries {
 /// Times the three commands on `image`, `runs` times each from each start. `scratch` is a folder for the
 /// outputs and kernel caches (emptied afterwards).
 pub fn measure(image: &Path, size: (u32, u32), runs: usize, scratch: &Path) -> anyhow::Result<Vec<WaitSeries>> {
-    let exe = std::env::current_exe()?;
     std::fs::create_dir_all(scratch)?;
-    let out = scratch.join("wait_output.png");
     let mut series = Vec::new();
     for variant in COMMANDS {
         for start in ["cold", "warm"] {
-            let warm_cache = tempfile::tempdir_in(scratch)?;
-            let command = |cache: &Path| {
-                let mut c = Command::new(&exe);
-                c.arg(image).args(["--variant", variant, "--json", "--out"]).arg(&out);
-                c.env("CUDA_SOBEL_CACHE", cache).stdout(Stdio::piped()).stderr(Stdio::null());
-                if start == "cold" {
-                    c.env("CUDA_CACHE_DISABLE", "1");
-                }
-                c
-            };
-            if start == "warm" {
-                command(warm_cache.path()).output()?; // fills both caches, untimed
-            }
-            let mut samples_s = Vec::with_capacity(runs);
-            let mut note = None;
-            for _ in 0..runs {
-                let cold_cache = tempfile::tempdir_in(scratch)?;
-                let cache = if start == "cold" { cold_cache.path() } else { warm_cache.path() };
-                let mut c = command(cache);
-                let started = Instant::now();
-                let done = c.output()?;
-                samples_s.push(started.elapsed().as_secs_f64());
-                anyhow::ensure!(done.status.success(), "bench: `--variant {variant}` exited with {}", done.status);
-                note = gpu_note(&done.stdout);
-            }
-            series.push(WaitSeries { width: size.0, height: size.1, variant: variant.into(), start, samples_s, note });
+            series.push(time_command(image, size, variant, start, runs, scratch)?);
         }
     }
-    let _ = std::fs::remove_file(&out);
+    let one_pixel = scratch.join("1x1.png");
+    crate::image_io::write_png(&one_pixel, 1, 1, &[90, 120, 150], image::ExtendedColorType::Rgb8)?;
+    let mut floor = time_command(&one_pixel, (1, 1), "gpu-strip", "warm", runs, scratch)?;
+    let what = "1×1 image: the floor of every GPU command";
+    floor.note = Some(floor.note.map_or(what.into(), |n| format!("{what}; {n}")));
+    series.push(floor);
+    let _ = std::fs::remove_file(&one_pixel);
     Ok(series)
+}
+
+/// `runs` whole commands `cuda_sobel IMAGE --variant VARIANT` from a `start` ("cold" or "warm").
+fn time_command(
+    image: &Path,
+    size: (u32, u32),
+    variant: &str,
+    start: &'static str,
+    runs: usize,
+    scratch: &Path,
+) -> anyhow::Result<WaitSeries> {
+    let exe = std::env::current_exe()?;
+    let out = scratch.join("wait_output.png");
+    let warm_cache = tempfile::tempdir_in(scratch)?;
+    let command = |cache: &Path| {
+        let mut c = Command::new(&exe);
+        c.arg(image).args(["--variant", variant, "--json", "--out"]).arg(&out);
+        c.env("CUDA_SOBEL_CACHE", cache).stdout(Stdio::piped()).stderr(Stdio::null());
+        if start == "cold" {
+            c.env("CUDA_CACHE_DISABLE", "1");
+        }
+        c
+    };
+    if start == "warm" {
+        command(warm_cache.path()).output()?; // fills both caches, untimed
+    }
+    let mut samples_s = Vec::with_capacity(runs);
+    let mut note = None;
+    for _ in 0..runs {
+        let cold_cache = tempfile::tempdir_in(scratch)?;
+        let cache = if start == "cold" { cold_cache.path() } else { warm_cache.path() };
+        let mut c = command(cache);
+        let started = Instant::now();
+        let done = c.output()?;
+        samples_s.push(started.elapsed().as_secs_f64());
+        anyhow::ensure!(done.status.success(), "bench: `--variant {variant}` exited with {}", done.status);
+        note = gpu_note(&done.stdout);
+    }
+    let _ = std::fs::remove_file(&out);
+    Ok(WaitSeries { width: size.0, height: size.1, variant: variant.into(), start, samples_s, note })
 }
 
 /// "GPU unavailable: …" from a run's `--json` report, when its GPU could not be used.

@@ -297,7 +297,7 @@ struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     batch: usize,
     /// "What you wait for": whole commands (cpu-rayon, gpu-strip, auto), each run this many times cold
-    /// and warm, on the largest size (0: skip)
+    /// and warm, on the largest size, and gpu-strip warm on a 1×1 image, the floor (0: skip)
     #[arg(long, default_value_t = 5)]
     wait_runs: usize,
     /// A smoke run: sizes 64x48 and 161x97, 2 runs, 5 repetitions, n in 1,2,4, 2 whole commands each
