@@ -186,7 +186,26 @@ fn the_row_reader_leaves_other_files_to_the_whole_image_path() {
     image::DynamicImage::ImageRgb8(rgb.clone()).into_rgb16().save(&sixteen).unwrap();
     let jpeg = dir.path().join("photo.jpg");
     rgb.save(&jpeg).unwrap();
-    for path in [&interlaced, &sixteen, &jpeg, &apng] {
+    // EXIF data before the image data: orientation 6 (turned 90°) takes the whole-image path, which turns
+    // it; orientation 1 ("normal", as most cameras write it) streams.
+    let with_exif = |name: &str, orientation: u8| {
+        let path = dir.path().join(name);
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), 20, 10);
+        enc.set_color(png::ColorType::Rgb);
+        let mut writer = enc.write_header().unwrap();
+        // Little-endian TIFF header, one IFD entry: tag 0x0112 (orientation), SHORT, 1 value.
+        let exif = [b'I', b'I', 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 1, 3, 0, 1, 0, 0, 0, orientation, 0, 0, 0, 0, 0, 0, 0];
+        writer.write_chunk(png::chunk::ChunkType(*b"eXIf"), &exif).unwrap();
+        writer.write_image_data(rgb.as_raw()).unwrap();
+        writer.finish().unwrap();
+        path
+    };
+    let turned = with_exif("turned.png", 6);
+    assert_eq!(image_io::decode_rgb(&turned).unwrap().dimensions(), (10, 20), "the whole-image path turns it");
+    let keep = DecodeOptions { keep_orientation: true, ..OPTS };
+    assert!(PngRows::open(&turned, &keep).unwrap().is_some(), "--keep-orientation: streamed as stored");
+    assert!(PngRows::open(&with_exif("normal.png", 1), &OPTS).unwrap().is_some(), "orientation 1 streams");
+    for path in [&interlaced, &sixteen, &jpeg, &apng, &turned] {
         assert!(PngRows::open(path, &OPTS).unwrap().is_none(), "{}", path.display());
         // and the whole-image path still takes it
         image_io::decode_rgb(path).unwrap();

@@ -3,8 +3,8 @@
 //!
 //! Only PNGs whose rows come out exactly as [`super::decode()`] would give them are read this way: not
 //! interlaced (Adam7 passes are not rows), not animated (the notes about frames), 8 bits a channel after
-//! expansion (16-bit channels are rounded, which the `png` crate does not do), and without EXIF data unless
-//! the stored orientation is kept. [`PngRows::open`] answers `None` for every other file, which then takes
+//! expansion (16-bit channels are rounded, which the `png` crate does not do), and not turned by an EXIF
+//! orientation (unless the stored orientation is kept). [`PngRows::open`] answers `None` for every other file, which then takes
 //! the whole-image path. The conversion is the `image` crate's: palette and low bit depths expanded by the
 //! same `png` transformation, grey copied to R = G = B, alpha dropped.
 
@@ -51,9 +51,15 @@ impl PngRows {
         let Ok(reader) = decoder.read_info() else { return Ok(None) };
         let info = reader.info();
         let (width, height) = (info.width, info.height);
-        let streamable = !info.interlaced
-            && info.animation_control.is_none()
-            && (info.exif_metadata.is_none() || opts.keep_orientation);
+        // The orientation the whole-image path would apply, by the `image` crate's rule: none without EXIF,
+        // nor when its orientation tag is missing, unreadable or "normal" (as most cameras write it).
+        let reorients = !opts.keep_orientation
+            && info
+                .exif_metadata
+                .as_deref()
+                .and_then(image::metadata::Orientation::from_exif_chunk)
+                .is_some_and(|o| o != image::metadata::Orientation::NoTransforms);
+        let streamable = !info.interlaced && info.animation_control.is_none() && !reorients;
         let (color, depth) = reader.output_color_type();
         if !streamable || depth != BitDepth::Eight || color == ColorType::Indexed {
             return Ok(None);
