@@ -16,20 +16,9 @@ fn png_from_chunks(path: &Path, chunks: &[(&[u8; 4], Vec<u8>)]) {
         let mut crc_input = kind.to_vec();
         crc_input.extend(data);
         out.extend(&crc_input);
-        out.extend(crc32(&crc_input).to_be_bytes());
+        out.extend(common::crc32(&crc_input).to_be_bytes());
     }
     std::fs::write(path, out).unwrap();
-}
-
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
 }
 
 fn ihdr(width: u32, height: u32) -> Vec<u8> {

@@ -95,18 +95,6 @@ fn read_grey(path: &Path) -> Vec<u8> {
     buf
 }
 
-/// The PNG chunk checksum (CRC-32, ISO 3309).
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
-
 fn files_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     v.sort();
@@ -169,7 +157,7 @@ fn the_row_reader_leaves_other_files_to_the_whole_image_path() {
     write_png(&interlaced, 1, 1, &[10, 20, 30], Kind::Rgb);
     let mut bytes = std::fs::read(&interlaced).unwrap();
     bytes[28] = 1; // signature 8, length 4, "IHDR" 4, then width 4, height 4, depth, colour, method, filter
-    let crc = crc32(&bytes[12..29]);
+    let crc = common::crc32(&bytes[12..29]);
     bytes[29..33].copy_from_slice(&crc.to_be_bytes());
     std::fs::write(&interlaced, bytes).unwrap();
     let apng = dir.path().join("animated.png");

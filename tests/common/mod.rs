@@ -36,3 +36,15 @@ pub fn report_colours() -> image::RgbImage {
         [[255, 0, 0], [2, 2, 2], [255, 255, 255], [0, 0, 0], [0, 255, 0], [100, 100, 100], [0, 0, 255], [200, 10, 50]];
     image::RgbImage::from_fn(4, 2, |x, y| image::Rgb(px[(y * 4 + x) as usize]))
 }
+
+/// The PNG chunk checksum (CRC-32, ISO 3309), for tests that forge or mend chunks.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
