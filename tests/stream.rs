@@ -236,7 +236,7 @@ fn a_damaged_png_fails_naming_it_and_leaves_nothing() {
 fn the_command_streams_a_large_png() {
     let dir = tempfile::tempdir().unwrap();
     let (w, h) = (4700u32, 4800u32); // 67.7 MB of RGB
-    assert!(3 * w as u64 * h as u64 >= cuda_sobel::pipeline::STREAMED_FROM_BYTES);
+    assert!(3 * w as u64 * h as u64 >= cuda_sobel::engine::STREAMED_FROM_BYTES as u64);
     let input = dir.path().join("large.png");
     common::bin().args(["generate", &format!("{w}x{h}"), "--out"]).arg(&input).assert().success();
     for variant in ["cpu-rayon", "auto"] {

@@ -20,8 +20,9 @@
 //!   place once the image is whole ([`Staged::png_rows`]).
 //!
 //! The user waits for the slowest stage instead of the sum; memory is the buffers, not the image (about
-//! 80 MB whatever its size). Where a stage fails the others stop, and nothing is left behind.
+//! 45 MB on the CPU, 60 MB of pinned memory for the GPU, whatever its size; [`buffer_bytes`]). Where a stage fails the others stop, and nothing is left behind.
 
+use std::path::Path;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -59,11 +60,6 @@ pub struct Times {
     pub wall_ms: f64,
 }
 
-/// Bands of about 8 MB of RGB at this width.
-fn default_band_rows(width: usize) -> usize {
-    ((8 << 20) / (3 * width)).max(1)
-}
-
 /// Input and output band buffers, the fewest that keep every stage able to move: the decoder holds up to
 /// three input bands at once (a row lies in three bands' halos when bands are one row high), compute one
 /// (CPU) or one per GPU lane plus the one it has received; compute needs an output buffer to start a band
@@ -81,7 +77,7 @@ fn buffer_counts(on_gpu: bool) -> (usize, usize) {
 /// memory budget is checked against.
 pub fn buffer_bytes(width: u32, on_gpu: bool) -> u64 {
     let width = width as u64;
-    let in_rows = default_band_rows(width as usize) as u64 + 2;
+    let in_rows = staged::band_rows_for(width as usize) as u64 + 2;
     let (inputs, outputs) = buffer_counts(on_gpu);
     inputs as u64 * 3 * in_rows * width + outputs as u64 * in_rows * width
 }
@@ -98,14 +94,14 @@ pub fn run(
 ) -> Result<Times> {
     let width = rows.width as usize;
     let band_rows = match compute {
-        Compute::Gpu(gpu) => staged::band_rows(gpu, width).map_err(|e| gpu_error(&rows, e))?,
-        Compute::Cpu => default_band_rows(width),
+        Compute::Gpu(gpu) => staged::band_rows(gpu, width).map_err(|e| gpu_error(rows.path(), e))?,
+        Compute::Cpu => staged::band_rows_for(width),
     };
     run_in_bands(rows, compute, filter, staged, target, compression, band_rows)
 }
 
-fn gpu_error(rows: &PngRows, e: GpuError) -> Error {
-    Error::Gpu { path: rows.path().to_owned(), detail: e.to_string() }
+fn gpu_error(path: &Path, e: GpuError) -> Error {
+    Error::Gpu { path: path.to_owned(), detail: e.to_string() }
 }
 
 /// [`run`] with bands of `band_rows` output rows (tests use tiny ones).
@@ -119,6 +115,7 @@ pub fn run_in_bands(
     band_rows: usize,
 ) -> Result<Times> {
     let started = Instant::now();
+    let path = &rows.path().to_owned();
     let (width, height) = (rows.width as usize, rows.height as usize);
     let in_rows = (band_rows + 2).min(height);
     let out_rows = band_rows.min(height);
@@ -130,18 +127,17 @@ pub fn run_in_bands(
         ),
         Compute::Gpu(gpu) => {
             let (i, o) = staged::pinned_buffers(gpu, inputs, outputs, 3 * in_rows * width, out_rows * width)
-                .map_err(|e| gpu_error(&rows, e))?;
+                .map_err(|e| gpu_error(path, e))?;
             Buffers::Pinned(i, o)
         }
     };
-    let (inputs, outputs) = owners.slices().map_err(|e| gpu_error(&rows, e))?;
+    let (inputs, outputs) = owners.slices().map_err(|e| gpu_error(path, e))?;
     let ring = match compute {
-        Compute::Gpu(gpu) => Some(Ring::new(gpu, filter, width, in_rows).map_err(|e| gpu_error(&rows, e))?),
+        Compute::Gpu(gpu) => Some(Ring::new(gpu, filter, width, in_rows).map_err(|e| gpu_error(path, e))?),
         Compute::Cpu => None,
     };
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
     let plan = bands(height, band_rows);
-    let path = &rows.path().to_owned();
 
     let (free_in_tx, free_in) = channel();
     let (filled_tx, filled) = channel();
@@ -173,7 +169,7 @@ pub fn run_in_bands(
                 Ok(())
             } else {
                 // Another stage stopped; its error is the one reported.
-                Err(Error::Decode { path: path.clone(), detail: "stopped".into() })
+                Err(stopped(path))
             }
         });
         drop(free_out_tx);
@@ -223,7 +219,7 @@ impl Buffers {
     }
 }
 
-fn stopped(path: &std::path::Path) -> Error {
+fn stopped(path: &Path) -> Error {
     Error::Decode { path: path.to_owned(), detail: "the pipeline stopped".into() }
 }
 
@@ -270,14 +266,14 @@ fn decode<'b>(
 /// back to the decoder. Returns the kernels' and the copies' summed times (ms).
 fn compute_gpu<'b>(
     gpu: &Gpu,
-    path: &std::path::Path,
+    path: &Path,
     mut ring: Ring<'b>,
     filled: Receiver<(Band, &'b mut [u8])>,
     free_in: Sender<&'b mut [u8]>,
     free_out: Receiver<&'b mut [u8]>,
     edges: Sender<(Band, &'b mut [u8], usize)>,
 ) -> Stage<(f64, Option<f64>)> {
-    let gpu_err = |e: GpuError| Some(Error::Gpu { path: path.to_owned(), detail: e.to_string() });
+    let gpu_err = |e: GpuError| Some(gpu_error(path, e));
     gpu.ctx.bind_to_thread().map_err(|e| gpu_err(e.into()))?;
     let pass_on = |d: staged::Done<'b>| -> Stage<()> {
         // The decoder may be done already (the last bands); then nobody needs the buffer back.

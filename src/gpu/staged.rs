@@ -162,10 +162,16 @@ pub fn run_streamed(gpu: &Gpu, rgb: &[u8], width: usize, height: usize, filter: 
     run_streamed_in_bands(gpu, rgb, width, height, filter, band_rows(gpu, width)?)
 }
 
-/// Output rows of a band of about 8 MB of RGB at this width, within what the device takes.
+/// Output rows of a band of about 8 MB of RGB at this width (at least one): few enough bands that each
+/// copy runs at the bus's speed, small enough buffers that a few of them cost little.
+pub fn band_rows_for(width: usize) -> usize {
+    ((8 << 20) / (3 * width)).max(1)
+}
+
+/// [`band_rows_for`], within what the device takes.
 pub fn band_rows(gpu: &Gpu, width: usize) -> Result<usize, GpuError> {
     let limit = super::variants::max_band_rows(gpu, Variant::GpuStrip, width)?;
-    Ok(((8 << 20) / (3 * width)).clamp(1, limit))
+    Ok(band_rows_for(width).min(limit))
 }
 
 /// Pinned host buffers, each of one size.

@@ -175,12 +175,7 @@ pub fn decode<R>(path: &Path, opts: &DecodeOptions, admit: impl FnOnce(&Header) 
     reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(decode_err)?;
     let (width, height) = decoder.dimensions();
-    if width == 0 || height == 0 {
-        return Err(Error::ZeroSize { path: path.to_owned(), width, height });
-    }
-    if width as u64 * height as u64 > MAX_PIXELS {
-        return Err(Error::TooLarge { path: path.to_owned(), width, height, max_pixels: MAX_PIXELS });
-    }
+    check_dimensions(path, width, height)?;
     let orientation = if opts.keep_orientation { None } else { decoder.orientation().ok() };
     let reorients = orientation.is_some_and(|o| o != image::metadata::Orientation::NoTransforms);
     let stored_bytes_per_pixel = decoder.color_type().bytes_per_pixel() as u64;
@@ -213,6 +208,17 @@ pub fn decode<R>(path: &Path, opts: &DecodeOptions, admit: impl FnOnce(&Header) 
         notes.push(format!("{}: {n} frames; edges of the first", path.display()));
     }
     Ok((Decoded { rgb, notes }, admitted))
+}
+
+/// Refuses an image with no pixels or more than [`MAX_PIXELS`], from its header.
+pub(super) fn check_dimensions(path: &Path, width: u32, height: u32) -> Result<()> {
+    if width == 0 || height == 0 {
+        return Err(Error::ZeroSize { path: path.to_owned(), width, height });
+    }
+    if width as u64 * height as u64 > MAX_PIXELS {
+        return Err(Error::TooLarge { path: path.to_owned(), width, height, max_pixels: MAX_PIXELS });
+    }
+    Ok(())
 }
 
 /// What a PNG's chunks before its image data say.

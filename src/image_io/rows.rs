@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use png::{BitDepth, ColorType, Transformations};
 
-use super::decode::{DecodeOptions, MAX_PIXELS};
+use super::decode::DecodeOptions;
 use crate::error::{Error, Result};
 
 /// An open PNG whose rows can be read one at a time as RGB8.
@@ -64,12 +64,7 @@ impl PngRows {
         if !streamable || depth != BitDepth::Eight || color == ColorType::Indexed {
             return Ok(None);
         }
-        if width == 0 || height == 0 {
-            return Err(Error::ZeroSize { path: path.to_owned(), width, height });
-        }
-        if width as u64 * height as u64 > MAX_PIXELS {
-            return Err(Error::TooLarge { path: path.to_owned(), width, height, max_pixels: MAX_PIXELS });
-        }
+        super::decode::check_dimensions(path, width, height)?;
         let raw = vec![0; reader.output_line_size(width).unwrap_or(0)];
         Ok(Some(PngRows { path: path.to_owned(), reader, color, raw, width, height, rows_read: 0 }))
     }

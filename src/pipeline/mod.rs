@@ -19,7 +19,6 @@ use crate::image_io::{self, Header, Png, Staged, Target};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 pub use crate::variant::{count_mismatches, timed, Mapping, Timings, Variant, N1};
-pub use streamed::STREAMED_FROM_BYTES;
 
 /// What to run, already validated (the CLI builds it; nothing here knows about clap).
 #[derive(Clone, Debug)]
@@ -256,10 +255,9 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         }
     });
     crate::trace::mark("decoded; GPU open");
-    let decoded = decoded.map(|d| (d, ()));
     let engine = engine.unwrap_or_else(|| open(&[]));
     let mut notes_before = Vec::new();
-    if let (true, Some(v), Ok((d, _))) = (opts.auto, variants.first(), &decoded) {
+    if let (true, Some(v), Ok(d)) = (opts.auto, variants.first(), &decoded) {
         let (w, h) = d.rgb.dimensions();
         notes_before.push(auto_note(*v, w, h));
     }
@@ -269,7 +267,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     }
     let gpu_status = gpu_status(variants.iter().any(|v| v.is_gpu()), &engine);
 
-    let (image_io::Decoded { rgb, mut notes }, ()) = decoded?;
+    let image_io::Decoded { rgb, mut notes } = decoded?;
     notes.extend(notes_before);
     let (width, height) = rgb.dimensions();
 

@@ -9,14 +9,11 @@ use crate::error::Result;
 use crate::image_io::{self, Staged, Target};
 use crate::variant::Variant;
 
-/// Images of at least this many bytes of RGB are streamed when they can be (see [`run_streamed`]): the
-/// same threshold as gpu-strip's staged copies, 64 MB (≈ 4.6k × 4.6k pixels). Below it the decode, compute
-/// and encode take tens of milliseconds, and one after the other is as fast.
-pub const STREAMED_FROM_BYTES: u64 = crate::engine::STREAMED_FROM_BYTES as u64;
-
 /// One large PNG with one variant to run, cpu-rayon or gpu-strip (or `auto`'s choice of them), and nothing
 /// to compare it with: decoded, computed and encoded at the same time ([`crate::engine::stream`]). `None` when the
-/// run or the file is not one of those (the image is then decoded whole).
+/// run or the file is not one of those (the image is then decoded whole). "Large" is gpu-strip's threshold
+/// for staged copies, [`crate::engine::STREAMED_FROM_BYTES`] of RGB: below it the decode, compute and
+/// encode take tens of milliseconds, and one after the other is as fast.
 pub(crate) fn run(opts: &Options, targets: &[Target]) -> Result<Option<(Report, Engine)>> {
     let one = matches!(opts.variants[..], [Variant::CpuRayon] | [Variant::GpuStrip]);
     if opts.needs_reference() || !(opts.auto || one) {
@@ -25,7 +22,7 @@ pub(crate) fn run(opts: &Options, targets: &[Target]) -> Result<Option<(Report, 
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
     let Some(rows) = image_io::PngRows::open(&opts.input, &decode_opts)? else { return Ok(None) };
     let (width, height) = (rows.width, rows.height);
-    if 3 * width as u64 * height as u64 >= STREAMED_FROM_BYTES {
+    if crate::memory::image_bytes(width, height, 3) >= crate::engine::STREAMED_FROM_BYTES as u64 {
         stream_png(opts, targets, rows).map(Some)
     } else {
         Ok(None)
