@@ -22,7 +22,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{Device, Engine};
 use crate::error::{one_line, Error};
-use crate::image_io::{self, output, Png, PngCompression};
+use crate::image_io::{self, filtered, output, Png, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::variant::count_mismatches;
@@ -143,10 +143,13 @@ pub fn plan_outputs(files: &[PathBuf], out_dir: &Path) -> error::Result<Vec<Path
 }
 
 /// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
-/// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger.
+/// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger. On the
+/// GPU a PNG may instead go up still filtered: its stored rows and a slot's pinned copy of them, with the
+/// edges in pinned memory and out (two stored pixels and two bytes).
 pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -> u64 {
     let compute = 3 + 1 + if check { 7 } else { 0 } + if gpu { 4 } else { 0 };
-    header.decode_peak_bytes_per_pixel().max(compute)
+    let filtered = if gpu { 2 * header.stored_bytes_per_pixel + 2 } else { 0 };
+    header.decode_peak_bytes_per_pixel().max(compute).max(filtered)
 }
 
 /// Runs a batch: plans every output, then decodes, computes and writes on all cores.
@@ -209,15 +212,45 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
         let result = (|| -> Result<u64, String> {
             let out = &outputs[i];
             let text = |e: Error| one_line(&e);
-            let (decoded, _reservation) = image_io::decode(path, &decode_opts, |h| {
+            let admit = |h: &image_io::Header| {
                 let needed = memory::image_bytes(
                     h.width,
                     h.height,
                     peak_bytes_per_pixel(h, opts.check, engine.is_some_and(Engine::has_gpu)),
                 );
                 pool.reserve(path, h.width, h.height, needed)
-            })
-            .map_err(text)?;
+            };
+            let write = |w: u32, h: u32, edges: &[u8]| {
+                let png = Png {
+                    width: w,
+                    height: h,
+                    pixels: edges,
+                    color: png::ColorType::Grayscale,
+                    compression: opts.compression,
+                };
+                output::write(&output::target(out).map_err(text)?, &png).map_err(text)?;
+                Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+            };
+            // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
+            // share of its decode falls to about a third (docs/performance.md v0.20).
+            if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
+                if let Some((png, reservation)) = filtered::read(path, &decode_opts, admit).map_err(text)? {
+                    let edges = engine
+                        .sobel_filtered(&png, opts.filter)
+                        .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
+                    drop(png);
+                    if opts.check {
+                        // The whole decode on the CPU, within the reservation already held.
+                        let (decoded, ()) = image_io::decode(path, &decode_opts, |_| Ok(())).map_err(text)?;
+                        check_against_scalar(path, &decoded.rgb, &edges, opts.filter)?;
+                    }
+                    let (w, h) = edges.dimensions();
+                    let written = write(w, h, edges.as_raw());
+                    drop(reservation);
+                    return written;
+                }
+            }
+            let (decoded, _reservation) = image_io::decode(path, &decode_opts, admit).map_err(text)?;
             notes.lock().expect("no panic while locked").extend(decoded.notes);
             let rgb = decoded.rgb;
             let (w, h) = rgb.dimensions();
@@ -231,21 +264,9 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
                 Arc::new(edges.into_raw())
             };
             if opts.check && !opts.baseline {
-                let reference = cpu::scalar::sobel(&rgb, opts.filter);
-                let differing = count_mismatches(&edges, reference.as_raw());
-                if differing > 0 {
-                    return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
-                }
+                check_against_scalar(path, &rgb, &edges, opts.filter)?;
             }
-            let png = Png {
-                width: w,
-                height: h,
-                pixels: &edges,
-                color: png::ColorType::Grayscale,
-                compression: opts.compression,
-            };
-            output::write(&output::target(out).map_err(text)?, &png).map_err(text)?;
-            Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+            write(w, h, &edges)
         })();
         match result {
             Ok(bytes) => {
@@ -271,6 +292,15 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
         skipped_own_outputs,
         notes,
     })
+}
+
+/// `--check`: fails the image when `edges` are not cpu-scalar's bytes for `rgb`.
+fn check_against_scalar(path: &Path, rgb: &image::RgbImage, edges: &[u8], filter: Filter) -> Result<(), String> {
+    let differing = count_mismatches(edges, cpu::scalar::sobel(rgb, filter).as_raw());
+    if differing > 0 {
+        return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
+    }
+    Ok(())
 }
 
 /// The summary as the terminal shows it.

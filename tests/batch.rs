@@ -71,3 +71,45 @@ fn batch_honours_the_operator_and_the_report_arithmetic() {
         );
     }
 }
+
+#[test]
+fn every_kind_of_png_comes_out_as_cpu_scalar_computes_it() {
+    // On the GPU machine, 8-bit RGB and RGBA PNGs are only inflated on the CPU, and their filters undone on
+    // the GPU (cuda/unfilter.cu); other files are decoded whole. `--check` holds each to cpu-scalar of the
+    // whole decode, and so does this test, reading the files back.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let rgb = cuda_sobel::generate::scene(301, 97);
+    let save = |name: &str, color: png::ColorType, data: Vec<u8>, filter: png::Filter| {
+        let file = std::fs::File::create(input.join(name)).unwrap();
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), rgb.width(), rgb.height());
+        enc.set_color(color);
+        enc.set_filter(filter);
+        let mut writer = enc.write_header().unwrap();
+        writer.write_image_data(&data).unwrap();
+        writer.finish().unwrap();
+    };
+    let rgba: Vec<u8> = rgb.pixels().flat_map(|p| [p[0], p[1], p[2], p[1] ^ 0x55]).collect();
+    save("rgb_paeth.png", png::ColorType::Rgb, rgb.as_raw().clone(), png::Filter::Paeth);
+    save("rgb_adaptive.png", png::ColorType::Rgb, rgb.as_raw().clone(), png::Filter::Adaptive);
+    save("rgba_avg.png", png::ColorType::Rgba, rgba, png::Filter::Avg);
+    let grey: Vec<u8> = rgb.pixels().map(|p| p[1]).collect();
+    save("grey_sub.png", png::ColorType::Grayscale, grey, png::Filter::Sub);
+    rgb.save(input.join("photo.jpg")).unwrap();
+
+    let out = dir.path().join("out");
+    let assert = bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--check", "--slots", "2"]).assert();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert.success();
+    assert!(stdout.contains("batch: 5 of 5 images"), "{stdout}");
+    for entry in std::fs::read_dir(&input).unwrap() {
+        let path = entry.unwrap().path();
+        let expected = cuda_sobel::cpu::scalar::sobel(
+            &cuda_sobel::image_io::decode_rgb(&path).unwrap(),
+            cuda_sobel::sobel::Filter::default(),
+        );
+        let written = out.join(format!("{}_sobel.png", path.file_stem().unwrap().to_string_lossy()));
+        assert!(image::open(&written).unwrap().into_luma8() == expected, "{}", written.display());
+    }
+}

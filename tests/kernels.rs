@@ -28,7 +28,7 @@ fn every_kernel_file_compiles_with_nvrtc() {
     if !nvrtc_or_skip("every_kernel_file_compiles_with_nvrtc") {
         return;
     }
-    let expected: [(&str, &[&str]); 11] = [
+    let expected: [(&str, &[&str]); 12] = [
         ("map", &["grey_kernel", "sobel_x_kernel", "sobel_y_kernel", "magnitude_kernel"]),
         ("fused_map", &["gradient_magnitude_kernel"]),
         ("fused", &["sobel_fused"]),
@@ -40,6 +40,7 @@ fn every_kernel_file_compiles_with_nvrtc() {
         ("strip", &["sobel_strip_general", "sobel_strip_aligned"]),
         ("selftest", &["selftest_grey", "selftest_magnitude"]),
         ("timing", &["spin", "noop"]),
+        ("unfilter", &["unfilter_rgb", "unfilter_rgba"]),
     ];
     // Every (operator, arithmetic) build the host can ask for: Sobel/Scharr × exact/report.
     let filters = Filter::all().filter(|f| f.border == Border::Zero);

@@ -24,6 +24,7 @@ pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
 pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
+use crate::image_io::filtered::Filtered;
 
 mod measure;
 pub mod stream;
@@ -321,6 +322,27 @@ impl Engine {
                 }
                 _ => variants::run(g, Variant::GpuStrip, rgb, filter, false, 1)?.output,
             },
+        };
+        Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
+    }
+
+    /// Whether [`Engine::sobel_filtered`] undoes a PNG's filters on the GPU (a GPU with batch slots), so
+    /// that a caller should read PNGs with [`crate::image_io::filtered::read`] instead of decoding them.
+    pub fn unfilters_on_gpu(&self) -> bool {
+        self.gpu.is_some() && self.slots.is_some()
+    }
+
+    /// The edge image of a PNG read still filtered ([`crate::image_io::filtered::read`]): on the GPU through
+    /// a slot, the filters undone there (`cuda/unfilter.cu`); otherwise — no slots, or an image too large
+    /// for one — unfiltered on the CPU and given to [`Engine::sobel`]. Bytes identical to
+    /// [`crate::cpu::scalar::sobel`] of the decoded image.
+    pub fn sobel_filtered(&self, png: &Filtered, filter: Filter) -> Result<GrayImage, EngineError> {
+        let (w, h) = (png.width, png.height);
+        let bytes = match (&self.gpu, &self.slots) {
+            (Some(g), Some(pool)) if variants::max_band_rows(g, Variant::GpuStrip, w as usize)? >= h as usize => {
+                pool.with_slot(|slot| slot.run_filtered(png, filter))?
+            }
+            _ => return self.sobel(&png.unfilter(), filter),
         };
         Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
     }

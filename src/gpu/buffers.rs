@@ -58,6 +58,12 @@ impl DeviceImage {
         Ok(())
     }
 
+    /// The input buffer, for a kernel that writes the RGB image on the device (`cuda/unfilter.cu`) instead of
+    /// an upload.
+    pub fn input_mut(&mut self) -> &mut CudaSlice<u8> {
+        &mut self.rgb
+    }
+
     /// Enqueues the variant's kernels once on a `d`-sized image in these buffers.
     pub fn launch(&mut self, gpu: &Gpu, d: Dims, border: Border) -> Result<(), GpuError> {
         let n1 = self.variant.n1().unwrap_or(N1::ONE);

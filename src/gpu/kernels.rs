@@ -14,7 +14,8 @@ use super::cache::CodeCache;
 use super::compile::{cache_key, compile_with, options, Code};
 use super::patterns::{
     const_taps, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
-    separable::Separable, strip::Strip, tiled, timing::Timing, vec16::Vec16, KernelSource, Pattern, RgbKernel, SOURCES,
+    separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16, KernelSource, Pattern,
+    RgbKernel, SOURCES,
 };
 use super::GpuError;
 use crate::sobel::{Compat, Filter, Operator};
@@ -88,6 +89,7 @@ pub struct KernelSet {
     strip: OnceLock<Strip>,
     selftest: OnceLock<SelfTest>,
     timing: OnceLock<Timing>,
+    unfilter: OnceLock<Unfilter>,
 }
 
 /// A pattern's loaded kernels, loading them (and their files) on first use; `?` returns a load's error from
@@ -123,6 +125,7 @@ impl KernelSet {
             strip: OnceLock::new(),
             selftest: OnceLock::new(),
             timing: OnceLock::new(),
+            unfilter: OnceLock::new(),
         }
     }
 
@@ -215,6 +218,11 @@ impl KernelSet {
     /// cuda/timing.cu's kernels (every timed run needs them).
     pub fn timing(&self) -> Result<&Timing, GpuError> {
         Ok(lazily!(self, timing, Timing::load(self.module("timing")?)))
+    }
+
+    /// cuda/unfilter.cu's kernels (batch mode's PNG decoding).
+    pub fn unfilter(&self) -> Result<&Unfilter, GpuError> {
+        Ok(lazily!(self, unfilter, Unfilter::load(self.module("unfilter")?)))
     }
 
     /// cuda/selftest.cu's kernels (tests only).

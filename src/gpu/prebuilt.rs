@@ -21,7 +21,7 @@ pub const MINOR: i32 = 0;
 const MANIFEST: &str = include_str!("../../kernels/sm_90/MANIFEST");
 
 /// Every embedded file, by kernel file name (the order of [`super::patterns::SOURCES`]).
-const FILES: [(&str, &[u8]); 11] = [
+const FILES: [(&str, &[u8]); 12] = [
     ("map", include_bytes!("../../kernels/sm_90/map.cubin")),
     ("fused_map", include_bytes!("../../kernels/sm_90/fused_map.cubin")),
     ("fused", include_bytes!("../../kernels/sm_90/fused.cubin")),
@@ -33,6 +33,7 @@ const FILES: [(&str, &[u8]); 11] = [
     ("strip", include_bytes!("../../kernels/sm_90/strip.cubin")),
     ("selftest", include_bytes!("../../kernels/sm_90/selftest.cubin")),
     ("timing", include_bytes!("../../kernels/sm_90/timing.cubin")),
+    ("unfilter", include_bytes!("../../kernels/sm_90/unfilter.cubin")),
 ];
 
 /// SHA-256 in hex.

@@ -1,8 +1,10 @@
 //! Images in and out: decoding any format the `image` crate reads into 8-bit RGB ([`decode()`]), checked
 //! against the memory budget from its header first, and writing PNGs without ever touching what the user
-//! owns ([`output`]). `jpeg` checks that a JPEG is complete; [`rows`] reads a large PNG row by row.
+//! owns ([`output`]). `jpeg` checks that a JPEG is complete; [`rows`] reads a large PNG row by row;
+//! [`filtered`] inflates a PNG and leaves its filters for the GPU.
 
 pub mod decode;
+pub mod filtered;
 mod jpeg;
 pub mod output;
 pub mod rows;

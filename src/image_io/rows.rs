@@ -51,15 +51,7 @@ impl PngRows {
         let Ok(reader) = decoder.read_info() else { return Ok(None) };
         let info = reader.info();
         let (width, height) = (info.width, info.height);
-        // The orientation the whole-image path would apply, by the `image` crate's rule: none without EXIF,
-        // nor when its orientation tag is missing, unreadable or "normal" (as most cameras write it).
-        let reorients = !opts.keep_orientation
-            && info
-                .exif_metadata
-                .as_deref()
-                .and_then(image::metadata::Orientation::from_exif_chunk)
-                .is_some_and(|o| o != image::metadata::Orientation::NoTransforms);
-        let streamable = !info.interlaced && info.animation_control.is_none() && !reorients;
+        let streamable = !info.interlaced && info.animation_control.is_none() && !reorients(info, opts);
         let (color, depth) = reader.output_color_type();
         if !streamable || depth != BitDepth::Eight || color == ColorType::Indexed {
             return Ok(None);
@@ -116,4 +108,16 @@ impl PngRows {
             Err(e) => Err(Error::Decode { path: self.path.clone(), detail: e.to_string() }),
         }
     }
+}
+
+/// Whether the whole-image decode would turn this PNG by its EXIF orientation, by the `image` crate's rule:
+/// not without EXIF (before the image data), nor when its orientation tag is missing, unreadable or
+/// "normal" (as most cameras write it), nor when the stored orientation is kept.
+pub(super) fn reorients(info: &png::Info<'_>, opts: &DecodeOptions) -> bool {
+    !opts.keep_orientation
+        && info
+            .exif_metadata
+            .as_deref()
+            .and_then(image::metadata::Orientation::from_exif_chunk)
+            .is_some_and(|o| o != image::metadata::Orientation::NoTransforms)
 }

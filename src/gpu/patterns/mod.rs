@@ -21,6 +21,7 @@ pub mod separable;
 pub mod strip;
 pub mod tiled;
 pub mod timing;
+pub mod unfilter;
 pub mod vec16;
 
 use std::sync::Arc;
@@ -164,8 +165,9 @@ fn launch_shape_in(source: &str) -> (u32, u32) {
     (w.parse().unwrap(), h.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap())
 }
 
-/// Every kernel file, one parallel pattern each (plus the tests' selftest and the timing kernels).
-pub const SOURCES: [KernelSource; 11] = [
+/// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
+/// mode's PNG unfiltering).
+pub const SOURCES: [KernelSource; 12] = [
     map::SOURCE,
     fused_map::SOURCE,
     fused::SOURCE,
@@ -177,6 +179,7 @@ pub const SOURCES: [KernelSource; 11] = [
     strip::SOURCE,
     selftest::SOURCE,
     timing::SOURCE,
+    unfilter::SOURCE,
 ];
 
 /// A pattern of one kernel of the C signature `(const u8* rgb, u8* out, int width, int height, int border)`

@@ -1,0 +1,168 @@
+//! A PNG inflated but not unfiltered: its image data as the file stores it once decompressed — each row a
+//! filter byte and the row's bytes less their prediction — for the GPU to finish (`cuda/unfilter.cu`).
+//! Undoing the filters is 63 % of a PNG decode on the CPU and the largest cost of batch mode; inflating
+//! alone is the rest (`docs/performance.md` v0.20).
+//!
+//! The `png` crate does all the reading: chunks, their checksums, the zlib stream (its
+//! [`png::StreamingDecoder`] hands out the inflated bytes). [`read`] takes only PNGs whose RGB the GPU gives
+//! exactly as [`super::decode()`] would: 8-bit RGB or RGBA (alpha dropped; an RGB image's tRNS only adds
+//! alpha), not interlaced, not animated, not turned by an EXIF orientation — the files [`super::PngRows`]
+//! streams, less palette and grey. For any other file it answers `None`, and the caller decodes it whole.
+//! [`Filtered::unfilter`] is the scalar reference the kernel is checked against.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use image::RgbImage;
+use png::{chunk, BitDepth, ColorType, Decoded, StreamingDecoder, UnfilterRegion};
+
+use super::decode::{check_dimensions, check_input, DecodeOptions, Header, STDIN};
+use crate::error::{Error, Result};
+
+/// A PNG's inflated image data, still filtered.
+#[derive(Debug)]
+pub struct Filtered {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// 3 (RGB) or 4 (RGBA).
+    pub bytes_per_pixel: usize,
+    /// `height` rows of [`Filtered::row_bytes`] bytes: the filter type (0–4, checked), then the filtered
+    /// bytes.
+    pub rows: Vec<u8>,
+}
+
+impl Filtered {
+    /// Bytes of one stored row: the filter byte and `width · bytes_per_pixel` bytes.
+    pub fn row_bytes(&self) -> usize {
+        1 + self.width as usize * self.bytes_per_pixel
+    }
+
+    /// The image as [`super::decode()`] gives it, the filters undone on the CPU one byte after another, as
+    /// the PNG specification writes them (section 9): the reference for `cuda/unfilter.cu`.
+    pub fn unfilter(&self) -> RgbImage {
+        let (bpp, stride) = (self.bytes_per_pixel, self.row_bytes());
+        let mut raw = self.rows.clone();
+        let mut rgb = Vec::with_capacity(3 * self.width as usize * self.height as usize);
+        for r in 0..self.height as usize {
+            let (done, rest) = raw.split_at_mut(r * stride);
+            let up = (r > 0).then(|| &done[done.len() - stride + 1..]);
+            let (filter, cur) = rest[..stride].split_first_mut().expect("a row has its filter byte");
+            for x in 0..cur.len() {
+                let a = if x >= bpp { cur[x - bpp] } else { 0 };
+                let b = up.map_or(0, |u| u[x]);
+                let c = if x >= bpp { up.map_or(0, |u| u[x - bpp]) } else { 0 };
+                let predicted = match *filter {
+                    0 => 0,
+                    1 => a,
+                    2 => b,
+                    3 => ((a as u16 + b as u16) / 2) as u8,
+                    4 => paeth(a, b, c),
+                    other => unreachable!("filter {other} was refused by read"),
+                };
+                cur[x] = cur[x].wrapping_add(predicted);
+            }
+            rgb.extend(cur.chunks_exact(bpp).flat_map(|p| &p[..3]));
+        }
+        RgbImage::from_raw(self.width, self.height, rgb).expect("width × height RGB pixels")
+    }
+}
+
+/// Paeth's predictor: of `a` (left), `b` (above) and `c` (above left), the one nearest to a + b − c; ties
+/// go to a, then b.
+fn paeth(a: u8, b: u8, c: u8) -> u8 {
+    let p = a as i16 + b as i16 - c as i16;
+    let (pa, pb, pc) = ((p - a as i16).abs(), (p - b as i16).abs(), (p - c as i16).abs());
+    if pa <= pb && pa <= pc {
+        a
+    } else if pb <= pc {
+        b
+    } else {
+        c
+    }
+}
+
+/// Reads `path` up to the end of its image data, inflating it: `Ok(None)` when it is not a PNG this
+/// module takes (see the module doc; standard input neither), or when the png crate cannot read its
+/// chunks before the image data (the whole-image decode then reports it in the image crate's words).
+/// `admit` sees the header before the image data is allocated, as in [`super::decode()`]. A file whose
+/// image data is damaged, ends early or names an unknown filter is an error naming it.
+pub fn read<R>(
+    path: &Path,
+    opts: &DecodeOptions,
+    admit: impl FnOnce(&Header) -> Result<R>,
+) -> Result<Option<(Filtered, R)>> {
+    if path.as_os_str() == STDIN {
+        return Ok(None);
+    }
+    check_input(path)?;
+    let read_err = |source| Error::Read { path: path.to_owned(), source };
+    let decode_err = |detail: String| Error::Decode { path: path.to_owned(), detail };
+    let mut input = BufReader::with_capacity(1 << 16, File::open(path).map_err(read_err)?);
+    // The png crate's limit on what metadata may allocate is its default (64 MiB); text and ICC profiles,
+    // which the edges never use, are skipped.
+    let mut decoder = StreamingDecoder::new();
+    decoder.set_ignore_text_chunk(true);
+    decoder.set_ignore_iccp_chunk(true);
+
+    // The chunks before the image data.
+    loop {
+        let buf = input.fill_buf().map_err(read_err)?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        let Ok((used, event)) = decoder.update(buf, None) else { return Ok(None) };
+        input.consume(used);
+        match event {
+            Decoded::ChunkBegin(_, chunk::IDAT) => break,
+            Decoded::ChunkBegin(_, chunk::fdAT) | Decoded::ChunkComplete(chunk::IEND) => return Ok(None),
+            _ => {}
+        }
+    }
+    let info = decoder.info().expect("IHDR comes before the image data");
+    let bytes_per_pixel = match (info.color_type, info.bit_depth) {
+        (ColorType::Rgb, BitDepth::Eight) => 3,
+        (ColorType::Rgba, BitDepth::Eight) => 4,
+        _ => return Ok(None),
+    };
+    if info.interlaced || info.animation_control.is_some() || super::rows::reorients(info, opts) {
+        return Ok(None);
+    }
+    let (width, height) = (info.width, info.height);
+    check_dimensions(path, width, height)?;
+    // As the whole-image decode sees it: an RGB image with a tRNS chunk decodes as RGBA.
+    let stored_bytes_per_pixel = if info.trns.is_some() { 4 } else { bytes_per_pixel as u64 };
+    let header = Header { width, height, stored_bytes_per_pixel, reorients: false };
+    let admitted = admit(&header)?;
+
+    let row_bytes = 1 + width as usize * bytes_per_pixel;
+    let mut rows = vec![0; row_bytes * height as usize];
+    let mut region = UnfilterRegion::default();
+    loop {
+        let buf = input.fill_buf().map_err(read_err)?;
+        if buf.is_empty() {
+            return Err(decode_err("the file ends inside the image data".into()));
+        }
+        // Once every row is in, what is left of the stream is skipped, as the png crate's own reader does.
+        let full = region.filled == rows.len();
+        let (used, event) =
+            if full { decoder.update(buf, None) } else { decoder.update(buf, Some(&mut region.as_buf(&mut rows))) }
+                .map_err(|e| decode_err(e.to_string()))?;
+        input.consume(used);
+        if let Decoded::ImageDataFlushed = event {
+            break;
+        }
+    }
+    if region.filled < rows.len() {
+        let complete = region.filled / row_bytes;
+        return Err(decode_err(format!("the image data ends after {complete} of {height} rows")));
+    }
+    if let Some((r, f)) = rows.iter().step_by(row_bytes).enumerate().find(|(_, &f)| f > 4) {
+        return Err(decode_err(format!("row {r} names filter type {f}, which PNG does not have")));
+    }
+    Ok(Some((Filtered { path: path.to_owned(), width, height, bytes_per_pixel, rows }, admitted)))
+}

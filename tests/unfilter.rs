@@ -1,0 +1,222 @@
+//! A PNG read still filtered (`cuda_sobel::image_io::filtered`) and unfiltered — by the scalar reference on
+//! the CPU, by `cuda/unfilter.cu` on the GPU through batch mode's slots — gives exactly the image the
+//! whole-image decode gives, and so the same edges: random sizes (across the kernel's chunks and rounds),
+//! RGB and RGBA, every PNG filter the encoder writes. Files the GPU path does not take are left to the
+//! whole-image decode; damaged image data fails naming the file.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use cuda_sobel::engine::{Device, Engine};
+use cuda_sobel::image_io::{self, filtered, DecodeOptions};
+use cuda_sobel::memory::Budget;
+use cuda_sobel::sobel::Filter;
+use cuda_sobel::{cpu, generate};
+use proptest::prelude::*;
+
+const OPTS: DecodeOptions = DecodeOptions { budget: Budget { bytes: 1 << 34 }, keep_orientation: false };
+
+/// Every filter choice of the png crate's encoder: one filter for every row, or a choice per row.
+const FILTERS: [png::Filter; 7] = [
+    png::Filter::NoFilter,
+    png::Filter::Sub,
+    png::Filter::Up,
+    png::Filter::Avg,
+    png::Filter::Paeth,
+    png::Filter::Adaptive,
+    png::Filter::MinEntropy,
+];
+
+/// Writes the `w × h` RGB `rgb` as an 8-bit PNG, RGBA when `alpha` (alpha varying, so that its bytes take
+/// part in the filters), every row filtered by `filter`.
+fn write_png(path: &Path, w: u32, h: u32, rgb: &[u8], alpha: bool, filter: png::Filter) {
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(path).unwrap()), w, h);
+    let data: Vec<u8> = if alpha {
+        enc.set_color(png::ColorType::Rgba);
+        rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], p[0] ^ p[2]]).collect()
+    } else {
+        enc.set_color(png::ColorType::Rgb);
+        rgb.to_vec()
+    };
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_filter(filter);
+    let mut writer = enc.write_header().unwrap();
+    writer.write_image_data(&data).unwrap();
+    writer.finish().unwrap();
+}
+
+/// A smooth image with noise on it: the filters' predictions are near, but not equal to, the bytes.
+fn picture(w: u32, h: u32, seed: u64) -> Vec<u8> {
+    let noise = generate::noise(w, h, seed);
+    let scene = generate::scene(w, h);
+    scene.as_raw().iter().zip(noise.as_raw()).map(|(&s, &n)| s.wrapping_add(n >> 5)).collect()
+}
+
+fn read(path: &Path) -> filtered::Filtered {
+    filtered::read(path, &OPTS, |_| Ok(())).unwrap().expect("the filtered reader takes this PNG").0
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn unfiltered_on_the_cpu_equals_the_whole_image_decode(
+        w in 1u32..=80,
+        h in 1u32..=40,
+        seed in any::<u64>(),
+        alpha in any::<bool>(),
+        filter in prop::sample::select(FILTERS.to_vec()),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.png");
+        write_png(&input, w, h, &picture(w, h, seed), alpha, filter);
+        let png = read(&input);
+        prop_assert_eq!(png.bytes_per_pixel, if alpha { 4 } else { 3 });
+        prop_assert!(png.unfilter() == image_io::decode_rgb(&input).unwrap(), "{w}×{h} alpha {alpha} {filter:?}");
+    }
+}
+
+#[test]
+fn unfiltered_on_the_gpu_gives_the_edges_of_the_whole_image_decode() {
+    let engine = match Engine::new(Device::Cuda(0), Filter::default()).and_then(|e| e.with_slots(2)) {
+        Ok(e) => e,
+        Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("GPU required: {e}"),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED unfiltered_on_the_gpu_…: {e}");
+            return;
+        }
+    };
+    assert!(engine.unfilters_on_gpu());
+    let dir = tempfile::tempdir().unwrap();
+    // Widths around the kernel's 8-pixel chunks and its block sizes (a thread per chunk, 32 to 1024: 9000
+    // pixels are 1125 chunks, more than one block's threads); heights across its rounds of rows.
+    let sizes = [(1u32, 1u32), (1, 70), (7, 3), (8, 33), (9, 64), (255, 65), (257, 31), (2048, 300), (9000, 1100)];
+    for (i, (w, h)) in sizes.into_iter().enumerate() {
+        let rgb = picture(w, h, i as u64);
+        for alpha in [false, true] {
+            for png_filter in FILTERS {
+                let input = dir.path().join(format!("in{i}_{alpha}_{png_filter:?}.png"));
+                write_png(&input, w, h, &rgb, alpha, png_filter);
+                let decoded = image_io::decode_rgb(&input).unwrap();
+                let png = read(&input);
+                // Every operator, border and arithmetic once per size; the default for the other encodings.
+                let filters: Vec<Filter> = if png_filter == png::Filter::Adaptive && !alpha {
+                    Filter::all().collect()
+                } else {
+                    vec![Filter::default()]
+                };
+                for filter in filters {
+                    let edges = engine.sobel_filtered(&png, filter).unwrap();
+                    let expected = cpu::scalar::sobel(&decoded, filter);
+                    assert!(edges == expected, "{w}×{h} alpha {alpha} {png_filter:?} {filter:?}");
+                }
+                std::fs::remove_file(&input).unwrap();
+            }
+        }
+    }
+    // A real photograph's file, as its encoder filtered it.
+    let photo = Path::new("imgs_in/2048x1024.png");
+    let expected = cpu::scalar::sobel(&image_io::decode_rgb(photo).unwrap(), Filter::default());
+    assert!(engine.sobel_filtered(&read(photo), Filter::default()).unwrap() == expected, "imgs_in/2048x1024.png");
+}
+
+#[test]
+fn a_real_image_unfiltered_on_the_cpu_equals_its_decode() {
+    for name in ["512x512", "1024x512", "2048x1024"] {
+        let path = format!("imgs_in/{name}.png");
+        let path = Path::new(&path);
+        assert!(read(path).unfilter() == image_io::decode_rgb(path).unwrap(), "{}", path.display());
+    }
+}
+
+#[test]
+fn files_the_gpu_does_not_unfilter_are_left_to_the_whole_image_decode() {
+    let dir = tempfile::tempdir().unwrap();
+    let rgb = generate::noise(20, 10, 3);
+    let grey = dir.path().join("grey.png");
+    image::DynamicImage::ImageRgb8(rgb.clone()).into_luma8().save(&grey).unwrap();
+    let sixteen = dir.path().join("sixteen.png");
+    image::DynamicImage::ImageRgb8(rgb.clone()).into_rgb16().save(&sixteen).unwrap();
+    let jpeg = dir.path().join("photo.jpg");
+    rgb.save(&jpeg).unwrap();
+    let apng = dir.path().join("animated.png");
+    {
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&apng).unwrap()), 20, 10);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_animated(2, 0).unwrap();
+        let mut writer = enc.write_header().unwrap();
+        writer.write_image_data(rgb.as_raw()).unwrap();
+        writer.write_image_data(rgb.as_raw()).unwrap();
+        writer.finish().unwrap();
+    }
+    let turned = dir.path().join("turned.png");
+    {
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&turned).unwrap()), 20, 10);
+        enc.set_color(png::ColorType::Rgb);
+        let mut writer = enc.write_header().unwrap();
+        // Little-endian TIFF header, one IFD entry: tag 0x0112 (orientation), SHORT, 1 value: 6.
+        let exif = [b'I', b'I', 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 1, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0];
+        writer.write_chunk(png::chunk::ChunkType(*b"eXIf"), &exif).unwrap();
+        writer.write_image_data(rgb.as_raw()).unwrap();
+        writer.finish().unwrap();
+    }
+    let not_png = dir.path().join("text.png");
+    std::fs::write(&not_png, "not an image").unwrap();
+    for path in [&grey, &sixteen, &jpeg, &apng, &turned, &not_png] {
+        assert!(filtered::read(path, &OPTS, |_| Ok(())).unwrap().is_none(), "{}", path.display());
+    }
+    let keep = DecodeOptions { keep_orientation: true, ..OPTS };
+    assert!(filtered::read(&turned, &keep, |_| Ok(())).unwrap().is_some(), "--keep-orientation: as stored");
+    assert!(filtered::read(Path::new("-"), &OPTS, |_| Ok(())).unwrap().is_none(), "standard input");
+}
+
+/// A 4×2 RGB PNG whose image data is `rows` (filter bytes included), zlib-compressed into one IDAT.
+fn forged(path: &Path, rows: &[u8]) {
+    let mut file = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        file.extend((data.len() as u32).to_be_bytes());
+        let mut typed = kind.to_vec();
+        typed.extend(data);
+        file.extend(&typed);
+        file.extend(common::crc32(&typed).to_be_bytes());
+    };
+    chunk(b"IHDR", &[0, 0, 0, 4, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(rows).unwrap();
+    chunk(b"IDAT", &z.finish().unwrap());
+    chunk(b"IEND", &[]);
+    std::fs::write(path, file).unwrap();
+}
+
+#[test]
+fn damaged_image_data_fails_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |f: u8| [[f].as_slice(), &[7; 12]].concat();
+    let good = dir.path().join("good.png");
+    forged(&good, &[row(1), row(4)].concat());
+    assert!(read(&good).unfilter() == image_io::decode_rgb(&good).unwrap());
+
+    let unknown = dir.path().join("unknown_filter.png");
+    forged(&unknown, &[row(0), row(5)].concat());
+    let err = filtered::read(&unknown, &OPTS, |_| Ok(())).unwrap_err().to_string();
+    assert!(err.contains("unknown_filter.png") && err.contains("row 1 names filter type 5"), "{err}");
+    image_io::decode_rgb(&unknown).expect_err("the whole-image decode refuses it too");
+
+    let short = dir.path().join("short.png");
+    forged(&short, &row(2));
+    let err = filtered::read(&short, &OPTS, |_| Ok(())).unwrap_err().to_string();
+    assert!(err.contains("short.png") && err.contains("after 1 of 2 rows"), "{err}");
+
+    // Longer image data than the rows: the rest is ignored, as the png crate's reader ignores it.
+    let long = dir.path().join("long.png");
+    forged(&long, &[row(0), row(0), row(0)].concat());
+    assert!(read(&long).unfilter() == image_io::decode_rgb(&long).unwrap());
+
+    let truncated = dir.path().join("truncated.png");
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 20]).unwrap();
+    let err = filtered::read(&truncated, &OPTS, |_| Ok(())).unwrap_err().to_string();
+    assert!(err.contains("truncated.png"), "{err}");
+}
