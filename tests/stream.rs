@@ -161,15 +161,7 @@ fn the_row_reader_leaves_other_files_to_the_whole_image_path() {
     bytes[29..33].copy_from_slice(&crc.to_be_bytes());
     std::fs::write(&interlaced, bytes).unwrap();
     let apng = dir.path().join("animated.png");
-    {
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&apng).unwrap()), 20, 10);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_animated(2, 0).unwrap();
-        let mut writer = enc.write_header().unwrap();
-        writer.write_image_data(rgb.as_raw()).unwrap();
-        writer.write_image_data(rgb.as_raw()).unwrap();
-        writer.finish().unwrap();
-    }
+    common::write_apng(&apng, &rgb);
     let sixteen = dir.path().join("sixteen.png");
     image::DynamicImage::ImageRgb8(rgb.clone()).into_rgb16().save(&sixteen).unwrap();
     let jpeg = dir.path().join("photo.jpg");
@@ -178,14 +170,7 @@ fn the_row_reader_leaves_other_files_to_the_whole_image_path() {
     // it; orientation 1 ("normal", as most cameras write it) streams.
     let with_exif = |name: &str, orientation: u8| {
         let path = dir.path().join(name);
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), 20, 10);
-        enc.set_color(png::ColorType::Rgb);
-        let mut writer = enc.write_header().unwrap();
-        // Little-endian TIFF header, one IFD entry: tag 0x0112 (orientation), SHORT, 1 value.
-        let exif = [b'I', b'I', 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 1, 3, 0, 1, 0, 0, 0, orientation, 0, 0, 0, 0, 0, 0, 0];
-        writer.write_chunk(png::chunk::ChunkType(*b"eXIf"), &exif).unwrap();
-        writer.write_image_data(rgb.as_raw()).unwrap();
-        writer.finish().unwrap();
+        common::write_png_with_exif_orientation(&path, &rgb, orientation);
         path
     };
     let turned = with_exif("turned.png", 6);

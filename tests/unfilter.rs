@@ -142,26 +142,9 @@ fn files_the_gpu_does_not_unfilter_are_left_to_the_whole_image_decode() {
     let jpeg = dir.path().join("photo.jpg");
     rgb.save(&jpeg).unwrap();
     let apng = dir.path().join("animated.png");
-    {
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&apng).unwrap()), 20, 10);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_animated(2, 0).unwrap();
-        let mut writer = enc.write_header().unwrap();
-        writer.write_image_data(rgb.as_raw()).unwrap();
-        writer.write_image_data(rgb.as_raw()).unwrap();
-        writer.finish().unwrap();
-    }
+    common::write_apng(&apng, &rgb);
     let turned = dir.path().join("turned.png");
-    {
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(&turned).unwrap()), 20, 10);
-        enc.set_color(png::ColorType::Rgb);
-        let mut writer = enc.write_header().unwrap();
-        // Little-endian TIFF header, one IFD entry: tag 0x0112 (orientation), SHORT, 1 value: 6.
-        let exif = [b'I', b'I', 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 1, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0];
-        writer.write_chunk(png::chunk::ChunkType(*b"eXIf"), &exif).unwrap();
-        writer.write_image_data(rgb.as_raw()).unwrap();
-        writer.finish().unwrap();
-    }
+    common::write_png_with_exif_orientation(&turned, &rgb, 6);
     let not_png = dir.path().join("text.png");
     std::fs::write(&not_png, "not an image").unwrap();
     for path in [&grey, &sixteen, &jpeg, &apng, &turned, &not_png] {

@@ -48,3 +48,29 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+/// Writes `rgb` as an animated PNG (APNG) of two equal frames.
+pub fn write_apng(path: &std::path::Path, rgb: &RgbImage) {
+    let mut enc =
+        png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(path).unwrap()), rgb.width(), rgb.height());
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_animated(2, 0).unwrap();
+    let mut writer = enc.write_header().unwrap();
+    writer.write_image_data(rgb.as_raw()).unwrap();
+    writer.write_image_data(rgb.as_raw()).unwrap();
+    writer.finish().unwrap();
+}
+
+/// Writes `rgb` as a PNG with EXIF data before the image data: one orientation tag, `orientation` (1:
+/// "normal", 6: turned 90°).
+pub fn write_png_with_exif_orientation(path: &std::path::Path, rgb: &RgbImage, orientation: u8) {
+    let mut enc =
+        png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(path).unwrap()), rgb.width(), rgb.height());
+    enc.set_color(png::ColorType::Rgb);
+    let mut writer = enc.write_header().unwrap();
+    // Little-endian TIFF header, one IFD entry: tag 0x0112 (orientation), SHORT, 1 value.
+    let exif = [b'I', b'I', 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 1, 3, 0, 1, 0, 0, 0, orientation, 0, 0, 0, 0, 0, 0, 0];
+    writer.write_chunk(png::chunk::ChunkType(*b"eXIf"), &exif).unwrap();
+    writer.write_image_data(rgb.as_raw()).unwrap();
+    writer.finish().unwrap();
+}
