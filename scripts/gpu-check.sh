@@ -6,7 +6,7 @@
 #      --mapping report, --gpu-required (exit 0 = every variant identical);
 #   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029,
 #      4097×2049 (every border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd
-#      sizes);
+#      sizes); memcheck and synccheck on batch mode's PNG unfiltering (RGB and RGBA, the same sizes);
 #   4. no GPU visible; damaged and forged kernel cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
@@ -75,6 +75,25 @@ sanitize() {
 }
 step "compute-sanitizer memcheck" sanitize memcheck
 step "compute-sanitizer racecheck" sanitize racecheck
+
+# Batch mode's PNG unfiltering (cuda/unfilter.cu: a map, a wavefront with a barrier a step, a map) on RGB
+# and RGBA PNGs of the awkward sizes, `--check` holding each to cpu-scalar: memcheck, and synccheck for the
+# barriers.
+sanitize_unfilter() {
+  local tool=$1 ok=0
+  rm -rf "$WORK/u" "$WORK/uo"; mkdir "$WORK/u"
+  for size in 1x1 1x7 7x1 33x17 64x64 1025x3 1024x1029; do
+    cp "$WORK/s$size.png" "$WORK/u/rgb$size.png"
+    python3 -c 'import cv2, sys; cv2.imwrite(sys.argv[2], cv2.cvtColor(cv2.imread(sys.argv[1]), cv2.COLOR_BGR2BGRA))' \
+      "$WORK/s$size.png" "$WORK/u/rgba$size.png" || echo "  (no RGBA: python3 has no cv2)"
+  done
+  compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
+    "$DEV/cuda_sobel" batch "$WORK/u" --out "$WORK/uo" --check --slots 2 > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
+  grep -hE "^batch:|(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool unfilter: |"
+  return $ok
+}
+step "compute-sanitizer memcheck, batch's PNG unfiltering" sanitize_unfilter memcheck
+step "compute-sanitizer synccheck, batch's PNG unfiltering" sanitize_unfilter synccheck
 
 # 4. When the GPU is absent or short of memory, and when the kernel cache is damaged.
 no_device() {
