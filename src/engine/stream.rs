@@ -3,7 +3,7 @@
 //!
 //! Done one after the other, a 16384² image waits for its decode (seconds, one core: PNG rows depend on
 //! the row before), then for the edges, then for its encode (one core again). Here the image moves in
-//! bands of about 8 MB of RGB ([`crate::bands`], one halo row each side):
+//! bands of about 4 MB of RGB ([`crate::bands`], one halo row each side):
 //!
 //! ```text
 //!   decoder thread ──band of RGB rows──▶ compute thread ──band of edges──▶ encoder (this thread)
@@ -20,7 +20,7 @@
 //!   place once the image is whole ([`Staged::png_rows`]).
 //!
 //! The user waits for the slowest stage instead of the sum; memory is the buffers, not the image (about
-//! 45 MB on the CPU, 60 MB of pinned memory for the GPU, whatever its size; [`buffer_bytes`]). Where a stage fails the others stop, and nothing is left behind.
+//! 25 MB on the CPU, 30 MB of pinned memory for the GPU, whatever its size; [`buffer_bytes`]). Where a stage fails the others stop, and nothing is left behind.
 
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -83,7 +83,7 @@ pub fn buffer_bytes(width: u32, on_gpu: bool) -> u64 {
 }
 
 /// Streams `rows` through `compute` into `target` (staged in `staged`, committed by the caller), in bands
-/// of about 8 MB of RGB.
+/// of about 4 MB of RGB.
 pub fn run(
     rows: PngRows,
     compute: Compute,

@@ -156,16 +156,19 @@ impl Drop for Ring<'_> {
     }
 }
 
-/// gpu-strip over `rgb` (`width × height`, pageable) in bands of about 8 MB of RGB, staged as the module
+/// gpu-strip over `rgb` (`width × height`, pageable) in bands of about 4 MB of RGB, staged as the module
 /// doc says.
 pub fn run_streamed(gpu: &Gpu, rgb: &[u8], width: usize, height: usize, filter: Filter) -> Result<Streamed, GpuError> {
     run_streamed_in_bands(gpu, rgb, width, height, filter, band_rows(gpu, width)?)
 }
 
-/// Output rows of a band of about 8 MB of RGB at this width (at least one): few enough bands that each
-/// copy runs at the bus's speed, small enough buffers that a few of them cost little.
+/// Output rows of a band of about 4 MB of RGB at this width (at least one): few enough bands that each
+/// copy runs at the bus's speed, small enough buffers that a few of them cost little. Measured on the H200
+/// (`docs/performance.md` v0.20), 16384² streamed: 8 MB bands spent 23–25 ms copying and 20–27 ms
+/// allocating their pinned buffers, 4 MB 25–29 and 13–16, 2 MB 31–39 and 9–10; the whole command took the
+/// same time with each; a 6000² gpu-strip run peaked at 5.4, 4.6 and 4.1 bytes a pixel.
 pub fn band_rows_for(width: usize) -> usize {
-    ((8 << 20) / (3 * width)).max(1)
+    ((4 << 20) / (3 * width)).max(1)
 }
 
 /// [`band_rows_for`], within what the device takes.
