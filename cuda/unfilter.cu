@@ -6,8 +6,8 @@
 // byte saying which prediction (0 none, 1 a, 2 b, 3 the mean of a and b, 4 Paeth's choice among a, b, c).
 // Undoing it is a recurrence in both directions: a byte needs its left neighbour in its own row, and the
 // row above. No two pixels of a row can be done at once, and no row can start before the row above it
-// has got ahead of it. On the CPU this is 63 % of decoding a PNG (docs/performance.md v0.20), the
-// largest cost in batch mode.
+// has got ahead of it. On the CPU this is half of decoding a PNG on the H200 host, 63 % on the
+// development machine (docs/performance.md v0.20), and decoding is the largest cost in batch mode.
 //
 // What can run at once: chunk k of row r needs only chunk k−1 of its own row and chunks k−1, k of row
 // r−1. So every chunk on one anti-diagonal of the (row, chunk) grid is independent of the others. That is

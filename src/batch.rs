@@ -232,7 +232,7 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
                 Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
             };
             // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
-            // share of its decode falls to about a third (docs/performance.md v0.20).
+            // share of its decode falls by half (docs/performance.md v0.20).
             if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
                 if let Some((png, reservation)) = filtered::read(path, &decode_opts, admit).map_err(text)? {
                     let edges = engine
