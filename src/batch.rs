@@ -48,7 +48,8 @@ pub struct BatchOptions {
     pub devices: Option<Vec<usize>>,
     /// Also compute cpu-scalar for every image and fail the image if the bytes differ.
     pub check: bool,
-    /// Decode and encode only, no Sobel: the I/O ceiling batch mode is measured against. Each image is
+    /// Decode (whole, on the CPU) and encode only, no Sobel: the codecs' own rate batch mode is measured
+    /// against (with a GPU, batch leaves part of a PNG's decode to it and can run faster). Each image is
     /// encoded as the edge image computed once for the first image of its size.
     pub baseline: bool,
     /// Host memory all workers together may use.

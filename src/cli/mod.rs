@@ -258,7 +258,7 @@ struct BatchArgs {
     /// CUDA devices to spread the images over (comma-separated ordinals) [default: every visible one]
     #[arg(long, value_delimiter = ',')]
     devices: Vec<usize>,
-    /// Decode and encode only, no Sobel: the I/O ceiling to compare batch throughput with
+    /// Decode (whole, on the CPU) and encode only, no Sobel: the codecs' own rate, to compare batch throughput with
     #[arg(long)]
     baseline: bool,
 }
