@@ -54,17 +54,21 @@ pub fn expanded_source(src: &KernelSource) -> String {
     expand(src.source)
 }
 
+/// Every `#include` line must name one of [`HEADERS`] (a trailing comment is allowed): one left
+/// unexpanded would be found by NVRTC next to the source's name — on a machine with the repository, not
+/// on a user's — so it panics instead (the sources are ours; a test expands every one).
 fn expand(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 4);
     for line in text.lines() {
-        let included = line.trim().strip_prefix("#include \"").and_then(|rest| rest.strip_suffix('"'));
-        match included.and_then(|name| HEADERS.iter().find(|(h, _)| *h == name)) {
+        let Some(directive) = line.trim().strip_prefix("#include") else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let name = directive.trim().strip_prefix('"').and_then(|rest| rest.split_once('"')).map(|(name, _)| name);
+        match name.and_then(|name| HEADERS.iter().find(|(h, _)| *h == name)) {
             Some((_, header)) => out.push_str(&expand(header)),
-            None => {
-                assert!(included.is_none(), "unknown header in {line}");
-                out.push_str(line);
-                out.push('\n');
-            }
+            None => panic!("unknown header in {line}"),
         }
     }
     out
@@ -213,6 +217,15 @@ mod tests {
                 assert!(text.contains(&line), "sobel.cuh's {} branch must contain `{line}`", op.name());
             }
         }
+    }
+
+    #[test]
+    fn an_include_with_a_comment_is_expanded_and_an_unknown_one_refused() {
+        assert!(super::expand("#include \"sobel.cuh\"  // u8\n").contains("BORDER_REFLECT101"));
+        let unknown = std::panic::catch_unwind(|| super::expand("#include \"other.cuh\"\n"));
+        assert!(unknown.is_err(), "an unknown header panics");
+        let system = std::panic::catch_unwind(|| super::expand("#include <cstdio>\n"));
+        assert!(system.is_err(), "so does a system header (NVRTC has none)");
     }
 
     #[test]
