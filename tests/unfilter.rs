@@ -84,7 +84,10 @@ fn unfiltered_on_the_gpu_gives_the_edges_of_the_whole_image_decode() {
         Ok(e) => e,
         Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("GPU required: {e}"),
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED unfiltered_on_the_gpu_…: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED unfiltered_on_the_gpu_gives_the_edges_of_the_whole_image_decode: {e}"
+            );
             return;
         }
     };
