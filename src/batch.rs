@@ -235,7 +235,7 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
             // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
             // share of its decode falls by half (docs/performance.md v0.20).
             if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
-                if let Some((png, reservation)) = filtered::read(path, &decode_opts, admit).map_err(text)? {
+                if let Some((png, _reservation)) = filtered::read(path, &decode_opts, admit).map_err(text)? {
                     let edges = engine
                         .sobel_filtered(&png, opts.filter)
                         .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
@@ -246,9 +246,7 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
                         check_against_scalar(path, &decoded.rgb, &edges, opts.filter)?;
                     }
                     let (w, h) = edges.dimensions();
-                    let written = write(w, h, edges.as_raw());
-                    drop(reservation);
-                    return written;
+                    return write(w, h, edges.as_raw());
                 }
             }
             let (decoded, _reservation) = image_io::decode(path, &decode_opts, admit).map_err(text)?;

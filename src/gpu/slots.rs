@@ -18,7 +18,7 @@ use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use image::RgbImage;
 
 use super::buffers::DeviceImage;
-use super::patterns::unfilter::{self, Unfilter};
+use super::patterns::unfilter;
 use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::image_io::filtered::Filtered;
@@ -51,43 +51,60 @@ struct SlotBuffers {
     device: DeviceImage,
 }
 
-impl Slot {
-    fn buffers_for(&mut self, width: u32, height: u32) -> Result<&mut SlotBuffers, GpuError> {
-        let fits = matches!(&self.buffers, Some(b) if (b.width, b.height) == (width, height));
-        if !fits {
-            self.buffers = None; // free the old size first
+impl SlotBuffers {
+    /// `buffers` for a `width × height` image: kept when they are that size, else allocated afresh (the old
+    /// ones freed first).
+    fn for_size<'b>(
+        gpu: &Gpu,
+        buffers: &'b mut Option<SlotBuffers>,
+        width: u32,
+        height: u32,
+    ) -> Result<&'b mut SlotBuffers, GpuError> {
+        if !matches!(buffers, Some(b) if (b.width, b.height) == (width, height)) {
+            *buffers = None;
             let pixels = width as usize * height as usize;
-            let ctx = &self.gpu.ctx;
             // SAFETY (pinned allocation): the memory starts uninitialised; the download writes it in full
             // before it is read.
-            let pinned_out = unsafe { ctx.alloc_pinned_with_flags(pixels, 0)? };
-            let device = DeviceImage::alloc(&self.gpu, Variant::GpuStrip, pixels)?;
-            let b = SlotBuffers { width, height, pinned_in: None, pinned_out, device };
-            self.buffers = Some(b);
+            let pinned_out = unsafe { gpu.ctx.alloc_pinned_with_flags(pixels, 0)? };
+            let device = DeviceImage::alloc(gpu, Variant::GpuStrip, pixels)?;
+            *buffers = Some(SlotBuffers { width, height, pinned_in: None, pinned_out, device });
         }
-        Ok(self.buffers.as_mut().expect("just set"))
+        Ok(buffers.as_mut().expect("just set"))
     }
 
+    /// gpu-strip on the device input (uploaded or written there), the edges downloaded; waits for them.
+    fn strip_and_download(&mut self, gpu: &Gpu, d: Dims, filter: Filter) -> Result<Vec<u8>, GpuError> {
+        self.device.launch(gpu, d, filter.border)?;
+        self.device.download_pinned(gpu, &mut self.pinned_out)?;
+        gpu.stream.synchronize()?;
+        Ok(self.pinned_out.as_slice()?.to_vec())
+    }
+}
+
+/// `bytes` of write-combined pinned memory, for an upload's source (fast to upload from, slow for the CPU to
+/// read, and the CPU only writes it).
+///
+/// # Safety
+/// The memory starts uninitialised: the caller writes it in full before uploading it.
+unsafe fn upload_buffer(gpu: &Gpu, bytes: usize) -> Result<PinnedHostSlice<u8>, GpuError> {
+    // SAFETY: forwarded to the caller.
+    Ok(unsafe { gpu.ctx.alloc_pinned_with_flags(bytes, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)? })
+}
+
+impl Slot {
     /// gpu-strip on `rgb` through this slot's pinned buffers and stream; returns the edge image's bytes.
     pub fn run(&mut self, rgb: &RgbImage, filter: Filter) -> Result<Vec<u8>, GpuError> {
         let d = Dims::new(rgb.width(), rgb.height())?;
         let gpu = self.gpu.for_filter(filter)?;
-        let ctx = self.gpu.ctx.clone();
-        let b = self.buffers_for(rgb.width(), rgb.height())?;
+        let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, rgb.width(), rgb.height())?;
         let pinned_in = match &mut b.pinned_in {
             Some(p) => p,
-            // SAFETY (pinned allocation): the memory starts uninitialised; it is written in full just below,
-            // before it is uploaded.
-            none => none.insert(unsafe {
-                ctx.alloc_pinned_with_flags(rgb.as_raw().len(), cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?
-            }),
+            // SAFETY: written in full just below, before it is uploaded.
+            none => none.insert(unsafe { upload_buffer(&self.gpu, rgb.as_raw().len())? }),
         };
         pinned_in.as_mut_slice()?.copy_from_slice(rgb.as_raw());
         b.device.upload_pinned(&gpu, pinned_in)?;
-        b.device.launch(&gpu, d, filter.border)?;
-        b.device.download_pinned(&gpu, &mut b.pinned_out)?;
-        gpu.stream.synchronize()?;
-        Ok(b.pinned_out.as_slice()?.to_vec())
+        b.strip_and_download(&gpu, d, filter)
     }
 
     /// gpu-strip on a PNG whose filters are still to be undone: its stored rows go up, `cuda/unfilter.cu`
@@ -98,44 +115,20 @@ impl Slot {
         let gpu = self.gpu.for_filter(filter)?;
         let unfilter = gpu.kernels.unfilter()?;
         let (n, size) = (png.rows.len(), (png.width, png.height, png.bytes_per_pixel));
-        let mut rows = match self.filtered.take() {
-            Some(r) if r.size == size => r,
-            old => {
-                drop(old); // free the old size first
-                let scratch = unfilter::Scratch::alloc(&self.gpu.stream, d, png.bytes_per_pixel)?;
-                // SAFETY (pinned allocation, device allocation): the pinned buffer is written in full below
-                // before it is uploaded; the upload writes the device buffer in full before the kernel reads it.
-                let (pinned, device) = unsafe {
-                    (
-                        self.gpu.ctx.alloc_pinned_with_flags(n, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
-                        self.gpu.stream.alloc::<u8>(n)?,
-                    )
-                };
-                RowBuffers { size, pinned, device, scratch }
-            }
-        };
-        let edges = self.unfilter_and_run(&gpu, unfilter, &mut rows, png, d, filter);
-        self.filtered = Some(rows);
-        edges
-    }
-
-    fn unfilter_and_run(
-        &mut self,
-        gpu: &Gpu,
-        unfilter: &Unfilter,
-        rows: &mut RowBuffers,
-        png: &Filtered,
-        d: Dims,
-        filter: Filter,
-    ) -> Result<Vec<u8>, GpuError> {
-        let b = self.buffers_for(png.width, png.height)?;
+        if !matches!(&self.filtered, Some(r) if r.size == size) {
+            self.filtered = None; // free the old size first
+            let scratch = unfilter::Scratch::alloc(&self.gpu.stream, d, png.bytes_per_pixel)?;
+            // SAFETY (pinned allocation, device allocation): the pinned buffer is written in full below before
+            // it is uploaded; the upload writes the device buffer in full before the kernel reads it.
+            let (pinned, device) = unsafe { (upload_buffer(&self.gpu, n)?, self.gpu.stream.alloc::<u8>(n)?) };
+            self.filtered = Some(RowBuffers { size, pinned, device, scratch });
+        }
+        let rows = self.filtered.as_mut().expect("just set");
+        let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, png.width, png.height)?;
         rows.pinned.as_mut_slice()?.copy_from_slice(&png.rows);
         gpu.stream.memcpy_htod(&rows.pinned, &mut rows.device)?;
         unfilter.enqueue(&gpu.stream, &rows.device, &mut rows.scratch, b.device.input_mut(), d, png.bytes_per_pixel)?;
-        b.device.launch(gpu, d, filter.border)?;
-        b.device.download_pinned(gpu, &mut b.pinned_out)?;
-        gpu.stream.synchronize()?;
-        Ok(b.pinned_out.as_slice()?.to_vec())
+        b.strip_and_download(&gpu, d, filter)
     }
 }
 
