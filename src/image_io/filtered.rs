@@ -12,7 +12,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use image::RgbImage;
 use png::{chunk, BitDepth, ColorType, Decoded, StreamingDecoder, UnfilterRegion};
@@ -23,8 +23,6 @@ use crate::error::{Error, Result};
 /// A PNG's inflated image data, still filtered.
 #[derive(Debug)]
 pub struct Filtered {
-    /// The file it came from.
-    pub path: PathBuf,
     /// Width in pixels.
     pub width: u32,
     /// Height in pixels.
@@ -129,7 +127,7 @@ pub fn read<R>(
         (ColorType::Rgba, BitDepth::Eight) => 4,
         _ => return Ok(None),
     };
-    if info.interlaced || info.animation_control.is_some() || super::rows::reorients(info, opts) {
+    if !super::rows::rows_as_stored(info, opts) {
         return Ok(None);
     }
     let (width, height) = (info.width, info.height);
@@ -164,5 +162,5 @@ pub fn read<R>(
     if let Some((r, f)) = rows.iter().step_by(row_bytes).enumerate().find(|(_, &f)| f > 4) {
         return Err(decode_err(format!("row {r} names filter type {f}, which PNG does not have")));
     }
-    Ok(Some((Filtered { path: path.to_owned(), width, height, bytes_per_pixel, rows }, admitted)))
+    Ok(Some((Filtered { width, height, bytes_per_pixel, rows }, admitted)))
 }

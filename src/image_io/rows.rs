@@ -51,7 +51,7 @@ impl PngRows {
         let Ok(reader) = decoder.read_info() else { return Ok(None) };
         let info = reader.info();
         let (width, height) = (info.width, info.height);
-        let streamable = !info.interlaced && info.animation_control.is_none() && !reorients(info, opts);
+        let streamable = rows_as_stored(info, opts);
         let (color, depth) = reader.output_color_type();
         if !streamable || depth != BitDepth::Eight || color == ColorType::Indexed {
             return Ok(None);
@@ -110,14 +110,17 @@ impl PngRows {
     }
 }
 
-/// Whether the whole-image decode would turn this PNG by its EXIF orientation, by the `image` crate's rule:
-/// not without EXIF (before the image data), nor when its orientation tag is missing, unreadable or
-/// "normal" (as most cameras write it), nor when the stored orientation is kept.
-pub(super) fn reorients(info: &png::Info<'_>, opts: &DecodeOptions) -> bool {
-    !opts.keep_orientation
+/// Whether this PNG's stored rows, in order, are the image the whole-image decode gives (colour type and
+/// depth aside): not interlaced (Adam7 passes are not rows), not animated (the notes about frames), and
+/// not turned by an EXIF orientation. That is, by the `image` crate's rule: no EXIF before the image data,
+/// or its orientation tag missing, unreadable or "normal" (as most cameras write it), or the stored
+/// orientation kept. The row reader and [`super::filtered`] both take only such PNGs.
+pub(super) fn rows_as_stored(info: &png::Info<'_>, opts: &DecodeOptions) -> bool {
+    let reorients = !opts.keep_orientation
         && info
             .exif_metadata
             .as_deref()
             .and_then(image::metadata::Orientation::from_exif_chunk)
-            .is_some_and(|o| o != image::metadata::Orientation::NoTransforms)
+            .is_some_and(|o| o != image::metadata::Orientation::NoTransforms);
+    !info.interlaced && info.animation_control.is_none() && !reorients
 }
