@@ -117,8 +117,10 @@ __device__ __forceinline__ void unfilter_chunk(u8* rows, int pitch, int filter, 
     for (int w = 0; w < words; ++w) cur[w] = x[w];
 }
 
+// The width does not appear: a row is `pitch` bytes of whole chunks, and the padding's bytes are undone with
+// the rest and never read.
 template <int BPP>
-__device__ void unfilter(u8* rows, const u8* filters, int width, int height, int pitch) {
+__device__ void unfilter(u8* rows, const u8* filters, int height, int pitch) {
     const int chunks = pitch / (UNFILTER_CHUNK * BPP);
     const int threads = blockDim.x;
     // Thread t does chunk k of its n-th row (row n·threads + t) at step n·period + t + k. Its next row
@@ -149,12 +151,12 @@ __device__ void unfilter(u8* rows, const u8* filters, int width, int height, int
 
 // One image per block: `rows` and `filters` as unfilter_pad left them; the filters are undone in place.
 extern "C" __global__ void __launch_bounds__(UNFILTER_MAX_THREADS)
-    unfilter_rgb(u8* rows, const u8* filters, int width, int height, int pitch) {
-    unfilter<3>(rows, filters, width, height, pitch);
+    unfilter_rgb(u8* rows, const u8* filters, int height, int pitch) {
+    unfilter<3>(rows, filters, height, pitch);
 }
 
 // The same for RGBA rows (4 bytes a pixel); unfilter_pack leaves alpha out.
 extern "C" __global__ void __launch_bounds__(UNFILTER_MAX_THREADS)
-    unfilter_rgba(u8* rows, const u8* filters, int width, int height, int pitch) {
-    unfilter<4>(rows, filters, width, height, pitch);
+    unfilter_rgba(u8* rows, const u8* filters, int height, int pitch) {
+    unfilter<4>(rows, filters, height, pitch);
 }

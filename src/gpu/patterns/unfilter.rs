@@ -127,9 +127,9 @@ impl Unfilter {
             b.arg(packed).arg(&mut scratch.rows).arg(&mut scratch.filters);
             b.arg(&d.width).arg(&d.height).arg(&bpp).arg(&pitch_arg);
             b.launch(map(pitch))?;
-            // unfilter_rgb / unfilter_rgba(u8* rows, const u8* filters, int width, int height, int pitch)
+            // unfilter_rgb / unfilter_rgba(u8* rows, const u8* filters, int height, int pitch)
             let mut b = stream.launch_builder(wavefront);
-            b.arg(&mut scratch.rows).arg(&scratch.filters).arg(&d.width).arg(&d.height).arg(&pitch_arg);
+            b.arg(&mut scratch.rows).arg(&scratch.filters).arg(&d.height).arg(&pitch_arg);
             b.launch(one_block)?;
             // unfilter_pack(const u8* rows, u8* rgb, int width, int height, int bpp, int pitch)
             let mut b = stream.launch_builder(&self.pack);
