@@ -215,8 +215,9 @@ fn a_damaged_png_fails_naming_it_and_leaves_nothing() {
     }
 }
 
-/// The command streams a PNG of at least 64 MB of RGB when one variant, cpu-rayon or auto's choice, runs
-/// alone, and its output is the bytes `--check` (the whole-image path, compared with cpu-scalar) writes.
+/// The command streams a PNG of at least 64 MB of RGB when one variant, cpu-rayon, gpu-strip or auto's
+/// choice, runs alone, and its output is the bytes `--check` (the whole-image path, compared with cpu-scalar)
+/// writes. (Without a GPU, gpu-strip's run says so and writes cpu-rayon's edges.)
 #[test]
 fn the_command_streams_a_large_png() {
     let dir = tempfile::tempdir().unwrap();
@@ -224,7 +225,7 @@ fn the_command_streams_a_large_png() {
     assert!(3 * w as u64 * h as u64 >= cuda_sobel::engine::STREAMED_FROM_BYTES as u64);
     let input = dir.path().join("large.png");
     common::bin().args(["generate", &format!("{w}x{h}"), "--out"]).arg(&input).assert().success();
-    for variant in ["cpu-rayon", "auto"] {
+    for variant in ["cpu-rayon", "gpu-strip", "auto"] {
         let streamed = dir.path().join(format!("{variant}.png"));
         let out = common::bin()
             .arg(&input)

@@ -15,24 +15,27 @@
 //!   GPU, pinned memory, so that no host copy stands between the decoder and the bus — copying a band's
 //!   halo rows into the neighbouring band's buffer;
 //! - **compute** runs gpu-strip through [`Ring`] (upload, kernel and download of a band on one of three
-//!   streams) or cpu-rayon on the band, and passes the band's own rows of edges on;
+//!   streams) or cpu-rayon on the band, and passes the band's own rows of edges on; before it waits for a
+//!   band or a buffer, it waits for the ring instead and passes on what it holds, so that it never holds
+//!   buffers another stage waits for;
 //! - the **encoder** feeds them, in order, to the PNG writer, into a temporary file that is renamed into
 //!   place once the image is whole ([`Staged::png_rows`]).
 //!
-//! The user waits for the slowest stage instead of the sum; memory is the buffers, not the image (about
-//! 25 MB on the CPU, 30 MB of pinned memory for the GPU, whatever its size; [`buffer_bytes`]). Where a stage fails the others stop, and nothing is left behind.
+//! The user waits for the slowest stage instead of the sum; memory is the buffers, not the image: four input
+//! bands and two output bands, 4–8 MB of RGB each ([`staged::band_rows_for`]), so 19–38 MB whatever its size
+//! ([`buffer_bytes`]); for the GPU, pinned in one piece ([`PinnedRegion`]). Where a stage fails the others stop, and nothing is left behind.
 
 use std::path::Path;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crate::bands::{bands, Band};
 use crate::error::{Error, Result};
+use crate::gpu::pinned::PinnedRegion;
 use crate::gpu::staged::{self, Ring};
 use crate::gpu::{Gpu, GpuError};
 use crate::image_io::{PngCompression, PngRows, Staged, Target};
 use crate::sobel::Filter;
-use cudarc::driver::PinnedHostSlice;
 
 /// What computes the edges of each band.
 #[derive(Clone, Copy)]
@@ -56,34 +59,31 @@ pub struct Times {
     pub memory_ms: Option<f64>,
     /// Allocating the buffers (pinned memory, device buffers).
     pub setup_ms: f64,
+    /// Freeing them.
+    pub release_ms: f64,
     /// The whole pipeline, wall clock: what the user waits for.
     pub wall_ms: f64,
 }
 
 /// Input and output band buffers, the fewest that keep every stage able to move: the decoder holds up to
-/// three input bands at once (a row lies in three bands' halos when bands are one row high), compute one
-/// (CPU) or one per GPU lane plus the one it has received; compute needs an output buffer to start a band
-/// while the encoder holds one. Fewer pinned bytes are less to allocate: 31 ms for the 70 MB of
-/// `LANES + 4` and `LANES + 2` at 16384² (`docs/performance.md` v0.19).
-fn buffer_counts(on_gpu: bool) -> (usize, usize) {
-    if on_gpu {
-        (staged::LANES + 3, staged::LANES + 1)
-    } else {
-        (4, 2)
-    }
-}
+/// three input bands at once (a row lies in three bands' halos when bands are one row high) and compute one
+/// while it waits for an output buffer; the encoder holds one output buffer while compute fills the other.
+/// Compute never holds more while it waits ([`compute_gpu`]). Fewer pinned bytes are less to pin: the GPU
+/// once had `LANES + 3` and `LANES + 1` (`docs/performance.md` v0.19–v0.21).
+const INPUTS: usize = 4;
+/// See [`INPUTS`].
+const OUTPUTS: usize = 2;
 
-/// Host bytes the pipeline's buffers take for an image `width` pixels wide (whatever its height): what the
-/// memory budget is checked against.
-pub fn buffer_bytes(width: u32, on_gpu: bool) -> u64 {
+/// Host bytes the pipeline's buffers take for a `width × height` image: what the memory budget is checked
+/// against.
+pub fn buffer_bytes(width: u32, height: u32) -> u64 {
+    let in_rows = staged::band_rows_for(width as usize, height as usize) as u64 + 2;
     let width = width as u64;
-    let in_rows = staged::band_rows_for(width as usize) as u64 + 2;
-    let (inputs, outputs) = buffer_counts(on_gpu);
-    inputs as u64 * 3 * in_rows * width + outputs as u64 * in_rows * width
+    (INPUTS as u64 * 3 + OUTPUTS as u64) * in_rows * width
 }
 
 /// Streams `rows` through `compute` into `target` (staged in `staged`, committed by the caller), in bands
-/// of about 4 MB of RGB.
+/// of 4–8 MB of RGB ([`staged::band_rows_for`]).
 pub fn run(
     rows: PngRows,
     compute: Compute,
@@ -92,10 +92,10 @@ pub fn run(
     target: &Target,
     compression: PngCompression,
 ) -> Result<Times> {
-    let width = rows.width as usize;
+    let (width, height) = (rows.width as usize, rows.height as usize);
     let band_rows = match compute {
-        Compute::Gpu(gpu) => staged::band_rows(gpu, width).map_err(|e| gpu_error(rows.path(), e))?,
-        Compute::Cpu => staged::band_rows_for(width),
+        Compute::Gpu(gpu) => staged::band_rows(gpu, width, height).map_err(|e| gpu_error(rows.path(), e))?,
+        Compute::Cpu => staged::band_rows_for(width, height),
     };
     run_in_bands(rows, compute, filter, staged, target, compression, band_rows)
 }
@@ -119,19 +119,21 @@ pub fn run_in_bands(
     let (width, height) = (rows.width as usize, rows.height as usize);
     let in_rows = (band_rows + 2).min(height);
     let out_rows = band_rows.min(height);
-    let (inputs, outputs) = buffer_counts(matches!(compute, Compute::Gpu(_)));
+    let (in_bytes, out_bytes) = (3 * in_rows * width, out_rows * width);
     let mut owners = match compute {
         Compute::Cpu => Buffers::Cpu(
-            (0..inputs).map(|_| vec![0; 3 * in_rows * width]).collect(),
-            (0..outputs).map(|_| vec![0; in_rows * width]).collect(),
+            (0..INPUTS).map(|_| vec![0; in_bytes]).collect(),
+            // cpu-rayon writes the band image's whole output, halo rows included.
+            (0..OUTPUTS).map(|_| vec![0; in_rows * width]).collect(),
         ),
         Compute::Gpu(gpu) => {
-            let (i, o) = staged::pinned_buffers(gpu, inputs, outputs, 3 * in_rows * width, out_rows * width)
-                .map_err(|e| gpu_error(path, e))?;
-            Buffers::Pinned(i, o)
+            let sizes = [[in_bytes; INPUTS].as_slice(), &[out_bytes; OUTPUTS]].concat();
+            let region =
+                PinnedRegion::new(&gpu.ctx, PinnedRegion::bytes_for(&sizes)).map_err(|e| gpu_error(path, e))?;
+            Buffers::Pinned(region, sizes)
         }
     };
-    let (inputs, outputs) = owners.slices().map_err(|e| gpu_error(path, e))?;
+    let (inputs, outputs) = owners.slices();
     let ring = match compute {
         Compute::Gpu(gpu) => Some(Ring::new(gpu, filter, width, in_rows).map_err(|e| gpu_error(path, e))?),
         Compute::Cpu => None,
@@ -179,18 +181,22 @@ pub fn run_in_bands(
     });
     // The stage that failed says why; the others only stopped (the encoder then says "stopped" too, so a
     // decoder's or compute's own error comes first).
-    let ((decode_ms, rows), (compute_ms, memory_ms), encode_time) = match (decoded, computed, encoded) {
+    let ((decode_ms, rows), computed, encode_time) = match (decoded, computed, encoded) {
         (Ok(d), Ok(c), Ok(e)) => (d, c, e),
         (Err(Some(e)), ..) | (_, Err(Some(e)), _) | (.., Err(e)) => return Err(e),
         _ => return Err(stopped(path)),
     };
     rows.finish()?;
+    let freeing = Instant::now();
+    drop(owners);
+    let release_ms = computed.release_ms + freeing.elapsed().as_secs_f64() * 1e3;
     Ok(Times {
         decode_ms,
         encode_ms: encode_time.as_secs_f64() * 1e3,
-        compute_ms,
-        memory_ms,
+        compute_ms: computed.compute_ms,
+        memory_ms: computed.copies_ms,
         setup_ms,
+        release_ms,
         wall_ms: started.elapsed().as_secs_f64() * 1e3,
     })
 }
@@ -198,25 +204,35 @@ pub fn run_in_bands(
 /// Buffers borrowed for the pipeline.
 type Slices<'b> = Vec<&'b mut [u8]>;
 
-/// The band buffers' owners: ordinary memory for the CPU, pinned memory for the GPU.
+/// The band buffers' owners: ordinary memory for the CPU, one pinned region for the GPU.
 enum Buffers {
     Cpu(Vec<Vec<u8>>, Vec<Vec<u8>>),
-    Pinned(Vec<PinnedHostSlice<u8>>, Vec<PinnedHostSlice<u8>>),
+    /// The region and the sizes of its buffers, [`INPUTS`] inputs then [`OUTPUTS`] outputs.
+    Pinned(PinnedRegion, Vec<usize>),
 }
 
 impl Buffers {
     /// The input and output buffers, borrowed for the pipeline.
-    fn slices(&mut self) -> std::result::Result<(Slices<'_>, Slices<'_>), GpuError> {
-        Ok(match self {
+    fn slices(&mut self) -> (Slices<'_>, Slices<'_>) {
+        match self {
             Buffers::Cpu(i, o) => {
                 (i.iter_mut().map(|b| &mut b[..]).collect(), o.iter_mut().map(|b| &mut b[..]).collect())
             }
-            Buffers::Pinned(i, o) => (
-                i.iter_mut().map(|p| p.as_mut_slice()).collect::<std::result::Result<_, _>>()?,
-                o.iter_mut().map(|p| p.as_mut_slice()).collect::<std::result::Result<_, _>>()?,
-            ),
-        })
+            Buffers::Pinned(region, sizes) => {
+                let mut inputs = region.split(sizes);
+                let outputs = inputs.split_off(INPUTS);
+                (inputs, outputs)
+            }
+        }
     }
+}
+
+/// What compute measured (ms): its busy time (the kernels' summed event times on the GPU) and, on the GPU,
+/// the copies' summed event times and the time to free its device buffers.
+struct Computed {
+    compute_ms: f64,
+    copies_ms: Option<f64>,
+    release_ms: f64,
 }
 
 fn stopped(path: &Path) -> Error {
@@ -263,7 +279,10 @@ fn decode<'b>(
 }
 
 /// gpu-strip: each band through the ring; the band it hands back goes on to the encoder, its input buffer
-/// back to the decoder. Returns the kernels' and the copies' summed times (ms).
+/// back to the decoder. Before waiting for the next band or for an output buffer, it waits for the ring (a
+/// band's copies and kernel take well under a millisecond, a band's decode many) and passes on every band it
+/// held: a wait that held buffers could be the one the encoder or the decoder needed. Returns the kernels'
+/// and the copies' summed times, and the time to free the ring's device buffers (ms).
 fn compute_gpu<'b>(
     gpu: &Gpu,
     path: &Path,
@@ -272,7 +291,7 @@ fn compute_gpu<'b>(
     free_in: Sender<&'b mut [u8]>,
     free_out: Receiver<&'b mut [u8]>,
     edges: Sender<(Band, &'b mut [u8], usize)>,
-) -> Stage<(f64, Option<f64>)> {
+) -> Stage<Computed> {
     let gpu_err = |e: GpuError| Some(gpu_error(path, e));
     gpu.ctx.bind_to_thread().map_err(|e| gpu_err(e.into()))?;
     let pass_on = |d: staged::Done<'b>| -> Stage<()> {
@@ -280,16 +299,33 @@ fn compute_gpu<'b>(
         let _ = free_in.send(d.input);
         edges.send((d.band, d.output, 0)).map_err(|_| None)
     };
-    for (band, input) in filled.iter() {
-        let output = free_out.recv().map_err(|_| None)?;
+    let drain = |ring: &mut Ring<'b>| -> Stage<()> { ring.drain().map_err(gpu_err)?.into_iter().try_for_each(pass_on) };
+    let mut next = filled.recv().ok();
+    while let Some((band, input)) = next {
+        let output = match free_out.try_recv() {
+            Ok(output) => output,
+            Err(_) => {
+                drain(&mut ring)?;
+                free_out.recv().map_err(|_| None)?
+            }
+        };
         if let Some(done) = ring.submit(band, input, output).map_err(gpu_err)? {
             pass_on(done)?;
         }
+        next = match filled.try_recv() {
+            Ok(filled) => Some(filled),
+            Err(TryRecvError::Empty) => {
+                drain(&mut ring)?;
+                filled.recv().ok()
+            }
+            Err(TryRecvError::Disconnected) => None,
+        };
     }
-    for done in ring.drain().map_err(gpu_err)? {
-        pass_on(done)?;
-    }
-    Ok((ring.kernel_ms, Some(ring.copy_ms)))
+    drain(&mut ring)?;
+    let (compute_ms, copies_ms) = (ring.kernel_ms, Some(ring.copy_ms));
+    let freeing = Instant::now();
+    drop(ring);
+    Ok(Computed { compute_ms, copies_ms, release_ms: freeing.elapsed().as_secs_f64() * 1e3 })
 }
 
 /// cpu-rayon on each band image (its halo rows included); the band's own rows go on to the encoder.
@@ -301,7 +337,7 @@ fn compute_cpu<'b>(
     free_in: Sender<&'b mut [u8]>,
     free_out: Receiver<&'b mut [u8]>,
     edges: Sender<(Band, &'b mut [u8], usize)>,
-) -> Stage<(f64, Option<f64>)> {
+) -> Stage<Computed> {
     let mut busy = Duration::ZERO;
     for (band, input) in filled.iter() {
         let output = free_out.recv().map_err(|_| None)?;
@@ -317,5 +353,5 @@ fn compute_cpu<'b>(
         let _ = free_in.send(input); // as in `compute_gpu`
         edges.send((band, output, band.skip())).map_err(|_| None)?;
     }
-    Ok((busy.as_secs_f64() * 1e3, None))
+    Ok(Computed { compute_ms: busy.as_secs_f64() * 1e3, copies_ms: None, release_ms: 0.0 })
 }

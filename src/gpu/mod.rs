@@ -15,6 +15,7 @@ pub mod host_pipeline;
 pub mod kernels;
 pub mod npp;
 pub mod patterns;
+pub mod pinned;
 pub mod prebuilt;
 pub mod slots;
 pub mod staged;

@@ -14,11 +14,12 @@
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-use cudarc::driver::{CudaEvent, PinnedHostSlice};
+use cudarc::driver::CudaEvent;
 use rayon::prelude::*;
 
 use super::buffers::DeviceImage;
 use super::patterns::Dims;
+use super::pinned::PinnedRegion;
 use super::{Gpu, GpuError};
 use crate::bands::{bands, Band};
 use crate::sobel::Filter;
@@ -38,6 +39,8 @@ pub struct Streamed {
     pub output: Vec<u8>,
     /// Allocating the pinned and device buffers, and the output's pages.
     pub setup_ms: f64,
+    /// Freeing the pinned and device buffers.
+    pub release_ms: f64,
     /// Host copies, transfers and kernels of every band, overlapped, wall clock.
     pub pipeline_ms: f64,
     /// The kernels' own time, summed over the bands (hidden under the copies).
@@ -156,46 +159,28 @@ impl Drop for Ring<'_> {
     }
 }
 
-/// gpu-strip over `rgb` (`width × height`, pageable) in bands of about 4 MB of RGB, staged as the module
-/// doc says.
+/// gpu-strip over `rgb` (`width × height`, pageable) in bands of 4–8 MB of RGB ([`band_rows_for`]), staged
+/// as the module doc says.
 pub fn run_streamed(gpu: &Gpu, rgb: &[u8], width: usize, height: usize, filter: Filter) -> Result<Streamed, GpuError> {
-    run_streamed_in_bands(gpu, rgb, width, height, filter, band_rows(gpu, width)?)
+    run_streamed_in_bands(gpu, rgb, width, height, filter, band_rows(gpu, width, height)?)
 }
 
-/// Output rows of a band of about 4 MB of RGB at this width (at least one): few enough bands that each
-/// copy runs at the bus's speed, small enough buffers that a few of them cost little. Measured on the H200
-/// (`docs/performance.md` v0.20), 16384² streamed: 8 MB bands spent 23–25 ms copying and 20–27 ms
-/// allocating their pinned buffers, 4 MB 25–29 and 13–16, 2 MB 31–39 and 9–10; the whole command took the
-/// same time with each; a 6000² gpu-strip run peaked at 5.4, 4.6 and 4.1 bytes a pixel.
-pub fn band_rows_for(width: usize) -> usize {
-    ((4 << 20) / (3 * width)).max(1)
+/// Output rows of a band (at least one) of a `width × height` image: a 64th of its RGB, but at least 4 MB
+/// and at most 8 MB. Each copy costs ~20 µs beyond its bytes (the GPU idles between bands: 4 MB up and
+/// 1.3 MB down take 117–123 µs where the bytes alone take 102), and each MB of band costs ~0.3 ms of
+/// pinning and unpinning (a stream holds about five bands' worth, [`super::pinned`]); at 16384² the sum is
+/// least near 8 MB (`docs/performance.md` v0.21). Smaller images keep 4 MB bands, so that their buffers
+/// stay small beside the image (a 6000² gpu-strip run peaked at 4.6 bytes a pixel with 4 MB bands and 5.4
+/// with 8 MB, v0.20).
+pub fn band_rows_for(width: usize, height: usize) -> usize {
+    let bytes = (3 * width * height / 64).clamp(4 << 20, 8 << 20);
+    (bytes / (3 * width)).max(1)
 }
 
 /// [`band_rows_for`], within what the device takes.
-pub fn band_rows(gpu: &Gpu, width: usize) -> Result<usize, GpuError> {
+pub fn band_rows(gpu: &Gpu, width: usize, height: usize) -> Result<usize, GpuError> {
     let limit = super::variants::max_band_rows(gpu, Variant::GpuStrip, width)?;
-    Ok(band_rows_for(width).min(limit))
-}
-
-/// Pinned host buffers, each of one size.
-pub type Pinned = Vec<PinnedHostSlice<u8>>;
-
-/// Pinned host buffers for [`Ring`]: `inputs` of `3 × in_rows × width` bytes, write-combined (fast for the
-/// host to write and the device to read), and `outputs` of `rows × width` bytes, ordinary pinned memory
-/// (write-combined memory is slow for the host to read).
-pub fn pinned_buffers(
-    gpu: &Gpu,
-    inputs: usize,
-    outputs: usize,
-    in_bytes: usize,
-    out_bytes: usize,
-) -> Result<(Pinned, Pinned), GpuError> {
-    // SAFETY (alloc): the host writes each input buffer's bytes before an upload reads them, and a download
-    // writes an output buffer's bytes before the host reads them.
-    let alloc = |n: usize, bytes: usize, flags: u32| -> Result<Vec<PinnedHostSlice<u8>>, GpuError> {
-        (0..n).map(|_| Ok(unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, flags)? })).collect()
-    };
-    Ok((alloc(inputs, in_bytes, cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED)?, alloc(outputs, out_bytes, 0)?))
+    Ok(band_rows_for(width, height).min(limit))
 }
 
 /// [`run_streamed`] with bands of `band_rows` output rows (tests use tiny ones, so that band edges land
@@ -213,11 +198,12 @@ pub fn run_streamed_in_bands(
     let in_rows = (band_rows + 2).min(height);
     let out_rows = band_rows.min(height);
     // One pair more than lanes: a band's buffers are filled before `submit` frees its lane's previous pair.
-    let (mut pinned_in, mut pinned_out) =
-        pinned_buffers(gpu, LANES + 1, LANES + 1, 3 * in_rows * width, out_rows * width)?;
+    let sizes = [3 * in_rows * width, out_rows * width].repeat(LANES + 1);
+    let mut pinned = PinnedRegion::new(&gpu.ctx, PinnedRegion::bytes_for(&sizes))?;
+    let mut buffers = pinned.split(&sizes).into_iter();
     let mut free: Vec<(&mut [u8], &mut [u8])> = Vec::with_capacity(LANES + 1);
-    for (i, o) in pinned_in.iter_mut().zip(pinned_out.iter_mut()) {
-        free.push((i.as_mut_slice()?, o.as_mut_slice()?));
+    while let (Some(input), Some(output)) = (buffers.next(), buffers.next()) {
+        free.push((input, output));
     }
     let mut ring = Ring::new(gpu, filter, width, in_rows)?;
     // The output's pages touched on all cores first: one thread faulting in 268 MB (16384²) as the copies
@@ -248,14 +234,35 @@ pub fn run_streamed_in_bands(
     }
     let pipeline_ms = started.elapsed().as_secs_f64() * 1e3;
     let kernel_ms = ring.kernel_ms;
+    let started = Instant::now();
+    drop((ring, free));
+    drop(pinned);
+    let release_ms = started.elapsed().as_secs_f64() * 1e3;
     crate::trace::mark(&format!(
-        "staged: setup {setup_ms:.1} ms, pipeline {pipeline_ms:.1} ms (host copies in {:.1} ms), kernels {kernel_ms:.2} ms",
+        "staged: setup {setup_ms:.1} ms, pipeline {pipeline_ms:.1} ms (host copies in {:.1} ms), kernels {kernel_ms:.2} ms, \
+         release {release_ms:.1} ms",
         copy_in.as_secs_f64() * 1e3
     ));
-    Ok(Streamed { output, setup_ms, pipeline_ms, kernel_ms })
+    Ok(Streamed { output, setup_ms, pipeline_ms, kernel_ms, release_ms })
 }
 
 /// `dst.copy_from_slice(src)` on all cores, in 1 MB pieces: one core copies ~10 GB/s, below the bus's 55.
 fn parallel_copy(dst: &mut [u8], src: &[u8]) {
     dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::band_rows_for;
+
+    #[test]
+    fn bands_are_a_64th_of_the_image_between_4_and_8_mb() {
+        let mb = |w: usize, h: usize| 3 * w * band_rows_for(w, h);
+        assert_eq!(band_rows_for(6000, 6000), (4 << 20) / 18000); // 108 MB of RGB: 4 MB
+        assert_eq!(band_rows_for(16384, 16384), (8 << 20) / (3 * 16384)); // 805 MB: 8 MB
+        let (w, h) = (10000, 10000); // 300 MB: a 64th, 4.7 MB
+        assert!(mb(w, h) <= 3 * w * h / 64 && mb(w, h) > 3 * w * h / 64 - 3 * w);
+        assert_eq!(band_rows_for(5_000_000, 2), 1); // a row over 8 MB: one row a band
+        assert_eq!(band_rows_for(1, 1), (4 << 20) / 3);
+    }
 }

@@ -101,8 +101,8 @@ impl Prepared {
 /// One whole GPU pass over `rgb`: upload, optionally one warm-up run, `reps` timed runs (median),
 /// download; in bands when the image is too large for one pass. gpu-strip on an image of at least
 /// [`STREAMED_FROM_BYTES`] streams instead ([`run_streamed`]: staged through pinned buffers, overlapped
-/// bands, one pass:
-/// `warm_up` and `reps` do not apply); its memory time is then the pass's wall clock less its kernels'.
+/// bands, one pass: `warm_up` and `reps` do not apply); its memory time is then the pass's wall clock with
+/// its buffers made and freed, less its kernels'.
 pub fn run(
     gpu: &Gpu,
     variant: Variant,
@@ -114,7 +114,7 @@ pub fn run(
     if streams(variant, rgb) {
         let (w, h) = (rgb.width() as usize, rgb.height() as usize);
         let s = run_streamed(gpu, rgb.as_raw(), w, h, filter)?;
-        let memory_ms = (s.setup_ms + s.pipeline_ms - s.kernel_ms).max(0.0);
+        let memory_ms = (s.setup_ms + s.pipeline_ms + s.release_ms - s.kernel_ms).max(0.0);
         return Ok(GpuRun { output: s.output, memory_ms, compute_ms: s.kernel_ms });
     }
     let rows = max_band_rows(gpu, variant, rgb.width() as usize)?;

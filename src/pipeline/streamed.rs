@@ -41,7 +41,7 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
         notes.push(auto_note(variant, width, height));
     }
     // Memory is the band buffers' (README "Memory"), whatever the image's height.
-    let needed = crate::engine::stream::buffer_bytes(width, variant.is_gpu());
+    let needed = crate::engine::stream::buffer_bytes(width, height);
     opts.budget.check(&opts.input, width, height, needed)?;
     let device = if variant.is_gpu() { Device::Auto } else { Device::Cpu };
     let engine = Engine::for_variants(device, opts.filter, &[variant]).expect("Auto and Cpu always open");
@@ -61,7 +61,10 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
          parts one after another{}",
         if t.memory_ms.is_some() { "copies, kernels" } else { "compute" },
         t.wall_ms,
-        t.memory_ms.map_or(String::new(), |m| format!(" (GPU memory: copies {m:.1} ms, buffers {:.1} ms)", t.setup_ms)),
+        t.memory_ms.map_or(String::new(), |m| format!(
+            " (GPU memory: copies {m:.1} ms, buffers made in {:.1} ms and freed in {:.1} ms)",
+            t.setup_ms, t.release_ms
+        )),
     ));
     let outcome = if variant.is_gpu() && !engine.has_gpu() {
         Outcome::Skipped { reason: "GPU unavailable (reason above); the edges are cpu-rayon's".into() }
@@ -70,8 +73,9 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
         Outcome::Ran {
             timings: Timings {
                 io_ms: t.decode_ms + t.encode_ms,
-                // As the report counted it: allocations (the pinned and device buffers) and copies.
-                gpu_memory_ms: t.memory_ms.map(|copies| copies + t.setup_ms),
+                // As the report counted it (cudaMalloc, cudaMemcpy, cudaFree): the pinned and device buffers
+                // made and freed, and the copies.
+                gpu_memory_ms: t.memory_ms.map(|copies| t.setup_ms + copies + t.release_ms),
                 compute_ms: t.compute_ms,
                 total_ms: t.wall_ms,
                 effective_gbps: variant.is_gpu().then(|| 4.0 * pixels / (t.compute_ms * 1e6)),
