@@ -43,9 +43,20 @@ fn host_alloc(total: usize, pieces: usize, flags: u32) -> (f64, f64) {
     (allocated, ms(t.elapsed()))
 }
 
-/// `(allocate, free)` ms of one `total`-byte allocation, 2 MB-aligned, touched on all cores, page-locked
+/// How [`registered`] faults the pages in before locking them.
+#[derive(Clone, Copy, PartialEq)]
+enum Touch {
+    /// Not at all: `cuMemHostRegister` faults them itself.
+    No,
+    /// On this thread.
+    One,
+    /// On all cores (rayon).
+    All,
+}
+
+/// `(allocate, free)` ms of one `total`-byte allocation, 2 MB-aligned, touched as `touch` says, page-locked
 /// with one `cuMemHostRegister`; `huge`: `madvise(MADV_HUGEPAGE)` before it is touched.
-fn registered(total: usize, huge: bool) -> (f64, f64) {
+fn registered(total: usize, huge: bool, touch: Touch) -> (f64, f64) {
     let layout = Layout::from_size_align(total, HUGE).unwrap();
     let t = Instant::now();
     // SAFETY: non-zero size.
@@ -57,7 +68,11 @@ fn registered(total: usize, huge: bool) -> (f64, f64) {
     }
     // SAFETY: `p` is `total` writable bytes, each chunk written by one thread.
     let slice = unsafe { std::slice::from_raw_parts_mut(p, total) };
-    slice.par_chunks_mut(HUGE).for_each(|c| c.fill(1));
+    match touch {
+        Touch::No => {}
+        Touch::One => slice.chunks_mut(HUGE).for_each(|c| c.fill(1)),
+        Touch::All => slice.par_chunks_mut(HUGE).for_each(|c| c.fill(1)),
+    }
     // SAFETY: `p` is `total` bytes we own, unregistered below before they are freed.
     let r = unsafe { sys::cuMemHostRegister_v2(p as *mut _, total, 0) };
     assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
@@ -73,14 +88,18 @@ fn registered(total: usize, huge: bool) -> (f64, f64) {
 
 fn main() -> anyhow::Result<()> {
     let gpu = Gpu::open()?;
+    // What starting rayon's pool costs (the first parallel touch in a command pays it).
+    let t = Instant::now();
+    rayon::broadcast(|_| ());
+    println!("rayon's pool started in {:.2} ms", ms(t.elapsed()));
     gpu.ctx.bind_to_thread()?;
     println!("{}; {} cores", gpu.device, rayon::current_num_threads());
     let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     println!("transparent huge pages: {}", thp.trim());
 
     println!("\n## allocate + touch / free, ms (median of 7)");
-    println!("| total | pieces | cuMemHostAlloc | cuMemHostAlloc WC | register | register + THP |");
-    println!("|---|---|---|---|---|---|");
+    println!("| total | pieces | cuMemHostAlloc | cuMemHostAlloc WC | register | register + THP | THP, one thread touches | THP, untouched |");
+    println!("|---|---|---|---|---|---|---|---|");
     for total in [16 * MB, 32 * MB, 64 * MB] {
         for pieces in [1, 8] {
             let mut cols = Vec::new();
@@ -92,10 +111,12 @@ fn main() -> anyhow::Result<()> {
             run(&|| host_alloc(total, pieces, 0));
             run(&|| host_alloc(total, pieces, sys::CU_MEMHOSTALLOC_WRITECOMBINED));
             if pieces == 1 {
-                run(&|| registered(total, false));
-                run(&|| registered(total, true));
+                run(&|| registered(total, false, Touch::All));
+                run(&|| registered(total, true, Touch::All));
+                run(&|| registered(total, true, Touch::One));
+                run(&|| registered(total, true, Touch::No));
             } else {
-                cols.extend(["–".to_string(), "–".to_string()]);
+                cols.extend(["–".to_string(), "–".to_string(), "–".to_string(), "–".to_string()]);
             }
             println!("| {} MB | {pieces} | {} |", total / MB, cols.join(" | "));
         }

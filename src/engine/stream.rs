@@ -134,10 +134,12 @@ pub fn run_in_bands(
         }
     };
     let (inputs, outputs) = owners.slices();
+    crate::trace::mark("streamed: band buffers made");
     let ring = match compute {
         Compute::Gpu(gpu) => Some(Ring::new(gpu, filter, width, in_rows).map_err(|e| gpu_error(path, e))?),
         Compute::Cpu => None,
     };
+    crate::trace::mark("streamed: device buffers made");
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
     let plan = bands(height, band_rows);
 
@@ -189,6 +191,7 @@ pub fn run_in_bands(
     rows.finish()?;
     let freeing = Instant::now();
     drop(owners);
+    crate::trace::mark("streamed: band buffers freed");
     let release_ms = computed.release_ms + freeing.elapsed().as_secs_f64() * 1e3;
     Ok(Times {
         decode_ms,
@@ -325,6 +328,7 @@ fn compute_gpu<'b>(
     let (compute_ms, copies_ms) = (ring.kernel_ms, Some(ring.copy_ms));
     let freeing = Instant::now();
     drop(ring);
+    crate::trace::mark("streamed: device buffers freed");
     Ok(Computed { compute_ms, copies_ms, release_ms: freeing.elapsed().as_secs_f64() * 1e3 })
 }
 

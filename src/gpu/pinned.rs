@@ -52,10 +52,14 @@ impl PinnedRegion {
         // SAFETY: `ptr` is `size` bytes we own, written here before anything reads them.
         let zeroed = unsafe { std::slice::from_raw_parts_mut(ptr, size) };
         zeroed.par_chunks_mut(HUGE_PAGE).for_each(|c| c.fill(0));
+        crate::trace::mark("pinned region: pages touched");
         // SAFETY: `ptr` is `size` bytes we own; once registered they are owned by the region returned, whose
         // `Drop` unregisters them before freeing.
         match unsafe { cuMemHostRegister_v2(ptr.cast(), size, 0) } {
-            CUresult::CUDA_SUCCESS => Ok(PinnedRegion { ptr, layout, ctx: ctx.clone() }),
+            CUresult::CUDA_SUCCESS => {
+                crate::trace::mark("pinned region: registered");
+                Ok(PinnedRegion { ptr, layout, ctx: ctx.clone() })
+            }
             e => {
                 // SAFETY: allocated above with this layout, not registered.
                 unsafe { dealloc(ptr, layout) };

@@ -44,6 +44,11 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
     let needed = crate::engine::stream::buffer_bytes(width, height);
     opts.budget.check(&opts.input, width, height, needed)?;
     let device = if variant.is_gpu() { Device::Auto } else { Device::Cpu };
+    if variant.is_gpu() {
+        // rayon's worker threads start (2.1 ms on the H200 machine, `examples/pinned_costs.rs`) while the CUDA
+        // context is made (over 100 ms), not when the band buffers' pages are touched on all cores.
+        std::thread::spawn(|| rayon::broadcast(|_| ()));
+    }
     let engine = Engine::for_variants(device, opts.filter, &[variant]).expect("Auto and Cpu always open");
     crate::trace::mark("GPU open (streamed)");
     let gpu_status = gpu_status(variant.is_gpu(), &engine);
