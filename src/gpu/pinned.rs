@@ -1,11 +1,11 @@
 //! Page-locked (pinned) host memory for the streamed paths' band buffers, made in one piece.
 //!
 //! The copy engines reach the bus's speed only from pinned memory. `cuMemHostAlloc` makes it one buffer a
-//! call, each faulting its 4 KB pages on one core before the driver locks them: 64 MB took 29–36 ms to
-//! allocate and 5–7 ms to free on the H200 machine. Here the same bytes are one ordinary allocation,
+//! call, each faulting its 4 KB pages on one core before the driver locks them: 64 MB in 8 buffers took 25–38
+//! ms to make and 5–7 ms to free on the H200 machine. Here the same bytes are one ordinary allocation,
 //! aligned to 2 MB and advised to use transparent huge pages, touched on all cores, and then locked by one
-//! `cuMemHostRegister`: 2.6 ms and 1.3 ms (`examples/pinned_costs.rs`, `docs/performance.md` v0.21). Copies
-//! from it run at the same speed. Where the kernel gives no huge pages, it still takes 5 ms.
+//! `cuMemHostRegister`: 2.1–2.9 ms and 1.3–1.6 ms (`examples/pinned_costs.rs`, `docs/performance.md` v0.21).
+//! Copies from it run at the same speed. Where the kernel gives no huge pages, it takes 4.9–5.9 ms.
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::sync::Arc;
