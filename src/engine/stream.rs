@@ -22,8 +22,9 @@
 //!   place once the image is whole ([`Staged::png_rows`]).
 //!
 //! The user waits for the slowest stage instead of the sum; memory is the buffers, not the image: four input
-//! bands and two output bands, 4–8 MB of RGB each ([`staged::band_rows_for`]), so 19–38 MB whatever its size
-//! ([`buffer_bytes`]); for the GPU, pinned in one piece ([`PinnedRegion`]). Where a stage fails the others stop, and nothing is left behind.
+//! bands of 4–8 MB of RGB ([`staged::band_rows_for`]) and two of edges, 20–40 MB whatever its size
+//! ([`buffer_bytes`]); for the GPU, pinned in one piece ([`PinnedRegion`]). Where a stage fails the others
+//! stop, and nothing is left behind.
 
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
