@@ -137,6 +137,30 @@ fn streamed_gpu_strip_equals_the_reference() {
     }
 }
 
+/// The streamed paths' pinned memory: buffers cut from one region start on a page, are zeroed, do not
+/// overlap, and copy to the device and back intact.
+#[test]
+fn a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy() {
+    use cuda_sobel::gpu::pinned::PinnedRegion;
+    let Some(gpu) = gpu_or_skip("a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy") else { return };
+    let sizes = [3 * 4097 + 1, 1, 4096, 5 << 20, 7];
+    let mut region = PinnedRegion::new(&gpu.ctx, PinnedRegion::bytes_for(&sizes)).unwrap();
+    let mut buffers = region.split(&sizes);
+    for (i, (buffer, &size)) in buffers.iter_mut().zip(&sizes).enumerate() {
+        assert_eq!(buffer.len(), size);
+        assert_eq!(buffer.as_ptr() as usize % 4096, 0, "buffer {i} starts on a page");
+        assert!(buffer.iter().all(|&b| b == 0), "buffer {i} is zeroed");
+        buffer.iter_mut().enumerate().for_each(|(j, b)| *b = (i * 31 + j * 7) as u8);
+    }
+    for (i, buffer) in buffers.iter_mut().enumerate() {
+        let on_device = gpu.stream.clone_htod(&buffer[..]).unwrap();
+        buffer.fill(0);
+        gpu.stream.memcpy_dtoh(&on_device, &mut buffer[..]).unwrap();
+        gpu.stream.synchronize().unwrap();
+        assert!(buffer.iter().enumerate().all(|(j, &b)| b == (i * 31 + j * 7) as u8), "buffer {i} after a round trip");
+    }
+}
+
 #[test]
 fn banded_gpu_runs_equal_one_pass() {
     let Some(gpu) = gpu_or_skip("banded_gpu_runs_equal_one_pass") else { return };

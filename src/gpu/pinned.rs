@@ -101,3 +101,15 @@ impl Drop for PinnedRegion {
         unsafe { dealloc(self.ptr, self.layout) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PinnedRegion;
+
+    #[test]
+    fn buffers_take_whole_pages() {
+        assert_eq!(PinnedRegion::bytes_for(&[]), 0);
+        assert_eq!(PinnedRegion::bytes_for(&[1]), 4096);
+        assert_eq!(PinnedRegion::bytes_for(&[4096, 4097, 0]), 4096 + 8192);
+    }
+}
