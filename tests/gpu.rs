@@ -154,6 +154,8 @@ fn a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy() {
     }
     for (i, buffer) in buffers.iter_mut().enumerate() {
         let on_device = gpu.stream.clone_htod(&buffer[..]).unwrap();
+        // From page-locked memory the copy is asynchronous (see `PinnedRegion`'s doc): wait before reuse.
+        gpu.stream.synchronize().unwrap();
         buffer.fill(0);
         gpu.stream.memcpy_dtoh(&on_device, &mut buffer[..]).unwrap();
         gpu.stream.synchronize().unwrap();

@@ -23,6 +23,14 @@ const PAGE: usize = 4096;
 
 /// Zeroed host memory, page-locked for `ctx`'s device, cut into buffers by [`PinnedRegion::split`].
 /// Unlocked and freed when dropped.
+///
+/// The buffers are plain `&mut [u8]`, but a copy from or to them is asynchronous: cudarc's safe copies
+/// (`memcpy_htod`, `memcpy_dtoh`, `clone_htod`) take a `[u8]` for pageable memory, which the driver has
+/// finished reading or writing when the call returns, and do not wait for the stream; from page-locked
+/// memory the copy is still running. So a buffer must not be touched again before its stream is
+/// synchronised. The streamed paths copy them only through [`super::buffers::DeviceImage::upload_async`] and
+/// [`super::buffers::DeviceImage::download_async`], whose safety contracts say so; a test found the
+/// difference (`tests/gpu.rs`, the pinned region's round trip, failed without its synchronisation).
 pub struct PinnedRegion {
     ptr: *mut u8,
     layout: Layout,
