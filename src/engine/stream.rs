@@ -27,7 +27,7 @@
 //! stop, and nothing is left behind.
 
 use std::path::Path;
-use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use crate::bands::{bands, Band};
@@ -129,9 +129,7 @@ pub fn run_in_bands(
         ),
         Compute::Gpu(gpu) => {
             let sizes = [[in_bytes; INPUTS].as_slice(), &[out_bytes; OUTPUTS]].concat();
-            let region =
-                PinnedRegion::new(&gpu.ctx, PinnedRegion::bytes_for(&sizes)).map_err(|e| gpu_error(path, e))?;
-            Buffers::Pinned(region, sizes)
+            Buffers::Pinned(PinnedRegion::new(&gpu.ctx, &sizes).map_err(|e| gpu_error(path, e))?)
         }
     };
     let (inputs, outputs) = owners.slices();
@@ -211,8 +209,8 @@ type Slices<'b> = Vec<&'b mut [u8]>;
 /// The band buffers' owners: ordinary memory for the CPU, one pinned region for the GPU.
 enum Buffers {
     Cpu(Vec<Vec<u8>>, Vec<Vec<u8>>),
-    /// The region and the sizes of its buffers, [`INPUTS`] inputs then [`OUTPUTS`] outputs.
-    Pinned(PinnedRegion, Vec<usize>),
+    /// [`INPUTS`] input buffers, then [`OUTPUTS`] output buffers.
+    Pinned(PinnedRegion),
 }
 
 impl Buffers {
@@ -222,8 +220,8 @@ impl Buffers {
             Buffers::Cpu(i, o) => {
                 (i.iter_mut().map(|b| &mut b[..]).collect(), o.iter_mut().map(|b| &mut b[..]).collect())
             }
-            Buffers::Pinned(region, sizes) => {
-                let mut inputs = region.split(sizes);
+            Buffers::Pinned(region) => {
+                let mut inputs = region.buffers();
                 let outputs = inputs.split_off(INPUTS);
                 (inputs, outputs)
             }
@@ -304,26 +302,11 @@ fn compute_gpu<'b>(
         edges.send((d.band, d.output, 0)).map_err(|_| None)
     };
     let drain = |ring: &mut Ring<'b>| -> Stage<()> { ring.drain().map_err(gpu_err)?.into_iter().try_for_each(pass_on) };
-    let mut next = filled.recv().ok();
-    while let Some((band, input)) = next {
-        let output = match free_out.try_recv() {
-            Ok(output) => output,
-            Err(_) => {
-                drain(&mut ring)?;
-                free_out.recv().map_err(|_| None)?
-            }
-        };
+    while let Some((band, input)) = next_after(&filled, || drain(&mut ring))? {
+        let output = next_after(&free_out, || drain(&mut ring))?.ok_or(None)?;
         if let Some(done) = ring.submit(band, input, output).map_err(gpu_err)? {
             pass_on(done)?;
         }
-        next = match filled.try_recv() {
-            Ok(filled) => Some(filled),
-            Err(TryRecvError::Empty) => {
-                drain(&mut ring)?;
-                filled.recv().ok()
-            }
-            Err(TryRecvError::Disconnected) => None,
-        };
     }
     drain(&mut ring)?;
     let (compute_ms, copies_ms) = (ring.kernel_ms, Some(ring.copy_ms));
@@ -331,6 +314,16 @@ fn compute_gpu<'b>(
     drop(ring);
     crate::trace::mark("streamed: device buffers freed");
     Ok(Computed { compute_ms, copies_ms, release_ms: freeing.elapsed().as_secs_f64() * 1e3 })
+}
+
+/// The next value from `rx`: at once if one is there, otherwise after `drain` (the ring's bands passed on,
+/// [`compute_gpu`]), waiting for it. `None` once its sender is gone.
+fn next_after<T>(rx: &Receiver<T>, drain: impl FnOnce() -> Stage<()>) -> Stage<Option<T>> {
+    if let Ok(value) = rx.try_recv() {
+        return Ok(Some(value));
+    }
+    drain()?;
+    Ok(rx.recv().ok())
 }
 
 /// cpu-rayon on each band image (its halo rows included); the band's own rows go on to the encoder.

@@ -21,8 +21,8 @@ const HUGE_PAGE: usize = 2 << 20;
 /// Each buffer starts on a page.
 const PAGE: usize = 4096;
 
-/// Zeroed host memory, page-locked for `ctx`'s device, cut into buffers by [`PinnedRegion::split`].
-/// Unlocked and freed when dropped.
+/// Zeroed host memory, page-locked for `ctx`'s device, for buffers of the sizes it was made for
+/// ([`PinnedRegion::buffers`]). Unlocked and freed when dropped.
 ///
 /// The buffers are plain `&mut [u8]`, but a copy from or to them is asynchronous: cudarc's safe copies
 /// (`memcpy_htod`, `memcpy_dtoh`, `clone_htod`) take a `[u8]` for pageable memory, which the driver has
@@ -35,16 +35,18 @@ pub struct PinnedRegion {
     ptr: *mut u8,
     layout: Layout,
     ctx: Arc<CudaContext>,
+    /// The buffers' sizes, each buffer starting on a page.
+    sizes: Vec<usize>,
 }
 
 // SAFETY: the region is plain memory owned by this value; the raw pointer is only an address.
 unsafe impl Send for PinnedRegion {}
 
 impl PinnedRegion {
-    /// At least `bytes` of zeroed memory (at least one page), page-locked.
-    pub fn new(ctx: &Arc<CudaContext>, bytes: usize) -> Result<PinnedRegion, GpuError> {
+    /// Zeroed, page-locked memory for buffers of these sizes.
+    pub fn new(ctx: &Arc<CudaContext>, sizes: &[usize]) -> Result<PinnedRegion, GpuError> {
         ctx.bind_to_thread()?;
-        let size = bytes.max(1).next_multiple_of(HUGE_PAGE);
+        let size = bytes_for(sizes).max(1).next_multiple_of(HUGE_PAGE);
         let layout = Layout::from_size_align(size, HUGE_PAGE).expect("a size rounded to 2 MB fits a layout");
         // SAFETY: the layout's size is non-zero.
         let ptr = unsafe { alloc(layout) };
@@ -66,7 +68,7 @@ impl PinnedRegion {
         match unsafe { cuMemHostRegister_v2(ptr.cast(), size, 0) } {
             CUresult::CUDA_SUCCESS => {
                 crate::trace::mark("pinned region: registered");
-                Ok(PinnedRegion { ptr, layout, ctx: ctx.clone() })
+                Ok(PinnedRegion { ptr, layout, ctx: ctx.clone(), sizes: sizes.to_vec() })
             }
             e => {
                 // SAFETY: allocated above with this layout, not registered.
@@ -76,13 +78,13 @@ impl PinnedRegion {
         }
     }
 
-    /// Buffers of the given sizes, each starting on a page, all borrowed from the region. Panics if they do
-    /// not fit; [`PinnedRegion::bytes_for`] gives the size to ask for.
-    pub fn split(&mut self, sizes: &[usize]) -> Vec<&mut [u8]> {
-        assert!(Self::bytes_for(sizes) <= self.layout.size(), "buffers of {sizes:?} bytes do not fit");
-        // SAFETY: the region's bytes, zeroed in `new`, borrowed mutably from `self`.
+    /// The buffers, of the sizes given to [`PinnedRegion::new`] and in that order, each starting on a page,
+    /// all borrowed from the region.
+    pub fn buffers(&mut self) -> Vec<&mut [u8]> {
+        // SAFETY: the region's bytes (at least `bytes_for(sizes)`), zeroed in `new`, borrowed mutably from
+        // `self`.
         let mut rest = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) };
-        sizes
+        self.sizes
             .iter()
             .map(|&bytes| {
                 let (piece, after) = std::mem::take(&mut rest).split_at_mut(bytes.next_multiple_of(PAGE));
@@ -91,16 +93,16 @@ impl PinnedRegion {
             })
             .collect()
     }
+}
 
-    /// The bytes a region needs for buffers of these sizes ([`PinnedRegion::split`]).
-    pub fn bytes_for(sizes: &[usize]) -> usize {
-        sizes.iter().map(|b| b.next_multiple_of(PAGE)).sum()
-    }
+/// The bytes buffers of these sizes take, each starting on a page ([`PinnedRegion::buffers`]).
+fn bytes_for(sizes: &[usize]) -> usize {
+    sizes.iter().map(|b| b.next_multiple_of(PAGE)).sum()
 }
 
 impl Drop for PinnedRegion {
     /// Unlocks and frees the region. The borrow checker guarantees that no buffer from
-    /// [`PinnedRegion::split`] is alive; the streamed paths wait for their streams before their buffers go.
+    /// [`PinnedRegion::buffers`] is alive; the streamed paths wait for their streams before their buffers go.
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
         // SAFETY: registered in `new` (a region is only built registered); no copy is in flight (above).
@@ -112,12 +114,12 @@ impl Drop for PinnedRegion {
 
 #[cfg(test)]
 mod tests {
-    use super::PinnedRegion;
+    use super::bytes_for;
 
     #[test]
     fn buffers_take_whole_pages() {
-        assert_eq!(PinnedRegion::bytes_for(&[]), 0);
-        assert_eq!(PinnedRegion::bytes_for(&[1]), 4096);
-        assert_eq!(PinnedRegion::bytes_for(&[4096, 4097, 0]), 4096 + 8192);
+        assert_eq!(bytes_for(&[]), 0);
+        assert_eq!(bytes_for(&[1]), 4096);
+        assert_eq!(bytes_for(&[4096, 4097, 0]), 4096 + 8192);
     }
 }

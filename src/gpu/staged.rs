@@ -199,8 +199,8 @@ pub fn run_streamed_in_bands(
     let out_rows = band_rows.min(height);
     // One pair more than lanes: a band's buffers are filled before `submit` frees its lane's previous pair.
     let sizes = [3 * in_rows * width, out_rows * width].repeat(LANES + 1);
-    let mut pinned = PinnedRegion::new(&gpu.ctx, PinnedRegion::bytes_for(&sizes))?;
-    let mut buffers = pinned.split(&sizes).into_iter();
+    let mut pinned = PinnedRegion::new(&gpu.ctx, &sizes)?;
+    let mut buffers = pinned.buffers().into_iter();
     let mut free: Vec<(&mut [u8], &mut [u8])> = Vec::with_capacity(LANES + 1);
     while let (Some(input), Some(output)) = (buffers.next(), buffers.next()) {
         free.push((input, output));

@@ -4,8 +4,8 @@
 //! Only PNGs whose rows come out exactly as [`super::decode()`] would give them are read this way: not
 //! interlaced (Adam7 passes are not rows), not animated (the notes about frames), 8 bits a channel after
 //! expansion (16-bit channels are rounded, which the `png` crate does not do), and not turned by an EXIF
-//! orientation (unless the stored orientation is kept). [`PngRows::open`] answers `None` for every other file, which then takes
-//! the whole-image path. The conversion is the `image` crate's: palette and low bit depths expanded by the
+//! orientation (unless the stored orientation is kept). [`PngRows::open`] answers `None` for every other
+//! file, which then takes the whole-image path. The conversion is the `image` crate's: palette and low bit depths expanded by the
 //! same `png` transformation, grey copied to R = G = B, alpha dropped.
 
 use std::fs::File;
