@@ -82,13 +82,7 @@ fn every_kind_of_png_comes_out_as_cpu_scalar_computes_it() {
     std::fs::create_dir(&input).unwrap();
     let rgb = cuda_sobel::generate::scene(301, 97);
     let save = |name: &str, color: png::ColorType, data: Vec<u8>, filter: png::Filter| {
-        let file = std::fs::File::create(input.join(name)).unwrap();
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), rgb.width(), rgb.height());
-        enc.set_color(color);
-        enc.set_filter(filter);
-        let mut writer = enc.write_header().unwrap();
-        writer.write_image_data(&data).unwrap();
-        writer.finish().unwrap();
+        common::write_png_filtered(&input.join(name), rgb.width(), rgb.height(), color, &data, filter);
     };
     let rgba: Vec<u8> = rgb.pixels().flat_map(|p| [p[0], p[1], p[2], p[1] ^ 0x55]).collect();
     save("rgb_paeth.png", png::ColorType::Rgb, rgb.as_raw().clone(), png::Filter::Paeth);

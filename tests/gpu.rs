@@ -144,8 +144,8 @@ fn a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy() {
     use cuda_sobel::gpu::pinned::PinnedRegion;
     let Some(gpu) = gpu_or_skip("a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy") else { return };
     let sizes = [3 * 4097 + 1, 1, 4096, 5 << 20, 7];
-    let mut region = PinnedRegion::new(&gpu.ctx, PinnedRegion::bytes_for(&sizes)).unwrap();
-    let mut buffers = region.split(&sizes);
+    let mut region = PinnedRegion::new(&gpu.ctx, &sizes).unwrap();
+    let mut buffers = region.buffers();
     for (i, (buffer, &size)) in buffers.iter_mut().zip(&sizes).enumerate() {
         assert_eq!(buffer.len(), size);
         assert_eq!(buffer.as_ptr() as usize % 4096, 0, "buffer {i} starts on a page");

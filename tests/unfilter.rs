@@ -32,19 +32,12 @@ const FILTERS: [png::Filter; 7] = [
 /// Writes the `w × h` RGB `rgb` as an 8-bit PNG, RGBA when `alpha` (alpha varying, so that its bytes take
 /// part in the filters), every row filtered by `filter`.
 fn write_png(path: &Path, w: u32, h: u32, rgb: &[u8], alpha: bool, filter: png::Filter) {
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(path).unwrap()), w, h);
-    let data: Vec<u8> = if alpha {
-        enc.set_color(png::ColorType::Rgba);
-        rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], p[0] ^ p[2]]).collect()
+    if alpha {
+        let rgba: Vec<u8> = rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], p[0] ^ p[2]]).collect();
+        common::write_png_filtered(path, w, h, png::ColorType::Rgba, &rgba, filter);
     } else {
-        enc.set_color(png::ColorType::Rgb);
-        rgb.to_vec()
-    };
-    enc.set_depth(png::BitDepth::Eight);
-    enc.set_filter(filter);
-    let mut writer = enc.write_header().unwrap();
-    writer.write_image_data(&data).unwrap();
-    writer.finish().unwrap();
+        common::write_png_filtered(path, w, h, png::ColorType::Rgb, rgb, filter);
+    }
 }
 
 /// A smooth image with noise on it: the filters' predictions are near, but not equal to, the bytes.

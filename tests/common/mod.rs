@@ -49,6 +49,24 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
+/// Writes `data` (`w × h` pixels of 8-bit `color`) as a PNG whose every row `filter` chose.
+pub fn write_png_filtered(
+    path: &std::path::Path,
+    w: u32,
+    h: u32,
+    color: png::ColorType,
+    data: &[u8],
+    filter: png::Filter,
+) {
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(path).unwrap()), w, h);
+    enc.set_color(color);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_filter(filter);
+    let mut writer = enc.write_header().unwrap();
+    writer.write_image_data(data).unwrap();
+    writer.finish().unwrap();
+}
+
 /// Writes `rgb` as an animated PNG (APNG) of two equal frames.
 pub fn write_apng(path: &std::path::Path, rgb: &RgbImage) {
     let mut enc =
