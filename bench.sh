@@ -15,7 +15,8 @@ cd "$(dirname "$0")"
 bin=${CUDA_SOBEL_BIN:-}
 if [ -z "$bin" ]; then
   cargo build --release --quiet
-  bin=target/release/cuda_sobel
+  # Where cargo put it: CARGO_TARGET_DIR (or a config's build.target-dir) moves the target folder.
+  bin=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/cuda_sobel
 fi
 
 args=()

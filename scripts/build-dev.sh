@@ -9,9 +9,11 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
 cargo build --release
+# Where cargo puts its outputs: CARGO_TARGET_DIR (or a config's build.target-dir) moves the target folder.
+target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 rm -rf .dev && mkdir -p .dev/tests
 # Stripped: with debug info the binaries are ~30 MB each, over the device tool's 64 MiB carry limit.
-strip -o .dev/cuda_sobel target/release/cuda_sobel
+strip -o .dev/cuda_sobel "$target/release/cuda_sobel"
 # Lines like "  Executable tests/gpu.rs (target/release/deps/gpu-<hash>)"; the unit tests need no GPU.
 cargo test --release --no-run 2>&1 | sed -n 's/^ *Executable \(tests\/[^ ]*\)\.rs (\(.*\))$/\1 \2/p' | while read -r src exe; do
   strip -o ".dev/tests/$(basename "$src")" "$exe"

@@ -2,6 +2,7 @@
 gives exactly `cuda_sobel batch`'s files and failures; a worker that dies mid-run changes nothing."""
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -19,10 +20,14 @@ BROKEN = ["truncated.png", "text.png", "empty.jpg"]
 
 
 def cli() -> str:
-    exe = os.environ.get("CUDA_SOBEL_BIN") or os.path.join(ROOT, "target", "release", "cuda_sobel")
-    if not os.path.exists(exe):
-        pytest.skip(f"no cuda_sobel binary at {exe} (cargo build --release, or set CUDA_SOBEL_BIN)")
-    return exe
+    """The command line to compare with: CUDA_SOBEL_BIN, else cargo's release build (in CARGO_TARGET_DIR when
+    set), else an installed `cuda_sobel` (cargo install --path .)."""
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    candidates = [os.environ.get("CUDA_SOBEL_BIN"), os.path.join(target, "release", "cuda_sobel"), shutil.which("cuda_sobel")]
+    for exe in candidates:
+        if exe and os.path.exists(exe):
+            return exe
+    pytest.skip(f"no cuda_sobel binary in {target}/release or on PATH (cargo build --release, or set CUDA_SOBEL_BIN)")
 
 
 @pytest.fixture(scope="module")
