@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cuda_sobel::image_io::{self, output, DecodeOptions, Png, PngCompression};
+use cuda_sobel::image_io::{self, output, DecodeOptions, Format, Picture, PngCompression};
 use cuda_sobel::memory::Budget;
 use cuda_sobel::sobel::Filter;
 use rayon::prelude::*;
@@ -45,7 +45,14 @@ fn main() {
     let edges = cuda_sobel::cpu::rayon::sobel(&first, Filter::default()).into_raw();
     let (w, h) = first.dimensions();
     for compression in PngCompression::ALL {
-        let png = Png { width: w, height: h, pixels: &edges, color: png::ColorType::Grayscale, compression };
+        let png = Picture {
+            width: w,
+            height: h,
+            pixels: &edges,
+            color: png::ColorType::Grayscale,
+            compression,
+            format: Format::Png,
+        };
         stage(&format!("encode to memory ({})", compression.name()), &|_| {
             let mut v = Vec::new();
             output::encode_png(&mut v, &png).unwrap();
@@ -53,15 +60,16 @@ fn main() {
         });
     }
     let out = tempfile::tempdir().unwrap();
-    let png = Png {
+    let png = Picture {
         width: w,
         height: h,
         pixels: &edges,
         color: png::ColorType::Grayscale,
         compression: PngCompression::Default,
+        format: Format::Png,
     };
     stage("encode + write (output::write)", &|p| {
-        let dest = image_io::edge_path(out.path(), p);
+        let dest = image_io::edge_path(out.path(), p, Format::Png);
         output::write(&output::target(&dest).unwrap(), &png).unwrap();
     });
 }

@@ -130,13 +130,24 @@ pub enum Error {
         /// The part of the path that is not a folder.
         parent: PathBuf,
     },
-    /// The PNG encoder failed.
-    #[error("{}: cannot encode PNG: {detail}", path.display())]
+    /// The encoder failed.
+    #[error("{}: cannot encode {format}: {detail}", path.display())]
     Encode {
         /// The file concerned.
         path: PathBuf,
-        /// The decoder's or encoder's own words.
+        /// The format's name ("png", "jpg", …).
+        format: &'static str,
+        /// The encoder's own words.
         detail: String,
+    },
+    /// An output whose extension names no format this tool writes.
+    #[error("{}: cannot write .{extension} images: the extension chooses the format ({})", path.display(),
+        crate::image_io::Format::all_extensions())]
+    UnsupportedOutput {
+        /// The output path.
+        path: PathBuf,
+        /// Its extension, lower case.
+        extension: String,
     },
     /// The GPU failed while streaming an image through it.
     #[error("{}: the GPU failed: {detail}", path.display())]

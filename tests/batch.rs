@@ -23,10 +23,12 @@ fn a_folder_with_broken_files_finishes_and_lists_them() {
     let assert =
         bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--check", "--slots", "2"]).assert().code(2);
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
-    assert!(stdout.contains("batch: 3 of 5 images"), "{stdout}");
-    assert!(stdout.contains("failed (2):"), "{stdout}");
-    assert!(stdout.contains("notes.txt: not a decodable image"), "{stdout}");
+    assert!(stdout.contains("batch: 3 of 4 images"), "{stdout}");
+    assert!(stdout.contains("failed (1):"), "{stdout}");
     assert!(stdout.contains("cut.png: not a decodable image"), "{stdout}");
+    // A text file in a folder is not an image: skipped and counted, not a failure.
+    assert!(stdout.contains("skipped 1 file(s) that are not images") && stdout.contains("notes.txt"), "{stdout}");
+    assert!(stdout.contains("skipped 1 hidden file(s)"), "{stdout}");
     for name in ["a_sobel.png", "b_sobel.png", "c_sobel.png"] {
         assert!(image::open(out.join(name)).is_ok(), "{name} written and decodable");
     }
@@ -105,5 +107,58 @@ fn every_kind_of_png_comes_out_as_cpu_scalar_computes_it() {
         );
         let written = out.join(format!("{}_sobel.png", path.file_stem().unwrap().to_string_lossy()));
         assert!(image::open(&written).unwrap().into_luma8() == expected, "{}", written.display());
+    }
+}
+
+/// A real folder: files that are not images are skipped by their content (a PNG named `.dat` is taken, a text
+/// named `.jpg` fails), sub-folders are skipped and named unless `--recursive`, which mirrors them into the
+/// output folder; a second run over its own outputs takes none of them, in every format that carries the
+/// marker.
+#[test]
+fn real_folders_skip_what_is_not_an_image_and_recurse_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("photos");
+    std::fs::create_dir_all(input.join("2024/summer")).unwrap();
+    std::fs::copy("imgs_in/512x512.png", input.join("a.png")).unwrap();
+    std::fs::copy("imgs_in/512x512.png", input.join("b.dat")).unwrap(); // a PNG by its content
+    std::fs::copy("imgs_in/1024x512.png", input.join("2024/c.png")).unwrap();
+    std::fs::copy("imgs_in/1024x512.png", input.join("2024/summer/d.png")).unwrap();
+    std::fs::write(input.join("README.md"), "# my photos\n").unwrap();
+    std::fs::write(input.join("2024/Thumbs.db"), [0u8, 1, 2, 3]).unwrap();
+    std::fs::write(input.join("broken.jpg"), "not a JPEG").unwrap();
+
+    let flat = dir.path().join("flat");
+    let run = bin().arg("batch").arg(&input).arg("--out").arg(&flat).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(2), "broken.jpg fails: {stdout}");
+    assert!(stdout.contains("batch: 2 of 3 images"), "{stdout}");
+    assert!(stdout.contains("skipped 1 file(s) that are not images") && stdout.contains("README.md"), "{stdout}");
+    assert!(stdout.contains("skipped 1 sub-folder(s) (--recursive takes them") && stdout.contains("2024"), "{stdout}");
+    assert!(stdout.contains("broken.jpg: not a decodable image"), "{stdout}");
+    assert!(flat.join("a_sobel.png").is_file() && flat.join("b_sobel.png").is_file());
+
+    for format in ["png", "jpg", "tif", "webp", "pgm"] {
+        let tree = dir.path().join(format!("tree-{format}"));
+        let run =
+            bin().arg("batch").arg(&input).arg("--out").arg(&tree).args(["-r", "--format", format]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(stdout.contains("batch: 4 of 5 images"), "{stdout}");
+        assert!(stdout.contains("skipped 2 file(s) that are not images") && stdout.contains("Thumbs.db"), "{stdout}");
+        for name in ["a_sobel", "b_sobel", "2024/c_sobel", "2024/summer/d_sobel"] {
+            let path = tree.join(format!("{name}.{format}"));
+            let edges = image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_luma8();
+            let reference = image::open(flat.join("a_sobel.png")).unwrap().to_luma8();
+            if name == "b_sobel" && format != "jpg" {
+                assert_eq!(edges, reference, "{format}: lossless, the same edges as PNG");
+            }
+        }
+        // The outputs carry the marker: a batch over the tree takes none of them.
+        let again =
+            bin().arg("batch").arg(&tree).arg("--out").arg(dir.path().join("again")).arg("-r").output().unwrap();
+        let stdout = String::from_utf8_lossy(&again.stdout);
+        assert!(
+            stdout.contains("batch: 0 of 0 images") && stdout.contains("skipped 4 edge image(s)"),
+            "{format}: {stdout}"
+        );
     }
 }

@@ -213,8 +213,9 @@ fn variant_auto_picks_one_variant_and_writes_the_reference_bytes() {
         .arg(&out)
         .assert()
         .success()
-        // A 512×512 image is far below the crossover: the CPU finishes first, GPU or not.
-        .stderr(predicate::str::contains("--variant auto: cpu-rayon (predicted cpu-rayon"));
+        // A 512×512 image is far below the crossover: the CPU finishes first, GPU or not (the prediction is
+        // printed where a driver makes the GPU an option).
+        .stderr(predicate::str::contains("--variant auto: cpu-rayon ("));
     let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "one variant ran: {report}");
@@ -230,4 +231,111 @@ fn variant_auto_picks_one_variant_and_writes_the_reference_bytes() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--variant auto picks one variant itself"));
+}
+
+/// The output's extension chooses its format, as OpenCV's `imwrite` does; the lossless ones decode to the PNG's
+/// edges, JPEG to something close; `--intermediate`'s siblings follow the extension; an extension no format has
+/// is refused in one line before any work.
+#[test]
+fn the_output_extension_chooses_the_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let edges = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        bin()
+            .args(["imgs_in/512x512.png", "--variant", "cpu-rayon", "-q", "--out"])
+            .arg(&out)
+            .args(extra)
+            .assert()
+            .success();
+        image::open(&out).unwrap_or_else(|e| panic!("{name}: {e}")).into_luma8()
+    };
+    let png = edges("e.png", &[]);
+    for (name, format) in [
+        ("e.bmp", image::ImageFormat::Bmp),
+        ("e.tif", image::ImageFormat::Tiff),
+        ("e.TIFF", image::ImageFormat::Tiff),
+        ("e.webp", image::ImageFormat::WebP),
+        ("e.pgm", image::ImageFormat::Pnm),
+    ] {
+        assert_eq!(edges(name, &[]), png, "{name}: lossless");
+        assert_eq!(image::ImageFormat::from_path(dir.path().join(name)).unwrap(), format);
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(image::guess_format(&bytes).unwrap(), format, "{name}: the content is {format:?}");
+    }
+    for name in ["e.jpg", "e.jpeg"] {
+        let jpeg = edges(name, &[]);
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(image::guess_format(&bytes).unwrap(), image::ImageFormat::Jpeg);
+        let worst = jpeg.as_raw().iter().zip(png.as_raw()).map(|(&a, &b)| a.abs_diff(b)).max().unwrap();
+        assert!(worst > 0 && worst < 32, "{name}: lossy at quality 95, max difference {worst}");
+    }
+    edges("i.tif", &["--intermediate"]);
+    for sibling in ["i_grey.tif", "i_gx.tif", "i_gy.tif"] {
+        let bytes = std::fs::read(dir.path().join(sibling)).unwrap();
+        assert_eq!(image::guess_format(&bytes).unwrap(), image::ImageFormat::Tiff, "{sibling}");
+    }
+
+    let refused = bin().args(["imgs_in/512x512.png", "--out"]).arg(dir.path().join("e.gif")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("e.gif: cannot write .gif images") && stderr.contains(".png, .jpg"), "{stderr}");
+    assert!(!dir.path().join("e.gif").exists());
+}
+
+/// Several images on the image command (a shell glob): one line that names `batch`, exit 2, nothing written;
+/// N out of range is still refused in clap's words.
+#[test]
+fn several_images_point_to_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in
+        [&["imgs_in/512x512.png", "imgs_in/1024x512.png"][..], &["imgs_in/512x512.png", "4", "imgs_in/1024x512.png"]]
+    {
+        let run = bin().current_dir(".").args(args).arg("--out").arg(dir.path().join("e.png")).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("the image command takes one") && stderr.contains("cuda_sobel batch imgs_in/512x512.png"),
+            "{stderr}"
+        );
+    }
+    let run = bin().args(["imgs_in/512x512.png", "65"]).output().unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("invalid value '65' for '[N]': 65 is not in 1..=64"));
+    assert!(!dir.path().join("e.png").exists());
+}
+
+/// A GPU variant asked for on a machine whose GPU cannot be used: one line says it could not run and that
+/// the file holds cpu-rayon's edges; `auto` predicts no GPU time where there is no driver.
+#[test]
+fn a_gpu_variant_without_a_gpu_says_what_ran_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |variant: &str| {
+        bin()
+            .env("LD_LIBRARY_PATH", dir.path())
+            .args(["imgs_in/512x512.png", "--variant", variant, "--out"])
+            .arg(dir.path().join("e.png"))
+            .output()
+            .unwrap()
+    };
+    let out = run("gpu-strip");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !stdout.contains("no CUDA driver") {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED a_gpu_variant_without_a_gpu_says_what_ran_instead: libcuda found");
+        return;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr.contains("gpu-strip could not run (no CUDA driver") && stderr.contains("computed by cpu-rayon instead"),
+        "{stderr}"
+    );
+    let rgb = image::open("imgs_in/512x512.png").unwrap().into_rgb8();
+    let written = image::open(dir.path().join("e.png")).unwrap().into_luma8();
+    assert_eq!(written, cuda_sobel::cpu::scalar::sobel(&rgb, Default::default()));
+    let auto = run("auto");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert!(stderr.contains("--variant auto: cpu-rayon (no CUDA driver") && !stderr.contains("gpu-strip"), "{stderr}");
 }

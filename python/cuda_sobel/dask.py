@@ -44,8 +44,9 @@ class Summary:
     """Wall clock of the whole run, seen from the client."""
     engines: List[str] = field(default_factory=list)
     """What computed on the workers (e.g. ``gpu-strip on NVIDIA H200 (1 device(s)), 4 slots each``)."""
-    skipped_own_outputs: int = 0
-    """Edge images this tool wrote earlier, found in an input folder and left out."""
+    skipped: List[str] = field(default_factory=list)
+    """What the input folders held that was left out, one line per kind, with how many and why (files that
+    are not images, sub-folders without ``recursive``, hidden files, edge images this tool wrote earlier)."""
 
     @property
     def done(self) -> int:
@@ -61,8 +62,7 @@ class Summary:
             f"dask: {self.done} of {self.images} images in {self.seconds:.2f} s — {self.images_per_second:.1f} images/s"
             f" — {'; '.join(self.engines) or 'no task ran'}"
         ]
-        if self.skipped_own_outputs:
-            lines.append(f"skipped {self.skipped_own_outputs} edge image(s) this tool wrote earlier")
+        lines.extend(self.skipped)
         if self.failed:
             lines.append(f"failed ({len(self.failed)}):")
             lines.extend(f"  {reason}" for _, reason in self.failed)
@@ -86,9 +86,9 @@ def _expand(inputs: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     return out
 
 
-def _chunk(files: List[str], out_dir: str, operator: str, border: Optional[str], compat: str,
-           png_compression: str, check: bool, gpus: bool) -> Tuple[int, List[Tuple[str, str]], float, str]:
-    """One task: ``cuda_sobel batch`` on `files`, on this worker's GPU when it has one."""
+def _chunk(jobs: List[Tuple[str, str]], operator: str, border: Optional[str], compat: str, png_compression: str,
+           format: str, check: bool, gpus: bool) -> Tuple[int, List[Tuple[str, str]], float, str]:
+    """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs), on this worker's GPU when it has one."""
     devices = None
     if gpus and not os.environ.get("CUDA_VISIBLE_DEVICES"):
         # A plain LocalCluster on a multi-GPU host: worker i takes GPU i (dask-cuda's workers instead see
@@ -102,7 +102,7 @@ def _chunk(files: List[str], out_dir: str, operator: str, border: Optional[str],
         count = _native.device_count()
         if isinstance(name, int) and count:
             devices = [name % count]
-    return _native.batch(files, out_dir, operator, border, compat, png_compression, check, devices)
+    return _native.batch(jobs, operator, border, compat, png_compression, format, check, devices)
 
 
 def _local_client(workers: Optional[int], gpus: bool) -> Any:
@@ -144,19 +144,23 @@ def sobel_files(
     border: Optional[str] = None,
     compat: str = "exact",
     png_compression: str = "default",
+    format: str = "png",
+    recursive: bool = False,
     check: bool = False,
     chunk_size: Optional[int] = None,
     gpus: bool = False,
     progress: bool = False,
 ) -> Summary:
-    """Edge images of every input into ``out_dir`` (``<stem>_sobel.png``), computed on a Dask cluster.
+    """Edge images of every input into ``out_dir`` (``<stem>_sobel.<format>``), computed on a Dask cluster.
 
     inputs
-        Files, folders (their files, not sub-folders) and glob patterns.
+        Files, folders and glob patterns. Of a folder, its images are taken (files that are not images,
+        hidden files and this tool's earlier outputs are left out, and the summary says so); its sub-folders
+        too with ``recursive``, their edge images in the same sub-folders of ``out_dir``.
     client
         A ``distributed.Client``; None: the current one, else a local cluster started (and closed) here.
-    operator, border, compat, png_compression, check
-        As ``cuda_sobel batch``'s options.
+    operator, border, compat, png_compression, format, check
+        As ``cuda_sobel batch``'s options (``format``: one of ``FORMATS``, e.g. ``"png"``, ``"jpg"``).
     chunk_size
         Images per task (default: about four tasks per worker, at most 64 images each).
     gpus
@@ -171,10 +175,9 @@ def sobel_files(
     started = time.perf_counter()
     files_in = _expand(inputs)
     out = os.fspath(out_dir)
-    pairs, skipped = _native.plan_batch(files_in, out)
-    files = [i for i, _ in pairs]
-    summary = Summary(images=len(files), skipped_own_outputs=skipped)
-    if not files:
+    pairs, skipped = _native.plan_batch(files_in, out, recursive, format)
+    summary = Summary(images=len(pairs), skipped=skipped)
+    if not pairs:
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -188,11 +191,11 @@ def sobel_files(
             client = own = _local_client(None, gpus)
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
-        size = chunk_size or min(64, max(1, math.ceil(len(files) / (4 * workers))))
-        chunks = [files[i : i + size] for i in range(0, len(files), size)]
+        size = chunk_size or min(64, max(1, math.ceil(len(pairs) / (4 * workers))))
+        chunks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         futures = client.map(
-            _chunk, chunks, out_dir=out, operator=operator, border=border, compat=compat,
-            png_compression=png_compression, check=check, gpus=gpus, pure=False, retries=2,
+            _chunk, chunks, operator=operator, border=border, compat=compat, png_compression=png_compression,
+            format=format, check=check, gpus=gpus, pure=False, retries=2,
         )
         if progress:
             from distributed import progress as show
@@ -217,7 +220,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Edge images of many files on a Dask cluster (cuda_sobel batch, spread over workers)",
     )
     ap.add_argument("inputs", nargs="+", help="image files, folders and glob patterns")
-    ap.add_argument("--out", required=True, help="folder for the edge images (<stem>_sobel.png)")
+    ap.add_argument("--out", required=True, help="folder for the edge images (<stem>_sobel.<format>)")
+    ap.add_argument("-r", "--recursive", action="store_true", help="also the folders' sub-folders, mirrored into --out")
+    ap.add_argument("--format", default="png", choices=_native.FORMATS, help="format of the edge images")
     ap.add_argument("--scheduler", help="address of a running scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster)")
     ap.add_argument("--workers", type=int, help="workers of the local cluster (default: 2, or one per GPU with --gpus)")
     ap.add_argument("--gpus", action="store_true", help="a local cluster with one worker per GPU")
@@ -236,7 +241,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         summary = sobel_files(
             a.inputs, a.out, client=client, operator=a.operator, border=a.border, compat=a.compat,
-            png_compression=a.png_compression, check=a.check, chunk_size=a.chunk_size, gpus=a.gpus,
+            png_compression=a.png_compression, format=a.format, recursive=a.recursive, check=a.check,
+            chunk_size=a.chunk_size, gpus=a.gpus,
             progress=sys.stderr.isatty(),
         )
     except ValueError as e:

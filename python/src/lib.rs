@@ -12,17 +12,20 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use cuda_sobel::engine::{Device, Engine, RawImages, RunOptions};
+use cuda_sobel::image_io::{Format, PngCompression};
 use cuda_sobel::sobel::{Border, Compat, Filter, Operator};
 use cuda_sobel::variant::Variant;
 
+/// The value of `all` named `name`, or a `ValueError` in the command line's words.
+fn pick<T: Copy>(what: &str, name: &str, all: &[T], name_of: fn(T) -> &'static str) -> PyResult<T> {
+    all.iter().copied().find(|&v| name_of(v) == name).ok_or_else(|| {
+        let names: Vec<_> = all.iter().map(|&v| name_of(v)).collect();
+        PyValueError::new_err(format!("invalid {what} '{name}': expected one of {}", names.join(", ")))
+    })
+}
+
 /// The filter named by the three strings, or a `ValueError` in the command line's words.
 fn filter(operator: &str, border: Option<&str>, compat: &str) -> PyResult<Filter> {
-    fn pick<T: Copy>(what: &str, name: &str, all: &[T], name_of: fn(T) -> &'static str) -> PyResult<T> {
-        all.iter().copied().find(|&v| name_of(v) == name).ok_or_else(|| {
-            let names: Vec<_> = all.iter().map(|&v| name_of(v)).collect();
-            PyValueError::new_err(format!("invalid {what} '{name}': expected one of {}", names.join(", ")))
-        })
-    }
     let operator = pick("operator", operator, &Operator::ALL, Operator::name)?;
     let compat = pick("compat", compat, &Compat::ALL, Compat::name)?;
     let border = border.map(|b| pick("border", b, &Border::ALL, Border::name)).transpose()?;
@@ -213,6 +216,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OPERATORS", Operator::ALL.map(Operator::name).to_vec())?;
     m.add("BORDERS", Border::ALL.map(Border::name).to_vec())?;
     m.add("COMPATS", Compat::ALL.map(Compat::name).to_vec())?;
+    m.add("FORMATS", Format::ALL.map(Format::name).to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(plan_batch, m)?)?;
@@ -220,71 +224,92 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The files `inputs` (files and folders, as `cuda_sobel batch` takes them) stand for, each with its output
-/// in `out_dir`: `cuda_sobel batch`'s listing and its refusals (two inputs whose outputs would share a name,
-/// an output that would replace an input) as `ValueError`s. Also the count of its own earlier outputs skipped.
+/// (input, output) pairs and the lines about what was left out: what [`plan_batch`] returns.
+type Plan = (Vec<(String, String)>, Vec<String>);
+
+/// The files `inputs` (files and folders, as `cuda_sobel batch` takes them; sub-folders too with `recursive`)
+/// stand for, each with its output in `out_dir`: `cuda_sobel batch`'s listing and its refusals (two inputs
+/// whose outputs would share a name, an output that would replace an input, an unknown format) as
+/// `ValueError`s. Also the summary's lines about what the folders held that was left out, and why.
 #[pyfunction]
+#[pyo3(signature = (inputs, out_dir, recursive=false, format="png"))]
 fn plan_batch(
     py: Python<'_>,
     inputs: Vec<std::path::PathBuf>,
     out_dir: std::path::PathBuf,
-) -> PyResult<(Vec<(String, String)>, usize)> {
-    py.detach(|| -> Result<_, String> {
-        let found = cuda_sobel::batch::collect_inputs(&inputs).map_err(|e| format!("{e:#}"))?;
-        let outputs = cuda_sobel::batch::plan_outputs(&found.files, &out_dir).map_err(|e| e.to_string())?;
-        let pairs = found.files.iter().zip(outputs).map(|(i, o)| (i.display().to_string(), o.display().to_string()));
-        Ok((pairs.collect(), found.skipped_own_outputs))
-    })
-    .map_err(PyValueError::new_err)
+    recursive: bool,
+    format: &str,
+) -> PyResult<Plan> {
+    let format = pick("format", format, &Format::ALL, Format::name)?;
+    let opts = batch_options(inputs, recursive, out_dir, format, Filter::default(), PngCompression::Default, false);
+    py.detach(|| cuda_sobel::batch::plan(&opts).map_err(|e| format!("{e:#}")))
+        .map(|(jobs, skipped)| {
+            let pairs = jobs.iter().map(|(i, o)| (i.display().to_string(), o.display().to_string()));
+            (pairs.collect(), skipped)
+        })
+        .map_err(PyValueError::new_err)
 }
 
 /// (images, [(file, reason)], seconds, what computed): what [`batch`] returns.
 type BatchResult = (usize, Vec<(String, String)>, f64, String);
 
-/// `cuda_sobel batch` on these files into `out_dir` (the GPU(s) `devices`, default every visible one, else
-/// the CPU): (images, [(file, reason) of each failure], seconds, what computed). Outputs are written
-/// atomically, so running it again on the same files (a retried task) is harmless.
+/// `cuda_sobel batch` on these (input, output) pairs, planned by [`plan_batch`] (the GPU(s) `devices`,
+/// default every visible one, else the CPU): (images, [(file, reason) of each failure], seconds, what
+/// computed). Outputs are written atomically, so running it again on the same files (a retried task) is
+/// harmless.
 #[pyfunction]
-#[pyo3(signature = (files, out_dir, operator, border, compat, png_compression, check, devices=None))]
+#[pyo3(signature = (jobs, operator, border, compat, png_compression, format, check, devices=None))]
 #[allow(clippy::too_many_arguments)]
 fn batch(
     py: Python<'_>,
-    files: Vec<std::path::PathBuf>,
-    out_dir: std::path::PathBuf,
+    jobs: Vec<(std::path::PathBuf, std::path::PathBuf)>,
     operator: &str,
     border: Option<&str>,
     compat: &str,
     png_compression: &str,
+    format: &str,
     check: bool,
     devices: Option<Vec<usize>>,
 ) -> PyResult<BatchResult> {
-    use cuda_sobel::image_io::PngCompression;
     let filter = filter(operator, border, compat)?;
-    let compression = PngCompression::ALL.into_iter().find(|c| c.name() == png_compression).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "invalid png_compression '{png_compression}': expected one of fast, default, best"
-        ))
-    })?;
-    let opts = cuda_sobel::batch::BatchOptions {
-        inputs: files,
-        out_dir,
-        filter,
-        compression,
-        slots: 4,
-        devices,
-        check,
-        baseline: false,
-        budget: cuda_sobel::memory::Budget::new(None),
-        keep_orientation: false,
-    };
+    let compression = pick("png_compression", png_compression, &PngCompression::ALL, PngCompression::name)?;
+    let format = pick("format", format, &Format::ALL, Format::name)?;
+    let mut opts = batch_options(Vec::new(), false, std::path::PathBuf::new(), format, filter, compression, check);
+    opts.devices = devices;
     let summary = py
         .detach(|| -> anyhow::Result<_> {
             let engines = batch_engines(&opts)?;
-            cuda_sobel::batch::run_with(&opts, &engines.0, engines.1.clone())
+            Ok(cuda_sobel::batch::run_planned(&opts, &engines.0, engines.1.clone(), &jobs))
         })
         .map_err(|e| runtime(format!("{e:#}")))?;
     let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
     Ok((summary.images, failures, summary.seconds, summary.engine))
+}
+
+/// Batch options with the command line's defaults for what Python does not choose.
+fn batch_options(
+    inputs: Vec<std::path::PathBuf>,
+    recursive: bool,
+    out_dir: std::path::PathBuf,
+    format: Format,
+    filter: Filter,
+    compression: PngCompression,
+    check: bool,
+) -> cuda_sobel::batch::BatchOptions {
+    cuda_sobel::batch::BatchOptions {
+        inputs,
+        recursive,
+        out_dir,
+        format,
+        filter,
+        compression,
+        slots: 4,
+        devices: None,
+        check,
+        baseline: false,
+        budget: cuda_sobel::memory::Budget::new(None),
+        keep_orientation: false,
+    }
 }
 
 /// The engines for `opts.devices`, opened once per process and kept: a Dask worker runs one batch per task,

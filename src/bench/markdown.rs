@@ -274,7 +274,10 @@ fn wait(s: &mut String, r: &BenchResults) {
         first.width, first.height
     );
     for w in &r.wait {
-        let Some(st) = Summary::of(&w.samples_s) else { continue };
+        let Some(st) = Summary::of(&w.samples_s) else {
+            let _ = writeln!(s, "| {} | {} | – | – | 0 | {} |", w.variant, w.start, w.note.as_deref().unwrap_or(""));
+            continue;
+        };
         let _ = writeln!(
             s,
             "| {} | {} | {:.3} ± {:.3} | {:.3} … {:.3} | {} | {} |",

@@ -30,7 +30,9 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
     let run = |baseline: bool| {
         crate::batch::run(&crate::batch::BatchOptions {
             inputs: vec![dir.clone()],
+            recursive: false,
             out_dir: out.clone(),
+            format: crate::image_io::Format::Png,
             filter: opts.filter,
             compression: crate::image_io::PngCompression::Default,
             slots: 4,

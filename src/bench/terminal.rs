@@ -160,8 +160,11 @@ pub fn student_line(s: &super::StudentSeries) -> String {
 pub fn wait_lines(series: &[super::wait::WaitSeries]) -> String {
     let mut out = String::new();
     for w in series {
-        let Some(s) = crate::stats::Summary::of(&w.samples_s) else { continue };
         let note = w.note.as_deref().map_or(String::new(), |n| format!(" ({n})"));
+        let Some(s) = crate::stats::Summary::of(&w.samples_s) else {
+            out.push_str(&format!("  --variant {:<9} {}: not run{note}\n", w.variant, w.start));
+            continue;
+        };
         out.push_str(&format!(
             "  --variant {:<9} {}: {:.3} s ± {:.3} (min {:.3} … max {:.3}, {} runs){note}\n",
             w.variant, w.start, s.mean, s.sd, s.min, s.max, s.count

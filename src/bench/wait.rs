@@ -30,7 +30,8 @@ pub struct WaitSeries {
     pub variant: String,
     /// "cold" or "warm".
     pub start: &'static str,
-    /// Wall clock of each whole command, seconds.
+    /// Wall clock of each whole command, seconds; none when the command could not run as itself (gpu-strip
+    /// without a usable GPU: `note` says why).
     pub samples_s: Vec<f64>,
     /// What the command reported about the GPU when it could not use it (e.g. no driver), else `None`.
     pub note: Option<String>,
@@ -82,6 +83,16 @@ fn time_command(
     }
     let mut samples_s = Vec::with_capacity(runs);
     let mut note = None;
+    if variant == "gpu-strip" {
+        // A command whose GPU cannot be used computes on the CPU: its time is not gpu-strip's, so the row is
+        // skipped, saying why, rather than labelled as a GPU run.
+        let probe = command(warm_cache.path()).output()?;
+        if let Some(why) = gpu_note(&probe.stdout) {
+            let _ = std::fs::remove_file(&out);
+            let note = Some(format!("skipped: {why}"));
+            return Ok(WaitSeries { width: size.0, height: size.1, variant: variant.into(), start, samples_s, note });
+        }
+    }
     for _ in 0..runs {
         let cold_cache = tempfile::tempdir_in(scratch)?;
         let cache = if start == "cold" { cold_cache.path() } else { warm_cache.path() };

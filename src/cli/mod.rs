@@ -27,7 +27,7 @@ macro_rules! value_enum {
         }
     )*};
 }
-value_enum!(Variant, Mapping, Operator, Border, Compat, image_io::PngCompression, crate::bench::Peer);
+value_enum!(Variant, Mapping, Operator, Border, Compat, image_io::PngCompression, image_io::Format, crate::bench::Peer);
 
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,9 +102,12 @@ struct RunArgs {
     /// standard input)
     #[arg(required_unless_present = "emit_ptx")]
     image: Option<PathBuf>,
-    /// Pixels per thread for the gpu-n1 variant
-    #[arg(default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    n: u32,
+    /// Pixels per thread for the gpu-n1 variant, 1..=64 [default: 1]
+    #[arg(value_name = "N")]
+    n: Option<String>,
+    /// More images: the image command takes one (it says so, pointing to `batch`)
+    #[arg(hide = true)]
+    more: Vec<PathBuf>,
     /// Variants to run (comma-separated); default: all. With several, cpu-scalar runs as the reference
     /// and every output is compared with it; one alone runs alone (see --check). auto: for people who
     /// just want edges, the faster of cpu-rayon and gpu-strip for the image's size, run once
@@ -236,12 +239,19 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct BatchArgs {
-    /// Image files and folders (a folder's files are all taken, not its sub-folders)
+    /// Image files and folders (a folder's images are taken; files that are not images, hidden files and
+    /// this tool's earlier outputs are skipped and counted)
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Folder for the edge images (<stem>_sobel.png)
+    /// Folder for the edge images (<stem>_sobel.<format>)
     #[arg(long)]
     out: PathBuf,
+    /// Also take the folders' sub-folders, their edge images going to the same sub-folders of --out
+    #[arg(short, long)]
+    recursive: bool,
+    /// Format of the edge images (jpg is lossy: its files do not hold the exact edges)
+    #[arg(long, value_enum, default_value_t)]
+    format: image_io::Format,
     #[command(flatten)]
     filter: FilterArgs,
     #[command(flatten)]

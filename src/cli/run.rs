@@ -20,14 +20,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let needed = memory::image_bytes(w, h, generate::BYTES_PER_PIXEL);
             Budget::new(max_memory).check(&out, w, h, needed)?;
             let img = generate::scene(w, h);
-            let png = image_io::Png {
+            let picture = image_io::Picture {
                 width: w,
                 height: h,
                 pixels: img.as_raw(),
                 color: png::ColorType::Rgb,
                 compression: image_io::PngCompression::Default,
+                format: image_io::output::format_of(&out)?,
             };
-            image_io::output::write(&target, &png)?;
+            image_io::output::write(&target, &picture)?;
             crate::say!("wrote {}\n", out.display());
             Ok(ExitCode::SUCCESS)
         }
@@ -61,8 +62,9 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
+    let n = pixels_per_thread(&input, args.n.as_deref(), &args.more)?;
     let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
-    let n1 = N1 { n: args.n, mapping: args.mapping };
+    let n1 = N1 { n, mapping: args.mapping };
     let auto = args.variant.contains(&VariantChoice::Auto);
     if auto && args.variant.len() > 1 {
         anyhow::bail!("--variant auto picks one variant itself; leave out the others");
@@ -123,10 +125,36 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// gpu-n1's pixels per thread from the second positional argument (default 1). What is not a number there, or
+/// any third argument, means several images were given (a shell glob, say): one line points to `batch`.
+fn pixels_per_thread(image: &std::path::Path, n: Option<&str>, more: &[PathBuf]) -> anyhow::Result<u32> {
+    let several = |others: Vec<String>| {
+        let mut all = vec![image.display().to_string()];
+        all.extend(others);
+        let shown = if all.len() > 3 { format!("{} …", all[..3].join(" ")) } else { all.join(" ") };
+        anyhow::anyhow!(
+            "{} images given, but the image command takes one; for several, run `cuda_sobel batch {shown} --out DIR`",
+            all.len()
+        )
+    };
+    let others = || more.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+    match n.map(|s| (s, s.parse::<u32>())) {
+        None => Ok(1),
+        Some((s, Err(_))) => Err(several(std::iter::once(s.to_owned()).chain(others()).collect())),
+        Some(_) if !more.is_empty() => Err(several(others())),
+        Some((_, Ok(v))) if (1..=64).contains(&v) => Ok(v),
+        Some((s, Ok(_))) => {
+            anyhow::bail!("invalid value '{s}' for '[N]': {s} is not in 1..=64 (pixels per thread of gpu-n1)")
+        }
+    }
+}
+
 fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
     let summary = crate::batch::run(&crate::batch::BatchOptions {
         inputs: a.inputs,
+        recursive: a.recursive,
         out_dir: a.out,
+        format: a.format,
         filter: a.filter.filter()?,
         compression: a.png_compression,
         slots: a.slots as usize,

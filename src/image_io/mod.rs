@@ -5,6 +5,7 @@
 
 pub mod decode;
 pub mod filtered;
+pub mod format;
 mod jpeg;
 pub mod output;
 pub mod rows;
@@ -14,7 +15,8 @@ use std::path::{Path, PathBuf};
 use image::RgbImage;
 
 pub use decode::{decode, DecodeOptions, Decoded, Header, MAX_PIXELS};
-pub use output::{Png, Staged, Target};
+pub use format::{is_own_output, Format, Picture};
+pub use output::{Staged, Target};
 pub use rows::PngRows;
 
 use crate::error::Result;
@@ -63,17 +65,19 @@ pub fn decode_rgb(path: &Path) -> Result<RgbImage> {
     Ok(decoded.rgb)
 }
 
-/// Writes 8-bit pixels (`L8` or `Rgb8`) as a PNG at `path` at the default compression, atomically.
+/// Writes 8-bit pixels (`L8` or `Rgb8`) at `path`, in the format its extension chooses, at the default
+/// compression, atomically.
 pub fn write_png(path: &Path, width: u32, height: u32, pixels: &[u8], color: image::ExtendedColorType) -> Result<()> {
     let color = match color {
         image::ExtendedColorType::Rgb8 => png::ColorType::Rgb,
         _ => png::ColorType::Grayscale,
     };
-    output::write_png(path, &Png { width, height, pixels, color, compression: PngCompression::Default })
+    let format = output::format_of(path)?;
+    output::write_image(path, &Picture { width, height, pixels, color, compression: PngCompression::Default, format })
 }
 
-/// Where the edge image of `input` goes in `out_dir`: `<out_dir>/<stem>_sobel.png`.
-pub fn edge_path(out_dir: &Path, input: &Path) -> PathBuf {
+/// Where the edge image of `input` goes in `out_dir`: `<out_dir>/<stem>_sobel.<ext>`.
+pub fn edge_path(out_dir: &Path, input: &Path, format: Format) -> PathBuf {
     let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
-    out_dir.join(format!("{stem}_sobel.png"))
+    out_dir.join(format!("{stem}_sobel.{}", format.name()))
 }

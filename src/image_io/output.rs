@@ -9,8 +9,9 @@
 //!   opened and written through, never replaced; `-` is standard output.
 //! - [`Staged`] makes a set of outputs (an edge image and its intermediates) appear together or not at
 //!   all: every image is encoded to its temporary file first, and only then are all renamed.
-//! - Each PNG carries a `Software: cuda_sobel` text chunk, so `batch` can tell its own outputs from a
-//!   user's files when it lists a folder.
+//! - The output's extension chooses its format ([`super::format`]); each output carries the
+//!   `Software: cuda_sobel` marker where its format has a place for one, so `batch` can tell its own
+//!   outputs from a user's files when it lists a folder.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -18,13 +19,11 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::interrupt::TempFile;
 
+use super::format::{self, EncodeError, Format, Picture, SOFTWARE, SOFTWARE_KEY};
 use super::PngCompression;
 
 /// The path that means standard output.
 pub const STDOUT: &str = "-";
-/// The text chunk that marks our outputs.
-const SOFTWARE_KEY: &str = "Software";
-const SOFTWARE_VALUE: &str = "cuda_sobel";
 /// Longest file name most Linux file systems take (NAME_MAX).
 const NAME_MAX: usize = 255;
 
@@ -68,9 +67,19 @@ pub fn identity(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
+/// The format `output`'s extension chooses ([`Format::of_path`]; standard output is PNG), or the one-line
+/// refusal of an extension no format has.
+pub fn format_of(output: &Path) -> Result<Format> {
+    if output.as_os_str() == STDOUT {
+        return Ok(Format::Png);
+    }
+    Format::of_path(output).map_err(|extension| Error::UnsupportedOutput { path: output.to_owned(), extension })
+}
+
 /// Checks `output` against every input and the file system, before any work, and says how to write it:
-/// [`target`], then a probe that its folder takes a new file.
+/// its format ([`format_of`]), [`target`], then a probe that its folder takes a new file.
 pub fn plan(output: &Path, inputs: &[PathBuf]) -> Result<Target> {
+    format_of(output)?;
     if let Some(id) = identity(output) {
         if let Some(input) = inputs.iter().find(|i| identity(i) == Some(id)) {
             return Err(Error::OutputIsInput { output: output.to_owned(), input: input.clone() });
@@ -176,23 +185,8 @@ fn probe_new(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// An 8-bit image to encode as PNG.
-#[derive(Clone, Copy, Debug)]
-pub struct Png<'a> {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// Row-major samples, 1 or 3 bytes a pixel.
-    pub pixels: &'a [u8],
-    /// `Grayscale` (edges, intermediates) or `Rgb` (generated scenes).
-    pub color: png::ColorType,
-    /// Encoder effort.
-    pub compression: PngCompression,
-}
-
-/// Encodes `img` to `w`, with our `Software` marker.
-pub fn encode_png(w: impl Write, img: &Png) -> std::result::Result<(), png::EncodingError> {
+/// Encodes `img` as PNG to `w`, with our `Software` marker.
+pub fn encode_png(w: impl Write, img: &Picture) -> std::result::Result<(), png::EncodingError> {
     let mut writer = png_writer(w, img.width, img.height, img.color, img.compression)?;
     writer.write_image_data(img.pixels)?;
     writer.finish()
@@ -225,39 +219,37 @@ fn png_writer<W: Write>(
         });
         enc.set_filter(png::Filter::Adaptive);
     }
-    enc.add_text_chunk(SOFTWARE_KEY.into(), SOFTWARE_VALUE.into())?;
+    enc.add_text_chunk(SOFTWARE_KEY.into(), SOFTWARE.into())?;
     enc.write_header()
 }
 
-/// Encodes a grey `width × height` image whose rows `rows` writes, in order, to `w` as they come (the
-/// same filters and deflate stream as [`encode_png`]; only the image data's chunking differs). `rows`
-/// returns our error; an encoder error is returned as `Err(Ok(_))`.
+/// Encodes a grey `width × height` PNG whose rows `rows` writes, in order, to `w` as they come (the same
+/// filters and deflate stream as [`encode_png`]; only the image data's chunking differs).
 fn encode_png_rows<W: Write>(
     w: W,
     width: u32,
     height: u32,
     compression: PngCompression,
     rows: impl FnOnce(&mut dyn Write) -> Result<()>,
-) -> std::result::Result<(), std::result::Result<png::EncodingError, Error>> {
-    let mut writer = png_writer(w, width, height, png::ColorType::Grayscale, compression).map_err(Ok)?;
+) -> std::result::Result<(), EncodeError> {
+    let mut writer = png_writer(w, width, height, png::ColorType::Grayscale, compression)?;
     // 1 MB image-data chunks: the default 4 kB ones add 12 bytes of chunk framing each (+0.3 % at 8192×6144).
-    let mut stream = writer.stream_writer_with_size(1 << 20).map_err(Ok)?;
-    rows(&mut stream).map_err(Err)?;
-    stream.finish().map_err(Ok)?;
-    writer.finish().map_err(Ok)
+    let mut stream = writer.stream_writer_with_size(1 << 20)?;
+    rows(&mut stream).map_err(EncodeError::Source)?;
+    stream.finish()?;
+    Ok(writer.finish()?)
 }
 
-/// True when `path` is a PNG this tool wrote (it carries our `Software` chunk). Reads the chunks before the
-/// image data only.
-pub fn is_own_output(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    let decoder = png::Decoder::new_with_limits(std::io::BufReader::new(file), png::Limits { bytes: 1 << 20 });
+/// True when the PNG `reader` reads carries our `Software` text chunk (read from the chunks before the image
+/// data only).
+pub(crate) fn png_has_marker(reader: impl std::io::BufRead + std::io::Seek) -> bool {
+    let decoder = png::Decoder::new_with_limits(reader, png::Limits { bytes: 1 << 20 });
     decoder.read_info().is_ok_and(|r| {
-        r.info().uncompressed_latin1_text.iter().any(|t| t.keyword == SOFTWARE_KEY && t.text == SOFTWARE_VALUE)
+        r.info().uncompressed_latin1_text.iter().any(|t| t.keyword == SOFTWARE_KEY && t.text == SOFTWARE)
     })
 }
 
-/// Outputs that appear together or not at all: [`Staged::png`] encodes each to a temporary file (or, for a
+/// Outputs that appear together or not at all: [`Staged::image`] encodes each to a temporary file (or, for a
 /// write-through target, to memory), [`Staged::commit`] moves them all into place. Dropped without a
 /// commit, it removes its temporary files and any folder it made.
 #[derive(Default)]
@@ -277,14 +269,14 @@ impl Staged {
         Staged::default()
     }
 
-    /// Encodes `img` for `target`.
-    pub fn png(&mut self, target: &Target, img: &Png) -> Result<()> {
-        self.stage(target, |w| encode_png(w, img).map_err(Ok))
+    /// Encodes `img` for `target`, in its format.
+    pub fn image(&mut self, target: &Target, img: &Picture) -> Result<()> {
+        self.stage(target, img.format, |w| format::encode(w, img))
     }
 
     /// Encodes a grey `width × height` edge image for `target` as `rows` writes its rows, in order, into the
     /// writer it is given: the streamed pipeline's encoder ([`crate::engine::stream`]). An image whose rows do not
-    /// all arrive (`rows` fails, or stops early) leaves nothing behind, as [`Staged::png`] does.
+    /// all arrive (`rows` fails, or stops early) leaves nothing behind, as [`Staged::image`] does.
     pub fn png_rows(
         &mut self,
         target: &Target,
@@ -293,22 +285,23 @@ impl Staged {
         compression: PngCompression,
         rows: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
-        self.stage(target, |w| encode_png_rows(w, width, height, compression, rows))
+        self.stage(target, Format::Png, |w| encode_png_rows(w, width, height, compression, rows))
     }
 
-    /// Runs `encode` into `target`'s temporary file (a regular file) or into memory (anything else), and
-    /// keeps the result for [`Staged::commit`]. `encode` fails with the encoder's error, `Ok(_)`, or ours.
+    /// Runs `encode` (of a `format` file) into `target`'s temporary file (a regular file) or into memory
+    /// (anything else), and keeps the result for [`Staged::commit`].
     fn stage(
         &mut self,
         target: &Target,
-        encode: impl FnOnce(&mut dyn Write) -> std::result::Result<(), std::result::Result<png::EncodingError, Error>>,
+        format: Format,
+        encode: impl FnOnce(&mut dyn Write) -> std::result::Result<(), EncodeError>,
     ) -> Result<()> {
         let shown = target.display_path();
         let write_err = |source| Error::Write { path: shown.clone(), source };
-        let encode_err = |e: std::result::Result<png::EncodingError, Error>| match e {
-            Ok(png::EncodingError::IoError(source)) => Error::Write { path: shown.clone(), source },
-            Ok(other) => Error::Encode { path: shown.clone(), detail: other.to_string() },
-            Err(ours) => ours,
+        let encode_err = |e: EncodeError| match e {
+            EncodeError::Io(source) => Error::Write { path: shown.clone(), source },
+            EncodeError::Codec(detail) => Error::Encode { path: shown.clone(), format: format.name(), detail },
+            EncodeError::Source(ours) => ours,
         };
         match target {
             Target::File { path, mode } => {
@@ -404,14 +397,14 @@ impl Drop for Staged {
     }
 }
 
-/// Writes one PNG to a planned target, atomically.
-pub fn write(target: &Target, img: &Png) -> Result<()> {
+/// Writes one image to a planned target, atomically.
+pub fn write(target: &Target, img: &Picture) -> Result<()> {
     let mut staged = Staged::new();
-    staged.png(target, img)?;
+    staged.image(target, img)?;
     staged.commit()
 }
 
-/// Writes one PNG at `path` (checked, atomic): for `generate`, the bench and tests.
-pub fn write_png(path: &Path, img: &Png) -> Result<()> {
+/// Writes one image at `path` (checked, atomic): for `generate`, the bench and tests.
+pub fn write_image(path: &Path, img: &Picture) -> Result<()> {
     write(&plan(path, &[])?, img)
 }

@@ -15,7 +15,7 @@ pub use crate::auto::{auto_variant, Auto, AUTO};
 use crate::cpu;
 use crate::engine::{Device, Engine, LoadStats, RunOptions};
 use crate::error::Result;
-use crate::image_io::{self, Header, Png, Staged, Target};
+use crate::image_io::{self, Format, Header, Picture, Staged, Target};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 pub use crate::variant::{count_mismatches, timed, Mapping, Timings, Variant, N1};
@@ -165,7 +165,7 @@ impl Report {
 /// The default output path: `imgs_out/<stem>_sobel.png` (`imgs_out/stdin_sobel.png` for `-`).
 pub fn default_output(input: &Path) -> PathBuf {
     let input = if input.as_os_str() == image_io::decode::STDIN { Path::new("stdin") } else { input };
-    image_io::edge_path(Path::new("imgs_out"), input)
+    image_io::edge_path(Path::new("imgs_out"), input, Format::Png)
 }
 
 /// Peak host bytes per pixel of one run: the decode (see [`Header::decode_peak_bytes_per_pixel`]), or,
@@ -306,11 +306,15 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     crate::trace::mark("variants ran");
 
     // The edge image: the reference's bytes, else the one variant's (or, when it could not run, cpu-rayon's,
-    // so that a missing GPU still gives the user edges).
+    // so that a missing GPU still gives the user edges — and a line says so, naming what ran instead).
     let edges: std::borrow::Cow<[u8]> = match (&reference, measured.iter().find_map(|(_, o)| o.as_ref().ok())) {
         (Some(r), _) => (&r.magnitude[..]).into(),
         (None, Some((bytes, ..))) => (&bytes[..]).into(),
-        (None, None) => cpu::rayon::sobel(&rgb, opts.filter).into_raw().into(),
+        (None, None) => {
+            let asked: Vec<&str> = variants.iter().map(|v| v.name()).collect();
+            notes.push(fallback_note(&asked.join(", "), &engine, &opts.output));
+            cpu::rayon::sobel(&rgb, opts.filter).into_raw().into()
+        }
     };
     let (written, encode_ms) = timed(|| write_outputs(opts, &targets, width, height, &edges, reference.as_ref()));
     written?;
@@ -356,12 +360,26 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     ))
 }
 
-/// `--variant auto`'s choice and both predictions, in one line.
+/// `--variant auto`'s choice and both predictions, in one line; without a CUDA driver, only that (no GPU
+/// figure is predicted for a machine that has no GPU).
 pub(crate) fn auto_note(chosen: Variant, width: u32, height: u32) -> String {
+    if !crate::engine::driver_present() {
+        return format!("--variant auto: {} (no CUDA driver on this machine: the GPU is not an option)", chosen.name());
+    }
     let (cpu, gpu) = AUTO.predict(width as f64 * height as f64, rayon::current_num_threads());
     format!(
         "--variant auto: {} (predicted cpu-rayon {cpu:.0} ms, gpu-strip {gpu:.0} ms with its start-up)",
         chosen.name()
+    )
+}
+
+/// The variant asked for could not run (`engine` has no usable GPU): the edges written are cpu-rayon's.
+pub(crate) fn fallback_note(asked: &str, engine: &Engine, output: &Path) -> String {
+    let reason = engine.gpu_error().map_or_else(|| "no GPU".into(), |e| e.to_string());
+    format!(
+        "{asked} could not run ({reason}); the edges in {} were computed by cpu-rayon instead (--gpu-required \
+         makes this an error, exit 3)",
+        output.display()
     )
 }
 
@@ -385,7 +403,8 @@ pub(crate) fn gpu_status(wants_gpu: bool, engine: &Engine) -> GpuStatus {
     }
 }
 
-/// Writes the edge image and, with `--intermediate`, its siblings (cpu-scalar's `stages`): all or none.
+/// Writes the edge image and, with `--intermediate`, its siblings (cpu-scalar's `stages`): all or none, each
+/// in the format its extension chooses.
 fn write_outputs(
     opts: &Options,
     targets: &[Target],
@@ -394,10 +413,11 @@ fn write_outputs(
     edges: &[u8],
     stages: Option<&cpu::scalar::Stages>,
 ) -> Result<()> {
+    let format = image_io::output::format_of(&opts.output)?;
     let mut staged = Staged::new();
     let mut stage = |target: &Target, pixels: &[u8]| {
-        let png = Png { width, height, pixels, color: png::ColorType::Grayscale, compression: opts.compression };
-        staged.png(target, &png)
+        let color = png::ColorType::Grayscale;
+        staged.image(target, &Picture { width, height, pixels, color, compression: opts.compression, format })
     };
     stage(&targets[0], edges)?;
     if let (true, Some(stages)) = (opts.intermediate, stages) {
@@ -410,8 +430,9 @@ fn write_outputs(
     staged.commit()
 }
 
-/// `out/x_sobel.png` → `out/x_sobel_<suffix>.png`.
+/// `out/x_sobel.jpg` → `out/x_sobel_<suffix>.jpg`: the same folder and format (no extension stays none).
 pub fn sibling(output: &Path, suffix: &str) -> PathBuf {
     let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    output.with_file_name(format!("{stem}_{suffix}.png"))
+    let ext = output.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    output.with_file_name(format!("{stem}_{suffix}{ext}"))
 }

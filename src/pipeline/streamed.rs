@@ -16,7 +16,9 @@ use crate::variant::Variant;
 /// encode take tens of milliseconds, and one after the other is as fast.
 pub(crate) fn run(opts: &Options, targets: &[Target]) -> Result<Option<(Report, Engine)>> {
     let one = matches!(opts.variants[..], [Variant::CpuRayon] | [Variant::GpuStrip]);
-    if opts.needs_reference() || !(opts.auto || one) {
+    // The encoder streams PNG rows; other formats are encoded whole.
+    let png_out = crate::image_io::output::format_of(&opts.output)? == crate::image_io::Format::Png;
+    if opts.needs_reference() || !(opts.auto || one) || !png_out {
         return Ok(None);
     }
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
@@ -72,7 +74,8 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
         )),
     ));
     let outcome = if variant.is_gpu() && !engine.has_gpu() {
-        Outcome::Skipped { reason: "GPU unavailable (reason above); the edges are cpu-rayon's".into() }
+        notes.push(super::fallback_note(variant.name(), &engine, &opts.output));
+        Outcome::Skipped { reason: "GPU unavailable (reason above)".into() }
     } else {
         let pixels = width as f64 * height as f64;
         Outcome::Ran {

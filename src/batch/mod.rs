@@ -6,11 +6,13 @@
 //! the copies and the kernel. Memory is bounded by the number of workers, whatever the number of files.
 //! A file that fails is recorded with its reason and the batch goes on.
 //!
-//! What it never does (README "Many images"): write over an input or over another output of the same
+//! What it never does (docs/cli.md, "Many images"): write over an input or over another output of the same
 //! batch — two inputs whose outputs would share a name, or an output that is an input, refuse the whole
-//! batch before any work; take its own outputs (PNGs carrying its `Software` marker) as inputs when it lists
-//! a folder; hold more memory than the budget — each worker reserves its image's estimated peak before
-//! decoding, and waits while others hold the rest.
+//! batch before any work; take its own outputs (images carrying its `Software` marker) or files that are not
+//! images as inputs when it lists a folder ([`inputs`]); hold more memory than the budget — each worker
+//! reserves its image's estimated peak before decoding, and waits while others hold the rest.
+
+pub mod inputs;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,13 +22,14 @@ use std::time::Instant;
 use ::rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::cpu;
 use crate::engine::{Device, Engine};
 use crate::error::{one_line, Error};
-use crate::image_io::{self, filtered, output, Png, PngCompression};
+use crate::image_io::{self, filtered, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::variant::count_mismatches;
-use crate::{cpu, error};
+pub use inputs::{Input, Inputs};
 
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
@@ -34,10 +37,14 @@ type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
 /// What one batch run does.
 #[derive(Clone, Debug)]
 pub struct BatchOptions {
-    /// Files, and folders whose files (not sub-folders) are all taken.
+    /// Files, and folders whose images are taken (see [`inputs`]).
     pub inputs: Vec<PathBuf>,
-    /// Folder for the edge images (`<stem>_sobel.png`).
+    /// Also the images of the folders' sub-folders, their edge images in the same sub-folders of `out_dir`.
+    pub recursive: bool,
+    /// Folder for the edge images (`<stem>_sobel.<ext>`).
     pub out_dir: PathBuf,
+    /// The edge images' format.
+    pub format: Format,
     /// Operator, border and arithmetic.
     pub filter: Filter,
     /// PNG encoder effort.
@@ -71,8 +78,8 @@ pub struct BatchSummary {
     pub input_bytes: u64,
     /// What computed the edges: "gpu-strip on …", "cpu-rayon (…)", or "none (baseline)".
     pub engine: String,
-    /// Files in the listed folders that this tool wrote (edge images of an earlier run), not taken.
-    pub skipped_own_outputs: usize,
+    /// One line per kind of thing the listed folders held that was not taken, with how many and why.
+    pub skipped: Vec<String>,
     /// One line per thing the user should know about an input (orientation applied, animation).
     pub notes: Vec<String>,
 }
@@ -82,65 +89,6 @@ impl BatchSummary {
     pub fn images_per_second(&self) -> f64 {
         (self.images - self.failures.len()) as f64 / self.seconds
     }
-}
-
-/// The files to process, and how many of this tool's own outputs the folders held.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Inputs {
-    /// The files, sorted within each folder, each once.
-    pub files: Vec<PathBuf>,
-    /// Edge images this tool wrote, found in the folders and left out.
-    pub skipped_own_outputs: usize,
-}
-
-/// The files to process: each input file, and the regular, non-hidden files of each input folder, sorted,
-/// without the edge images this tool wrote (`*_sobel.png` with its marker); a file named twice is taken once.
-pub fn collect_inputs(inputs: &[PathBuf]) -> anyhow::Result<Inputs> {
-    use anyhow::Context as _;
-    let mut found = Inputs::default();
-    for input in inputs {
-        if input.is_dir() {
-            let mut listed: Vec<PathBuf> = std::fs::read_dir(input)
-                .with_context(|| format!("{}: cannot list folder", input.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
-                .collect();
-            listed.sort();
-            for p in listed {
-                if p.to_string_lossy().ends_with("_sobel.png") && output::is_own_output(&p) {
-                    found.skipped_own_outputs += 1;
-                } else {
-                    found.files.push(p);
-                }
-            }
-        } else {
-            found.files.push(input.clone());
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    found.files.retain(|f| output::identity(f).is_none_or(|id| seen.insert(id)));
-    Ok(found)
-}
-
-/// Every input's output path, checked before any work: no two inputs share an output, and no output is an
-/// input (device and inode).
-pub fn plan_outputs(files: &[PathBuf], out_dir: &Path) -> error::Result<Vec<PathBuf>> {
-    output::check_folder(out_dir)?;
-    let inputs_by_id: HashMap<(u64, u64), &PathBuf> =
-        files.iter().filter_map(|f| output::identity(f).map(|id| (id, f))).collect();
-    let mut by_output: HashMap<PathBuf, &PathBuf> = HashMap::new();
-    let mut outputs = Vec::with_capacity(files.len());
-    for f in files {
-        let out = image_io::edge_path(out_dir, f);
-        if let Some(first) = by_output.insert(out.clone(), f) {
-            return Err(Error::OutputCollision { output: out, first: first.clone(), second: f.clone() });
-        }
-        if let Some(input) = output::identity(&out).and_then(|id| inputs_by_id.get(&id)) {
-            return Err(Error::OutputReplacesInput { output: (*input).clone(), from: f.clone() });
-        }
-        outputs.push(out);
-    }
-    Ok(outputs)
 }
 
 /// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
@@ -189,16 +137,39 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
     Ok((engines, description))
 }
 
+/// Each input file with its output path.
+pub type Jobs = Vec<(PathBuf, PathBuf)>;
+
+/// The files of `opts.inputs` with their output paths, checked before any work (see [`inputs`]), and the
+/// summary's lines about what the folders held that was left out.
+pub fn plan(opts: &BatchOptions) -> anyhow::Result<(Jobs, Vec<String>)> {
+    let found = inputs::collect(&opts.inputs, opts.recursive, &opts.out_dir)?;
+    let outputs = inputs::plan_outputs(&found.files, &opts.out_dir, opts.format)?;
+    let jobs = found.files.iter().map(|f| f.path.clone()).zip(outputs).collect();
+    Ok((jobs, inputs::skipped_lines(&found)))
+}
+
 /// [`run`] with engines already open ([`open_engines`]; empty for the baseline).
 pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) -> anyhow::Result<BatchSummary> {
-    let Inputs { files, skipped_own_outputs } = collect_inputs(&opts.inputs)?;
-    let outputs = plan_outputs(&files, &opts.out_dir)?;
+    let (jobs, skipped) = plan(opts)?;
+    let mut summary = run_planned(opts, engines, description, &jobs);
+    summary.skipped = skipped;
+    Ok(summary)
+}
+
+/// Each (input, output) of `jobs`, already planned by [`plan`] (a Dask task runs its share of one plan).
+pub fn run_planned(
+    opts: &BatchOptions,
+    engines: &[Engine],
+    description: String,
+    jobs: &[(PathBuf, PathBuf)],
+) -> BatchSummary {
     let pool = memory::Pool::new(opts.budget);
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
     // Baseline: one edge image per size, computed on first use.
     let baseline_edges: EdgeCache = Mutex::new(HashMap::new());
 
-    let progress = ProgressBar::new(files.len() as u64);
+    let progress = ProgressBar::new(jobs.len() as u64);
     progress.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} images · {per_sec} · {msg}")
             .expect("a valid template"),
@@ -208,10 +179,9 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
     let input_bytes = std::sync::atomic::AtomicU64::new(0);
     let start = Instant::now();
 
-    files.par_iter().enumerate().for_each(|(i, path)| {
+    jobs.par_iter().enumerate().for_each(|(i, (path, out))| {
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         let result = (|| -> Result<u64, String> {
-            let out = &outputs[i];
             let text = |e: Error| one_line(&e);
             let admit = |h: &image_io::Header| {
                 let needed = memory::image_bytes(
@@ -222,14 +192,15 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
                 pool.reserve(path, h.width, h.height, needed)
             };
             let write = |w: u32, h: u32, edges: &[u8]| {
-                let png = Png {
+                let picture = Picture {
                     width: w,
                     height: h,
                     pixels: edges,
                     color: png::ColorType::Grayscale,
                     compression: opts.compression,
+                    format: opts.format,
                 };
-                output::write(&output::target(out).map_err(text)?, &png).map_err(text)?;
+                output::write(&output::target(out).map_err(text)?, &picture).map_err(text)?;
                 Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
             };
             // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
@@ -282,15 +253,15 @@ pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) ->
     failures.sort();
     let mut notes = notes.into_inner().expect("no panic while locked");
     notes.sort();
-    Ok(BatchSummary {
-        images: files.len(),
+    BatchSummary {
+        images: jobs.len(),
         failures,
         seconds: start.elapsed().as_secs_f64(),
         input_bytes: input_bytes.into_inner(),
         engine: description,
-        skipped_own_outputs,
+        skipped: Vec::new(),
         notes,
-    })
+    }
 }
 
 /// `--check`: fails the image when `edges` are not cpu-scalar's bytes for `rgb`.
@@ -316,12 +287,8 @@ pub fn summary_text(s: &BatchSummary) -> String {
         s.input_bytes as f64 / 1e6 / s.seconds,
         s.engine
     );
-    if s.skipped_own_outputs > 0 {
-        let _ = writeln!(
-            t,
-            "skipped {} edge image(s) this tool wrote earlier (inputs never include its own outputs)",
-            s.skipped_own_outputs
-        );
+    for line in &s.skipped {
+        let _ = writeln!(t, "{line}");
     }
     for note in &s.notes {
         let _ = writeln!(t, "note: {note}");

@@ -1,0 +1,280 @@
+//! Output formats, chosen by the output's extension as OpenCV's `imwrite` does: `.png` (and a path with no
+//! extension, such as `/dev/null`), `.jpg`/`.jpeg`, `.bmp`, `.tif`/`.tiff`, `.webp` (lossless) and `.pgm`,
+//! each through its ecosystem encoder (the `png` crate, the `image` crate's JPEG, BMP, WebP and PNM encoders,
+//! the `tiff` crate). Any other extension is refused in one line before any work.
+//!
+//! Every output carries the `Software: cuda_sobel` marker where its format has a place for one — a PNG text
+//! chunk, an EXIF Software tag in JPEG and WebP, the TIFF Software tag, a PGM comment — so that `batch`
+//! can tell its own outputs from a user's files when it lists a folder ([`is_own_output`]). BMP has no
+//! such place: a BMP this tool wrote is taken as an input by a later batch over its folder.
+
+use std::io::{BufRead, BufReader, Cursor, Read, Write};
+use std::path::Path;
+
+use super::PngCompression;
+
+/// The marker's key (PNG text chunk) and value (every format).
+pub(crate) const SOFTWARE_KEY: &str = "Software";
+/// The marker's value.
+pub(crate) const SOFTWARE: &str = "cuda_sobel";
+/// JPEG quality of the outputs: OpenCV's `imwrite` default.
+pub const JPEG_QUALITY: u8 = 95;
+
+/// An image format the outputs can be written in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// PNG (the default), with the chosen `--png-compression`.
+    #[default]
+    Png,
+    /// JPEG at quality 95 (lossy: the file's bytes are not the edges').
+    Jpeg,
+    /// BMP, 8-bit grey (no marker).
+    Bmp,
+    /// TIFF, Deflate-compressed.
+    Tiff,
+    /// WebP, lossless.
+    Webp,
+    /// Binary PGM (grey) or PPM (RGB).
+    Pgm,
+}
+
+impl Format {
+    /// Every value, in the order the help lists them.
+    pub const ALL: [Format; 6] = [Format::Png, Format::Jpeg, Format::Bmp, Format::Tiff, Format::Webp, Format::Pgm];
+
+    /// The name `batch --format` takes, which is also the extension batch writes.
+    pub fn name(self) -> &'static str {
+        self.extensions()[0]
+    }
+
+    /// The extensions (lower case, no dot) that choose this format.
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Format::Png => &["png"],
+            Format::Jpeg => &["jpg", "jpeg"],
+            Format::Bmp => &["bmp"],
+            Format::Tiff => &["tif", "tiff"],
+            Format::Webp => &["webp"],
+            Format::Pgm => &["pgm"],
+        }
+    }
+
+    /// The format `path`'s extension chooses (any case): PNG when it has none; `Err` with the extension
+    /// when no format has it.
+    pub fn of_path(path: &Path) -> Result<Format, String> {
+        let Some(ext) = path.extension() else { return Ok(Format::Png) };
+        let ext = ext.to_string_lossy().to_ascii_lowercase();
+        Format::ALL.into_iter().find(|f| f.extensions().contains(&ext.as_str())).ok_or(ext)
+    }
+
+    /// Every extension written, for messages: ".png, .jpg, .jpeg, …".
+    pub fn all_extensions() -> String {
+        let all: Vec<String> = Format::ALL.iter().flat_map(|f| f.extensions()).map(|e| format!(".{e}")).collect();
+        all.join(", ")
+    }
+
+    /// Whether a file of this format decodes to exactly the bytes written (all but JPEG).
+    pub fn lossless(self) -> bool {
+        self != Format::Jpeg
+    }
+}
+
+/// An 8-bit image to encode: grey (edges, intermediates) or RGB (generated scenes).
+#[derive(Clone, Copy, Debug)]
+pub struct Picture<'a> {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Row-major samples, 1 (grey) or 3 (RGB) bytes a pixel.
+    pub pixels: &'a [u8],
+    /// `Grayscale` or `Rgb`.
+    pub color: png::ColorType,
+    /// PNG encoder effort (other formats have one setting).
+    pub compression: PngCompression,
+    /// The file format.
+    pub format: Format,
+}
+
+impl Picture<'_> {
+    fn extended_color(&self) -> image::ExtendedColorType {
+        match self.color {
+            png::ColorType::Rgb => image::ExtendedColorType::Rgb8,
+            _ => image::ExtendedColorType::L8,
+        }
+    }
+}
+
+/// Why an encoder stopped: the writer failed (the operating system's cause), the codec refused (its words),
+/// or whatever produced the rows failed (its error).
+pub(crate) enum EncodeError {
+    Io(std::io::Error),
+    Codec(String),
+    Source(crate::error::Error),
+}
+
+impl From<std::io::Error> for EncodeError {
+    fn from(e: std::io::Error) -> Self {
+        EncodeError::Io(e)
+    }
+}
+
+impl From<png::EncodingError> for EncodeError {
+    fn from(e: png::EncodingError) -> Self {
+        match e {
+            png::EncodingError::IoError(io) => EncodeError::Io(io),
+            other => EncodeError::Codec(other.to_string()),
+        }
+    }
+}
+
+impl From<image::ImageError> for EncodeError {
+    fn from(e: image::ImageError) -> Self {
+        match e {
+            image::ImageError::IoError(io) => EncodeError::Io(io),
+            other => EncodeError::Codec(other.to_string()),
+        }
+    }
+}
+
+impl From<tiff::TiffError> for EncodeError {
+    fn from(e: tiff::TiffError) -> Self {
+        match e {
+            tiff::TiffError::IoError(io) => EncodeError::Io(io),
+            other => EncodeError::Codec(other.to_string()),
+        }
+    }
+}
+
+/// Encodes `img` in its format to `w`, with the marker where the format has a place for it.
+pub(crate) fn encode(w: &mut dyn Write, img: &Picture) -> Result<(), EncodeError> {
+    use image::ImageEncoder as _;
+    let (width, height, color) = (img.width, img.height, img.extended_color());
+    match img.format {
+        Format::Png => super::output::encode_png(w, img).map_err(EncodeError::from),
+        Format::Jpeg => {
+            let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(w, JPEG_QUALITY);
+            enc.set_exif_metadata(exif_marker()).map_err(|e| EncodeError::Codec(e.to_string()))?;
+            Ok(enc.write_image(img.pixels, width, height, color)?)
+        }
+        Format::Webp => {
+            let mut enc = image::codecs::webp::WebPEncoder::new_lossless(w);
+            enc.set_exif_metadata(exif_marker()).map_err(|e| EncodeError::Codec(e.to_string()))?;
+            Ok(enc.write_image(img.pixels, width, height, color)?)
+        }
+        Format::Bmp => {
+            Ok(image::codecs::bmp::BmpEncoder::new(&mut BufWriterRef(w))
+                .write_image(img.pixels, width, height, color)?)
+        }
+        Format::Pgm => {
+            // The PNM header is "P5\n<w> <h> <max>\n" ("P6" for RGB); a comment line after the magic number
+            // carries the marker (PNM allows comments anywhere in the header).
+            use image::codecs::pnm::{PnmEncoder, PnmSubtype, SampleEncoding};
+            let subtype = match img.color {
+                png::ColorType::Rgb => PnmSubtype::Pixmap(SampleEncoding::Binary),
+                _ => PnmSubtype::Graymap(SampleEncoding::Binary),
+            };
+            let mut bytes = Vec::with_capacity(img.pixels.len() + 64);
+            PnmEncoder::new(&mut bytes).with_subtype(subtype).write_image(img.pixels, width, height, color)?;
+            w.write_all(&bytes[..2])?;
+            write!(w, "\n# {SOFTWARE_KEY}: {SOFTWARE}")?;
+            w.write_all(&bytes[2..])?;
+            Ok(())
+        }
+        Format::Tiff => {
+            // The tiff crate needs to seek back to its directory: the file is made in memory, then written.
+            let mut file = Cursor::new(Vec::new());
+            {
+                let mut enc = tiff::encoder::TiffEncoder::new(&mut file)?
+                    .with_compression(tiff::encoder::Compression::Deflate(tiff::encoder::DeflateLevel::Balanced));
+                if img.color == png::ColorType::Rgb {
+                    let mut image = enc.new_image::<tiff::encoder::colortype::RGB8>(width, height)?;
+                    image.encoder().write_tag(tiff::tags::Tag::Software, SOFTWARE)?;
+                    image.write_data(img.pixels)?;
+                } else {
+                    let mut image = enc.new_image::<tiff::encoder::colortype::Gray8>(width, height)?;
+                    image.encoder().write_tag(tiff::tags::Tag::Software, SOFTWARE)?;
+                    image.write_data(img.pixels)?;
+                }
+            }
+            w.write_all(file.get_ref())?;
+            Ok(())
+        }
+    }
+}
+
+/// `&mut dyn Write` as a sized writer (the BMP encoder takes `&mut W` of a sized `W`).
+struct BufWriterRef<'a>(&'a mut dyn Write);
+
+impl Write for BufWriterRef<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// An EXIF block (TIFF structure, little-endian) whose one field is Software = "cuda_sobel".
+fn exif_marker() -> Vec<u8> {
+    let field = exif::Field {
+        tag: exif::Tag::Software,
+        ifd_num: exif::In::PRIMARY,
+        value: exif::Value::Ascii(vec![SOFTWARE.as_bytes().to_vec()]),
+    };
+    let mut writer = exif::experimental::Writer::new();
+    writer.push_field(&field);
+    let mut block = Cursor::new(Vec::new());
+    writer.write(&mut block, true).expect("one ASCII field always encodes");
+    block.into_inner()
+}
+
+/// True when `path` is an image this tool wrote: it carries the marker of its format. Reads the header only
+/// (for a TIFF, its first directory).
+pub fn is_own_output(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut reader = BufReader::new(file);
+    let Ok(head) = reader.fill_buf() else { return false };
+    match image::guess_format(head) {
+        Ok(image::ImageFormat::Png) => super::output::png_has_marker(reader),
+        Ok(image::ImageFormat::Jpeg | image::ImageFormat::WebP) => exif::Reader::new()
+            .read_from_container(&mut reader)
+            .ok()
+            .and_then(|e| e.get_field(exif::Tag::Software, exif::In::PRIMARY).map(|f| f.display_value().to_string()))
+            .is_some_and(|v| v.trim_matches('"') == SOFTWARE),
+        Ok(image::ImageFormat::Tiff) => tiff::decoder::Decoder::new(reader)
+            .ok()
+            .and_then(|mut d| d.get_tag_ascii_string(tiff::tags::Tag::Software).ok())
+            .is_some_and(|v| v.trim_end_matches('\0') == SOFTWARE),
+        Ok(image::ImageFormat::Pnm) => {
+            let mut header = [0u8; 64];
+            let n = reader.read(&mut header).unwrap_or(0);
+            let marker = format!("\n# {SOFTWARE_KEY}: {SOFTWARE}\n");
+            header[..n].windows(marker.len()).any(|w| w == marker.as_bytes())
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extension_chooses_the_format() {
+        let of = |p: &str| Format::of_path(Path::new(p));
+        assert_eq!(of("edges.png"), Ok(Format::Png));
+        assert_eq!(of("edges"), Ok(Format::Png), "no extension (/dev/null too): PNG");
+        assert_eq!(of("/dev/null"), Ok(Format::Png));
+        assert_eq!(of("a/b.JPG"), Ok(Format::Jpeg));
+        assert_eq!(of("b.jpeg"), Ok(Format::Jpeg));
+        assert_eq!(of("b.tiff"), Ok(Format::Tiff));
+        assert_eq!(of("b.Tif"), Ok(Format::Tiff));
+        assert_eq!(of("b.webp"), Ok(Format::Webp));
+        assert_eq!(of("b.pgm"), Ok(Format::Pgm));
+        assert_eq!(of("b.bmp"), Ok(Format::Bmp));
+        assert_eq!(of("b.gif"), Err("gif".to_string()));
+        assert_eq!(Format::all_extensions(), ".png, .jpg, .jpeg, .bmp, .tif, .tiff, .webp, .pgm");
+    }
+}
