@@ -131,9 +131,14 @@ fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
             std::fs::write(dir.join("crc.png"), bytes).unwrap();
             dir.join("crc.png")
         }
-        "unsupported format (PPM)" => {
-            std::fs::write(dir.join("img.ppm"), b"P6\n1 1\n255\n\x00\x00\x00").unwrap();
-            dir.join("img.ppm")
+        "unsupported format (QOI)" => {
+            // A QOI header (magic, 1×1, RGB, sRGB) and its end marker: a format the decoder knows but is not built with.
+            let mut qoi = b"qoif".to_vec();
+            qoi.extend(1u32.to_be_bytes());
+            qoi.extend(1u32.to_be_bytes());
+            qoi.extend([3, 0, 0xfe, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 1]);
+            std::fs::write(dir.join("img.qoi"), qoi).unwrap();
+            dir.join("img.qoi")
         }
         "zero width in the PNG header" => {
             png_from_chunks(&dir.join("zero.png"), &[(b"IHDR", ihdr(0, 5)), (b"IEND", vec![])]);
@@ -172,6 +177,7 @@ fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
         }
         "output parent is a file" => return (good, dir.join("good.png/edges.png")),
         "output name too long" => return (good, dir.join(format!("{}.png", "a".repeat(300)))),
+        "output format unknown (.gif)" => return (good, dir.join("edges.gif")),
         // sysfs refuses new files even to root, so this works however the tests are run.
         "output folder not writable" => return (good, PathBuf::from("/sys/cuda_sobel_test.png")),
         "output path is an existing directory" => {

@@ -1,5 +1,6 @@
 //! Banded processing gives exactly the bytes of one pass (CPU path; the GPU path is in tests/gpu.rs):
-//! random images, every filter (operator × border × arithmetic), artificially small bands.
+//! random images, every filter (stencil × border, and the report's arithmetic), artificially small bands
+//! with halos of the stencil's radius.
 
 use cuda_sobel::bands::banded;
 use cuda_sobel::cpu;
@@ -24,7 +25,7 @@ proptest! {
         filter in prop::sample::select(Filter::all().collect::<Vec<_>>()),
     ) {
         let whole = scalar_on(w, h, &bytes, filter);
-        let pieces = banded(w, h, &bytes, band_rows, |bw, bh, band| {
+        let pieces = banded(w, h, &bytes, band_rows, filter.stencil().radius, |bw, bh, band| {
             Ok::<_, ()>(scalar_on(bw, bh, band, filter))
         }).unwrap();
         prop_assert_eq!(whole, pieces);

@@ -204,7 +204,7 @@ fn two_hundred_random_sizes_every_variant_every_border() {
         let operator = Operator::ALL[i as usize % 2];
         let compat = [Compat::Exact, Compat::Report][i as usize / 2 % 2];
         for border in Border::ALL {
-            let filter = Filter { operator, border, compat };
+            let filter = Filter { operator, border, compat, ..Filter::default() };
             let reference = cpu::scalar::sobel(&rgb, filter);
             let n1 = N1 { n: 1 + (i as u32 % 64), mapping: [Mapping::Coalesced, Mapping::Report][i as usize / 4 % 2] };
             for variant in Variant::ALL.iter().map(|v| v.with_n1(n1)).filter(|v| v.is_gpu()) {

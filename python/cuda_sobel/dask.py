@@ -86,9 +86,13 @@ def _expand(inputs: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     return out
 
 
-def _chunk(jobs: List[Tuple[str, str]], operator: str, border: Optional[str], compat: str, png_compression: str,
-           format: str, check: bool, gpus: bool) -> Tuple[int, List[Tuple[str, str]], float, str]:
-    """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs), on this worker's GPU when it has one."""
+def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression: str, format: str, check: bool,
+           gpus: bool) -> Tuple[int, List[Tuple[str, str]], float, str]:
+    """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs), on this worker's GPU when it has one.
+    `filter`: the arguments of :func:`cuda_sobel._arrays.native_filter` (the checked filter itself does not
+    travel)."""
+    from ._arrays import native_filter
+
     devices = None
     if gpus and not os.environ.get("CUDA_VISIBLE_DEVICES"):
         # A plain LocalCluster on a multi-GPU host: worker i takes GPU i (dask-cuda's workers instead see
@@ -102,7 +106,7 @@ def _chunk(jobs: List[Tuple[str, str]], operator: str, border: Optional[str], co
         count = _native.device_count()
         if isinstance(name, int) and count:
             devices = [name % count]
-    return _native.batch(jobs, operator, border, compat, png_compression, format, check, devices)
+    return _native.batch(jobs, native_filter(*filter), png_compression, format, check, devices)
 
 
 def _local_client(workers: Optional[int], gpus: bool) -> Any:
@@ -141,8 +145,11 @@ def sobel_files(
     *,
     client: Any = None,
     operator: str = "sobel",
+    ksize: int = 3,
     border: Optional[str] = None,
     compat: str = "exact",
+    grey: str = "percent",
+    norm: str = "l2",
     png_compression: str = "default",
     format: str = "png",
     recursive: bool = False,
@@ -159,8 +166,9 @@ def sobel_files(
         too with ``recursive``, their edge images in the same sub-folders of ``out_dir``.
     client
         A ``distributed.Client``; None: the current one, else a local cluster started (and closed) here.
-    operator, border, compat, png_compression, format, check
-        As ``cuda_sobel batch``'s options (``format``: one of ``FORMATS``, e.g. ``"png"``, ``"jpg"``).
+    operator, ksize, border, compat, grey, norm, png_compression, format, check
+        As ``cuda_sobel batch``'s options (``norm="l1"`` is its ``--output l1``; ``format``: one of
+        ``cuda_sobel.FORMATS``, e.g. ``"png"``, ``"jpg"``).
     chunk_size
         Images per task (default: about four tasks per worker, at most 64 images each).
     gpus
@@ -172,6 +180,10 @@ def sobel_files(
     Refusals (colliding output names, an output that would replace an input, an output folder that cannot
     be written) raise ``ValueError`` before any task runs; a file that fails is listed in the summary.
     """
+    from ._arrays import native_filter
+
+    filter_args = (operator, ksize, border, compat, grey, norm)
+    native_filter(*filter_args)  # a bad name or combination fails here, before any task
     started = time.perf_counter()
     files_in = _expand(inputs)
     out = os.fspath(out_dir)
@@ -194,8 +206,8 @@ def sobel_files(
         size = chunk_size or min(64, max(1, math.ceil(len(pairs) / (4 * workers))))
         chunks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         futures = client.map(
-            _chunk, chunks, operator=operator, border=border, compat=compat, png_compression=png_compression,
-            format=format, check=check, gpus=gpus, pure=False, retries=2,
+            _chunk, chunks, filter=filter_args, png_compression=png_compression, format=format, check=check,
+            gpus=gpus, pure=False, retries=2,
         )
         if progress:
             from distributed import progress as show
@@ -227,8 +239,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workers", type=int, help="workers of the local cluster (default: 2, or one per GPU with --gpus)")
     ap.add_argument("--gpus", action="store_true", help="a local cluster with one worker per GPU")
     ap.add_argument("--operator", default="sobel", choices=_native.OPERATORS)
+    ap.add_argument("--ksize", type=int, default=3, choices=_native.KSIZES)
     ap.add_argument("--border", choices=_native.BORDERS)
     ap.add_argument("--compat", default="exact", choices=_native.COMPATS)
+    ap.add_argument("--grey", default="percent", choices=_native.GREYS)
+    ap.add_argument("--output", default="magnitude", choices=["magnitude", "l1"], help="the edges' norm")
     ap.add_argument("--png-compression", default="default", choices=["fast", "default", "best"])
     ap.add_argument("--check", action="store_true", help="also compute cpu-scalar; an image whose bytes differ fails")
     ap.add_argument("--chunk-size", type=int, help="images per task")
@@ -240,7 +255,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"cuda_sobel: Dask dashboard (progress, workers): {client.dashboard_link}", file=sys.stderr)
     try:
         summary = sobel_files(
-            a.inputs, a.out, client=client, operator=a.operator, border=a.border, compat=a.compat,
+            a.inputs, a.out, client=client, operator=a.operator, ksize=a.ksize, border=a.border, compat=a.compat,
+            grey=a.grey, norm="l1" if a.output == "l1" else "l2",
             png_compression=a.png_compression, format=a.format, recursive=a.recursive, check=a.check,
             chunk_size=a.chunk_size, gpus=a.gpus,
             progress=sys.stderr.isatty(),

@@ -1,41 +1,72 @@
-"""An independent NumPy statement of the arithmetic in the README's "Exact semantics" (not a call into the
-package): what every path of the package must produce, byte for byte."""
+"""An independent NumPy statement of the arithmetic in docs/semantics.md (not a call into the package): what
+every path of the package must produce, byte for byte (the direction: within the stated 3e-7 rad of
+NumPy's own arctan2)."""
 
 import numpy as np
 
-KERNELS = {
-    "sobel": (np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]), np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]])),
-    "scharr": (np.array([[-3, 0, 3], [-10, 0, 10], [-3, 0, 3]]), np.array([[-3, -10, -3], [0, 0, 0], [3, 10, 3]])),
+# OpenCV's getDerivKernels(1, 0, ksize): (smoothing, derivative), and Scharr's.
+TAPS = {
+    ("sobel", 1): ([0, 1, 0], [-1, 0, 1]),
+    ("sobel", 3): ([1, 2, 1], [-1, 0, 1]),
+    ("sobel", 5): ([1, 4, 6, 4, 1], [-1, -2, 0, 2, 1]),
+    ("sobel", 7): ([1, 6, 15, 20, 15, 6, 1], [-1, -4, -5, 0, 5, 4, 1]),
+    ("scharr", 3): ([3, 10, 3], [-1, 0, 1]),
 }
 PAD = {"replicate": "edge", "reflect101": "reflect"}
 
 
-def grey(rgb: np.ndarray, compat: str) -> np.ndarray:
+def grey(rgb: np.ndarray, compat: str = "exact", weights: str = "percent") -> np.ndarray:
     r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
-    if compat == "exact":
-        return (30 * r + 59 * g + 11 * b + 50) // 100
-    # The report's C expression, in doubles, left to right, truncated.
-    return np.trunc(0.30 * r.astype(np.float64) + 0.59 * g + 0.11 * b).astype(np.int64)
+    if compat == "report":
+        # The report's C expression, in doubles, left to right, truncated.
+        return np.trunc(0.30 * r.astype(np.float64) + 0.59 * g + 0.11 * b).astype(np.int64)
+    if weights == "bt601":
+        return (9798 * r + 19235 * g + 3735 * b + (1 << 14)) >> 15
+    return (30 * r + 59 * g + 11 * b + 50) // 100
 
 
-def gradients(rgb: np.ndarray, operator: str = "sobel", border: str = "replicate", compat: str = "exact"):
-    y = grey(rgb, compat)
+def gradients(rgb: np.ndarray, operator: str = "sobel", border: str = "replicate", compat: str = "exact",
+              ksize: int = 3, weights: str = "percent"):
+    y = grey(rgb, compat, weights)
+    smooth, deriv = (np.array(t) for t in TAPS[(operator, ksize)])
+    r = len(smooth) // 2
     if border == "zero":
-        p = np.pad(y, 1, mode="constant")
+        p = np.pad(y, r, mode="constant")
     else:
-        p = np.pad(y, 1, mode=PAD[border])
+        p = np.pad(y, r, mode=PAD[border])
     h, w = y.shape
-    kx, ky = KERNELS[operator]
-    gx = sum(kx[i, j] * p[i : i + h, j : j + w] for i in range(3) for j in range(3))
-    gy = sum(ky[i, j] * p[i : i + h, j : j + w] for i in range(3) for j in range(3))
+    kx, ky = np.outer(smooth, deriv), np.outer(deriv, smooth)
+    n = 2 * r + 1
+    gx = sum(kx[i, j] * p[i : i + h, j : j + w] for i in range(n) for j in range(n))
+    gy = sum(ky[i, j] * p[i : i + h, j : j + w] for i in range(n) for j in range(n))
     return gx, gy
 
 
-def sobel(rgb: np.ndarray, operator: str = "sobel", border: str = "replicate", compat: str = "exact") -> np.ndarray:
+def edges(gx: np.ndarray, gy: np.ndarray, compat: str = "exact", norm: str = "l2") -> np.ndarray:
+    if compat == "report":
+        h, v = np.abs(gx) & 255, np.abs(gy) & 255
+        return (np.floor(np.sqrt((h * h + v * v).astype(np.float64))).astype(np.int64) & 255).astype(np.uint8)
+    if norm == "l1":
+        return np.minimum(np.abs(gx) + np.abs(gy), 255).astype(np.uint8)
+    m = np.floor(np.sqrt((gx * gx + gy * gy).astype(np.float64)) + 0.5)
+    return np.minimum(m, 255).astype(np.uint8)
+
+
+def sobel(rgb: np.ndarray, operator: str = "sobel", border: str = "replicate", compat: str = "exact",
+          ksize: int = 3, weights: str = "percent", norm: str = "l2") -> np.ndarray:
     """Edges of one H×W×3 RGB image."""
-    gx, gy = gradients(rgb, operator, border, compat)
-    if compat == "exact":
-        m = np.floor(np.sqrt((gx * gx + gy * gy).astype(np.float64)) + 0.5)
-        return np.minimum(m, 255).astype(np.uint8)
-    h, v = np.abs(gx) & 255, np.abs(gy) & 255
-    return (np.floor(np.sqrt((h * h + v * v).astype(np.float64))).astype(np.int64) & 255).astype(np.uint8)
+    gx, gy = gradients(rgb, operator, border, compat, ksize, weights)
+    return edges(gx, gy, compat, norm)
+
+
+def direction4(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """OpenCV Canny's quantised direction: tan 22.5° as 13573 / 2^15, in 64-bit integers."""
+    x, y = np.abs(gx).astype(np.int64), np.abs(gy).astype(np.int64) << 15
+    tg22x = x * 13573
+    diagonal = np.where((gx.astype(np.int64) ^ gy.astype(np.int64)) < 0, 3, 1)
+    return np.where(y < tg22x, 0, np.where(y > tg22x + (x << 16), 2, diagonal)).astype(np.uint8)
+
+
+def to_8bit(v: np.ndarray) -> np.ndarray:
+    """The command line's rounding of 16-bit channels: round(v·255/65535)."""
+    return ((v.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)

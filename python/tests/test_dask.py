@@ -122,3 +122,25 @@ def test_the_command_line(folder, expected, tmp_path):
     assert run.returncode == 2, run.stderr  # the broken files
     assert "18 of 21 images" in run.stdout and "failed (3):" in run.stdout
     assert written(tmp_path) == expected
+
+
+def test_a_real_folder_recursively_as_batch_does_it(client, tmp_path):
+    """A text file and a sub-folder: skipped and said without `recursive`; with it, mirrored into the output
+    folder, byte for byte what `cuda_sobel batch -r` writes, in the format asked for."""
+    photos = tmp_path / "photos"
+    (photos / "2024" / "summer").mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    for name in ["a.png", "2024/b.png", "2024/summer/c.png"]:
+        Image.fromarray(rng.integers(0, 256, (30, 40, 3), dtype=np.uint8)).save(photos / name)
+    (photos / "notes.txt").write_text("not an image")
+    flat = csd.sobel_files([str(photos)], tmp_path / "flat", client=client)
+    assert flat.done == 1 and not flat.failed
+    assert any("not images" in line and "notes.txt" in line for line in flat.skipped), flat.skipped
+    assert any("sub-folder" in line and "2024" in line for line in flat.skipped), flat.skipped
+    tree = csd.sobel_files([str(photos)], tmp_path / "tree", client=client, recursive=True, format="tif", ksize=5)
+    assert tree.done == 3 and "skipped 1 file(s) that are not images" in str(tree)
+    ours = tmp_path / "ours"
+    subprocess.run([cli(), "batch", str(photos), "--out", str(ours), "-r", "--format", "tif", "--ksize", "5"], check=True,
+                   capture_output=True)
+    for name in ["a_sobel.tif", "2024/b_sobel.tif", "2024/summer/c_sobel.tif"]:
+        assert (tmp_path / "tree" / name).read_bytes() == (ours / name).read_bytes(), name

@@ -47,12 +47,12 @@ def cupy():
     return cp
 
 
-@pytest.mark.parametrize("op,border,compat", FILTERS)
-def test_torch_cuda_tensors_every_filter(torch, op, border, compat):
+@pytest.mark.parametrize("op,k,border,compat", FILTERS)
+def test_torch_cuda_tensors_every_filter(torch, op, k, border, compat):
     rgb = np.random.default_rng(1).integers(0, 256, (45, 67, 3), dtype=np.uint8)
-    got = cs.sobel(torch.from_numpy(rgb).cuda(), operator=op, border=border, compat=compat)
+    got = cs.sobel(torch.from_numpy(rgb).cuda(), operator=op, ksize=k, border=border, compat=compat)
     assert got.is_cuda and got.dtype == torch.uint8 and tuple(got.shape) == (45, 67)
-    assert np.array_equal(got.cpu().numpy(), reference.sobel(rgb, op, border, compat))
+    assert np.array_equal(got.cpu().numpy(), reference.sobel(rgb, op, border, compat, k))
 
 
 @settings(max_examples=40, deadline=None)

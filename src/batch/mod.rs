@@ -96,7 +96,8 @@ impl BatchSummary {
 /// GPU a PNG may instead go up still filtered: its stored rows and a slot's pinned copy of them, with the
 /// edges in pinned memory and out (two stored pixels and two bytes).
 pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -> u64 {
-    let compute = 3 + 1 + if check { 7 } else { 0 } + if gpu { 4 } else { 0 };
+    let check = if check { cpu::scalar::STAGES_BYTES_PER_PIXEL + 1 } else { 0 };
+    let compute = 3 + 1 + check + if gpu { 4 } else { 0 };
     let filtered = if gpu { 2 * header.stored_bytes_per_pixel + 2 } else { 0 };
     header.decode_peak_bytes_per_pixel().max(compute).max(filtered)
 }

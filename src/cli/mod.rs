@@ -11,7 +11,7 @@ pub use run::run;
 
 use crate::memory;
 use crate::pipeline::{self, Mapping, Variant};
-use crate::sobel::{Border, Compat, Filter, Operator};
+use crate::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Operator};
 use crate::{generate, image_io};
 
 /// Makes the core's value enums (each with `ALL` and `name()`) clap values, named as the core names them.
@@ -27,7 +27,18 @@ macro_rules! value_enum {
         }
     )*};
 }
-value_enum!(Variant, Mapping, Operator, Border, Compat, image_io::PngCompression, image_io::Format, crate::bench::Peer);
+value_enum!(
+    Variant,
+    Mapping,
+    Operator,
+    Ksize,
+    Border,
+    Compat,
+    Grey,
+    image_io::PngCompression,
+    image_io::Format,
+    crate::bench::Peer
+);
 
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +197,9 @@ struct FilterArgs {
     /// The gradient operator
     #[arg(long, value_enum, default_value_t)]
     operator: Operator,
+    /// The operator's kernel size, as OpenCV's Sobel takes it (Scharr: 3 only)
+    #[arg(long, value_enum, default_value_t)]
+    ksize: Ksize,
     /// What the stencil sees beyond the image edge [default: replicate; zero with --compat report]
     #[arg(long, value_enum)]
     border: Option<Border>,
@@ -193,13 +207,35 @@ struct FilterArgs {
     /// truncated, gradients and magnitude wrapped mod 256, zero border)
     #[arg(long, value_enum, default_value_t)]
     compat: Compat,
+    /// How RGB becomes grey: percent, (30R + 59G + 11B + 50) / 100, or bt601, OpenCV's cvtColor
+    #[arg(long, value_enum, default_value_t)]
+    grey: Grey,
 }
 
 impl FilterArgs {
+    /// The filter these options name, with `norm`, or the conflict in one line.
+    fn filter_with(&self, norm: Norm) -> anyhow::Result<Filter> {
+        let base = Filter {
+            operator: self.operator,
+            ksize: self.ksize,
+            compat: self.compat,
+            grey: self.grey,
+            norm,
+            ..Filter::default()
+        };
+        Filter::resolve(base, self.border).map_err(|c| anyhow::anyhow!(c.message(cli_option)))
+    }
+
     fn filter(&self) -> anyhow::Result<Filter> {
-        Filter::resolve(self.operator, self.border, self.compat).map_err(|b| {
-            anyhow::anyhow!("--compat report uses the report's zero border; leave out --border {}", b.name())
-        })
+        self.filter_with(Norm::L2)
+    }
+}
+
+/// An option with its value as the command line writes it (the norm is chosen by `--output`).
+fn cli_option(name: &str, value: &str) -> String {
+    match name {
+        "norm" => format!("--output {value}"),
+        _ => format!("--{name} {value}"),
     }
 }
 

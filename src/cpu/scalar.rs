@@ -1,15 +1,18 @@
 //! `cpu-scalar`: the reference, structured like the report's C program — four passes over the whole
 //! image (grey, Gx, Gy, magnitude) with full-size intermediate buffers, one thread, no cleverness.
 //! It is deliberately the most literal reading of [`crate::sobel`]: the convolution loops over the
-//! operator's kernel matrices instead of spelling out the taps, so it shares no shortcut with the
-//! optimised variants it checks. With [`Compat::Report`](crate::sobel::Compat) it is the report's C
-//! program, expression for expression.
+//! stencil's 2-D taps (`smooth[i]·deriv[j]`, zeros included) and resolves every neighbour through the border
+//! rule, so it shares no shortcut with the optimised variants it checks. With
+//! [`Compat::Report`](crate::sobel::Compat) it is the report's C program, expression for expression.
 
 use image::{GrayImage, RgbImage};
 
-use crate::sobel::{Border, Filter};
+use crate::sobel::{self, Border, Filter, Stencil};
 
-/// The pipeline's stages, kept for `--intermediate` output and for tests.
+/// Bytes a pixel of [`Stages`]: grey 1, Gx and Gy 4 each (32 bits hold every kernel size), magnitude 1.
+pub const STAGES_BYTES_PER_PIXEL: u64 = 1 + 4 + 4 + 1;
+
+/// The pipeline's stages, kept for `--intermediate` output, the other outputs and tests.
 pub struct Stages {
     /// Image width.
     pub width: usize,
@@ -17,22 +20,34 @@ pub struct Stages {
     pub height: usize,
     /// The grey image.
     pub grey: Vec<u8>,
-    /// Horizontal gradient, exact (Sobel: ±1020, Scharr: ±4080).
-    pub gx: Vec<i16>,
+    /// Horizontal gradient, exact (Sobel 3×3: ±1020; 7×7: ±163 200; Scharr: ±4080).
+    pub gx: Vec<i32>,
     /// Vertical gradient, exact.
-    pub gy: Vec<i16>,
+    pub gy: Vec<i32>,
     /// The edge image.
     pub magnitude: Vec<u8>,
+}
+
+impl Stages {
+    /// `atan2(Gy, Gx)` of every pixel ([`sobel::direction`]).
+    pub fn direction(&self) -> Vec<f32> {
+        self.gx.iter().zip(&self.gy).map(|(&x, &y)| sobel::direction(x, y)).collect()
+    }
+
+    /// OpenCV Canny's quantised direction of every pixel ([`sobel::direction4`]).
+    pub fn direction4(&self) -> Vec<u8> {
+        self.gx.iter().zip(&self.gy).map(|(&x, &y)| sobel::direction4(x, y)).collect()
+    }
 }
 
 /// Runs the four passes and returns every stage.
 pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let grey: Vec<u8> = rgb.pixels().map(|p| filter.grey(p[0], p[1], p[2])).collect();
-    let (kx, ky) = filter.operator.kernels();
-    let gx = convolve(&grey, width, height, &kx, filter.border);
-    let gy = convolve(&grey, width, height, &ky, filter.border);
-    let magnitude = gx.iter().zip(&gy).map(|(&x, &y)| filter.magnitude(x as i32, y as i32)).collect();
+    let st = filter.stencil();
+    let gx = convolve(&grey, width, height, &st, |i, j| st.x_tap(i, j), filter.border);
+    let gy = convolve(&grey, width, height, &st, |i, j| st.x_tap(j, i), filter.border);
+    let magnitude = gx.iter().zip(&gy).map(|(&x, &y)| filter.magnitude(x, y)).collect();
     Stages { width, height, grey, gx, gy, magnitude }
 }
 
@@ -42,21 +57,31 @@ pub fn sobel(rgb: &RgbImage, filter: Filter) -> GrayImage {
     GrayImage::from_raw(rgb.width(), rgb.height(), stages.magnitude).expect("width × height bytes")
 }
 
-fn convolve(grey: &[u8], width: usize, height: usize, k: &[[i32; 3]; 3], border: Border) -> Vec<i16> {
+/// `Σ tap(i, j) · grey[y + i − r][x + j − r]` over the stencil's `(2r + 1)²` taps, every neighbour through the
+/// border rule.
+fn convolve(
+    grey: &[u8],
+    width: usize,
+    height: usize,
+    st: &Stencil,
+    tap: impl Fn(usize, usize) -> i32,
+    border: Border,
+) -> Vec<i32> {
+    let r = st.radius as isize;
     let mut out = Vec::with_capacity(width * height);
     for y in 0..height {
         for x in 0..width {
             let mut sum = 0i32;
-            for (dy, row) in k.iter().enumerate() {
-                for (dx, &weight) in row.iter().enumerate() {
-                    let sy = border.resolve(y as isize + dy as isize - 1, height);
-                    let sx = border.resolve(x as isize + dx as isize - 1, width);
+            for i in 0..st.width() {
+                for j in 0..st.width() {
+                    let sy = border.resolve(y as isize + i as isize - r, height);
+                    let sx = border.resolve(x as isize + j as isize - r, width);
                     if let (Some(sy), Some(sx)) = (sy, sx) {
-                        sum += weight * grey[sy * width + sx] as i32;
+                        sum += tap(i, j) * grey[sy * width + sx] as i32;
                     }
                 }
             }
-            out.push(sum as i16);
+            out.push(sum);
         }
     }
     out

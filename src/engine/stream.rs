@@ -3,7 +3,7 @@
 //!
 //! Done one after the other, a 16384² image waits for its decode (seconds, one core: PNG rows depend on
 //! the row before), then for the edges, then for its encode (one core again). Here the image moves in
-//! bands of about 4 MB of RGB ([`crate::bands`], one halo row each side):
+//! bands of about 4 MB of RGB ([`crate::bands`], halo rows of the stencil's radius each side):
 //!
 //! ```text
 //!   decoder thread ──band of RGB rows──▶ compute thread ──band of edges──▶ encoder (this thread)
@@ -30,7 +30,7 @@ use std::path::Path;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use crate::bands::{bands, Band};
+use crate::bands::{bands, max_in_rows, Band};
 use crate::error::{Error, Result};
 use crate::gpu::pinned::PinnedRegion;
 use crate::gpu::staged::{self, Ring};
@@ -66,21 +66,24 @@ pub struct Times {
     pub wall_ms: f64,
 }
 
-/// Input and output band buffers, the fewest that keep every stage able to move: the decoder holds up to
-/// three input bands at once (a row lies in three bands' halos when bands are one row high) and compute one
-/// while it waits for an output buffer; the encoder holds one output buffer while compute fills the other.
-/// Compute never holds more while it waits ([`compute_gpu`]). Fewer pinned bytes are less to pin: the GPU
-/// once had `LANES + 3` and `LANES + 1` (`docs/performance.md` v0.19–v0.21).
-const INPUTS: usize = 4;
-/// See [`INPUTS`].
+/// Input band buffers, the fewest that keep every stage able to move: the decoder holds every band whose
+/// input rows the row it reads lies in (one band, and `⌈2r / band_rows⌉` more whose halos reach it: three for
+/// one-row bands of a 3×3 stencil) and opens the next band before it sends the oldest; compute holds one while
+/// it waits for an output buffer, and never more ([`compute_gpu`]). At least 4, the measured count for the
+/// 4–8 MB bands of [`staged::band_rows_for`]: fewer pinned bytes are less to pin (the GPU once had
+/// `LANES + 3` input and `LANES + 1` output buffers, `docs/performance.md` v0.19–v0.21).
+fn inputs(band_rows: usize, radius: usize) -> usize {
+    (2 + (2 * radius).div_ceil(band_rows.max(1))).max(4)
+}
+/// Output band buffers: the encoder holds one while compute fills the other.
 const OUTPUTS: usize = 2;
 
-/// Host bytes the pipeline's buffers take for a `width × height` image: what the memory budget is checked
-/// against.
-pub fn buffer_bytes(width: u32, height: u32) -> u64 {
-    let in_rows = staged::band_rows_for(width as usize, height as usize) as u64 + 2;
-    let width = width as u64;
-    (INPUTS as u64 * 3 + OUTPUTS as u64) * in_rows * width
+/// Host bytes the pipeline's buffers take for a `width × height` image and `filter`'s stencil: what the memory
+/// budget is checked against.
+pub fn buffer_bytes(width: u32, height: u32, filter: Filter) -> u64 {
+    let (band_rows, r) = (staged::band_rows_for(width as usize, height as usize), filter.stencil().radius);
+    let in_rows = max_in_rows(band_rows, r) as u64;
+    (inputs(band_rows, r) as u64 * 3 + OUTPUTS as u64) * in_rows * width as u64
 }
 
 /// Streams `rows` through `compute` into `target` (staged in `staged`, committed by the caller), in bands
@@ -118,18 +121,20 @@ pub fn run_in_bands(
     let started = Instant::now();
     let path = &rows.path().to_owned();
     let (width, height) = (rows.width as usize, rows.height as usize);
-    let in_rows = (band_rows + 2).min(height);
+    let radius = filter.stencil().radius;
+    let in_rows = max_in_rows(band_rows, radius).min(height);
     let out_rows = band_rows.min(height);
     let (in_bytes, out_bytes) = (3 * in_rows * width, out_rows * width);
+    let count = inputs(band_rows, radius);
     let mut owners = match compute {
         Compute::Cpu => Buffers::Cpu(
-            (0..INPUTS).map(|_| vec![0; in_bytes]).collect(),
+            (0..count).map(|_| vec![0; in_bytes]).collect(),
             // cpu-rayon writes the band image's whole output, halo rows included.
             (0..OUTPUTS).map(|_| vec![0; in_rows * width]).collect(),
         ),
         Compute::Gpu(gpu) => {
-            let sizes = [[in_bytes; INPUTS].as_slice(), &[out_bytes; OUTPUTS]].concat();
-            Buffers::Pinned(PinnedRegion::new(&gpu.ctx, &sizes).map_err(|e| gpu_error(path, e))?)
+            let sizes = [vec![in_bytes; count], vec![out_bytes; OUTPUTS]].concat();
+            Buffers::Pinned(PinnedRegion::new(&gpu.ctx, &sizes).map_err(|e| gpu_error(path, e))?, count)
         }
     };
     let (inputs, outputs) = owners.slices();
@@ -140,7 +145,7 @@ pub fn run_in_bands(
     };
     crate::trace::mark("streamed: device buffers made");
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
-    let plan = bands(height, band_rows);
+    let plan = bands(height, band_rows, radius);
 
     let (free_in_tx, free_in) = channel();
     let (filled_tx, filled) = channel();
@@ -209,8 +214,8 @@ type Slices<'b> = Vec<&'b mut [u8]>;
 /// The band buffers' owners: ordinary memory for the CPU, one pinned region for the GPU.
 enum Buffers {
     Cpu(Vec<Vec<u8>>, Vec<Vec<u8>>),
-    /// [`INPUTS`] input buffers, then [`OUTPUTS`] output buffers.
-    Pinned(PinnedRegion),
+    /// The input buffers (as many as the second field says), then [`OUTPUTS`] output buffers.
+    Pinned(PinnedRegion, usize),
 }
 
 impl Buffers {
@@ -220,9 +225,9 @@ impl Buffers {
             Buffers::Cpu(i, o) => {
                 (i.iter_mut().map(|b| &mut b[..]).collect(), o.iter_mut().map(|b| &mut b[..]).collect())
             }
-            Buffers::Pinned(region) => {
+            Buffers::Pinned(region, count) => {
                 let mut inputs = region.buffers();
-                let outputs = inputs.split_off(INPUTS);
+                let outputs = inputs.split_off(*count);
                 (inputs, outputs)
             }
         }
@@ -255,7 +260,7 @@ fn decode<'b>(
 ) -> Stage<f64> {
     let row_bytes = 3 * width;
     let mut busy = Duration::ZERO;
-    // The bands whose input rows are being read, oldest first (at most three).
+    // The bands whose input rows are being read, oldest first.
     let mut open: Vec<(Band, &'b mut [u8])> = Vec::with_capacity(3);
     let mut next = 0;
     for y in 0..rows.height as usize {

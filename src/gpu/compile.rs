@@ -212,7 +212,8 @@ mod tests {
         let branches = HEADER.split("#if SCHARR").nth(1).expect("sobel.cuh has an `#if SCHARR` block");
         let (scharr, sobel) = branches.split_once("#else").expect("and an #else");
         for (op, text) in [(Operator::Scharr, scharr), (Operator::Sobel, sobel)] {
-            let (e, c) = op.weights();
+            let st = crate::sobel::Stencil::of(op, crate::sobel::Ksize::K3);
+            let (e, c) = (st.smooth()[0], st.smooth()[1]);
             for line in [format!("#define TAP_EDGE {e}"), format!("#define TAP_CENTRE {c}")] {
                 assert!(text.contains(&line), "sobel.cuh's {} branch must contain `{line}`", op.name());
             }

@@ -1,7 +1,7 @@
 //! Host → host for one large image, the pattern of overlapping copies with computation (streams).
 //!
 //! One image's upload, kernel and download in sequence leave the copy engines and the SMs idle in turn.
-//! Cut into bands (with one-row halos, [`crate::bands`]) on several streams, band i's upload overlaps band
+//! Cut into bands (with halos of the stencil's radius, [`crate::bands`]) on several streams, band i's upload overlaps band
 //! i−1's kernel and band i−2's download: the time approaches that of the copies alone. The copies need
 //! page-locked (pinned) host memory to run asynchronously: the bench passes slices of pinned allocations;
 //! the single-image command stages pageable memory through a ring of pinned buffers ([`super::staged`]).
@@ -20,6 +20,8 @@ pub struct HostToHost {
     width: usize,
     band_rows: usize,
     border: Border,
+    /// The stencil's radius: the bands' halo rows.
+    radius: usize,
     /// Each lane: the GPU on its own stream, with `filter`'s kernels, and its input and output buffers.
     lanes: Vec<(Gpu, DeviceImage)>,
 }
@@ -27,7 +29,8 @@ pub struct HostToHost {
 impl HostToHost {
     /// `streams` streams with band-sized buffers for images `width` wide, `filter`'s kernels.
     pub fn new(gpu: &Gpu, width: usize, band_rows: usize, streams: usize, filter: Filter) -> Result<Self, GpuError> {
-        let in_rows = band_rows + 2;
+        let radius = filter.stencil().radius;
+        let in_rows = crate::bands::max_in_rows(band_rows, radius);
         let filtered = gpu.for_filter(filter)?;
         let mut lanes = Vec::with_capacity(streams.max(1));
         for _ in 0..streams.max(1) {
@@ -35,7 +38,7 @@ impl HostToHost {
             let buffers = DeviceImage::alloc(&lane, Variant::GpuStrip, in_rows * width)?;
             lanes.push((lane, buffers));
         }
-        Ok(HostToHost { width, band_rows, border: filter.border, lanes })
+        Ok(HostToHost { width, band_rows, border: filter.border, radius, lanes })
     }
 
     /// Output rows per band.
@@ -58,7 +61,7 @@ impl HostToHost {
         assert_eq!(output.len(), w * height);
         let mut kernel_events = Vec::new();
         let result = (|| -> Result<(), GpuError> {
-            for (k, band) in bands(height, self.band_rows).into_iter().enumerate() {
+            for (k, band) in bands(height, self.band_rows, self.radius).into_iter().enumerate() {
                 let lanes = self.lanes.len();
                 let (gpu, device) = &mut self.lanes[k % lanes];
                 let src = &input[band.in_y0 * w * 3..(band.in_y0 + band.in_rows) * w * 3];

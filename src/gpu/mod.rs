@@ -181,6 +181,10 @@ impl Gpu {
     /// This device with the kernels of `filter`'s build (operator and arithmetic; the border is a kernel
     /// argument). A build not loaded yet is compiled (or read from the kernel cache) and loaded now, once.
     pub fn for_filter(&self, filter: Filter) -> Result<Gpu, GpuError> {
+        use crate::sobel::{Grey, Ksize, Norm};
+        if filter.ksize != Ksize::K3 || filter.grey != Grey::Percent || filter.norm != Norm::L2 {
+            return Err(GpuError::Unsupported("kernel sizes other than 3, --grey bt601 and the L1 norm yet".into()));
+        }
         let build = Build::of(filter);
         let mut sets = self.sets.lock().expect("no panic while holding the kernel sets");
         let kernels = match sets.get(&build) {

@@ -195,7 +195,8 @@ pub fn run_streamed_in_bands(
 ) -> Result<Streamed, GpuError> {
     assert_eq!(rgb.len(), 3 * width * height);
     let started = Instant::now();
-    let in_rows = (band_rows + 2).min(height);
+    let radius = filter.stencil().radius;
+    let in_rows = crate::bands::max_in_rows(band_rows, radius).min(height);
     let out_rows = band_rows.min(height);
     // One pair more than lanes: a band's buffers are filled before `submit` frees its lane's previous pair.
     let sizes = [3 * in_rows * width, out_rows * width].repeat(LANES + 1);
@@ -219,7 +220,7 @@ pub fn run_streamed_in_bands(
         parallel_copy(&mut output[rows.clone()], &d.output[..rows.len()]);
         free.push((d.input, d.output));
     }
-    for band in bands(height, band_rows) {
+    for band in bands(height, band_rows, radius) {
         let (input, out) = free.pop().expect("a lane's buffers are free before it is reused");
         let src = &rgb[band.in_y0 * width * 3..(band.in_y0 + band.in_rows) * width * 3];
         let t = Instant::now();

@@ -132,8 +132,9 @@ pub fn max_band_rows(gpu: &Gpu, variant: Variant, width: usize) -> Result<usize,
     let (free, _) = gpu.ctx.mem_get_info()?;
     let by_buffer = (i32::MAX as usize) / (4 * width);
     let by_memory = (free / 2) / (buffers::bytes_per_pixel(gpu, variant)? * width).max(1);
-    // Minus the two halo rows a band image adds.
-    let rows = by_buffer.min(by_memory).min(super::patterns::MAX_ROWS).saturating_sub(2);
+    // Minus the halo rows a band image adds (the widest stencil's, whichever runs).
+    let halo = 2 * crate::sobel::Stencil::MAX_RADIUS;
+    let rows = by_buffer.min(by_memory).min(super::patterns::MAX_ROWS).saturating_sub(halo);
     if rows < 3 {
         return Err(GpuError::Unsupported(format!(
             "a {width}-pixel-wide image in {} MB of free device memory",
@@ -156,7 +157,8 @@ pub fn run_banded(
 ) -> Result<GpuRun, GpuError> {
     let (mut memory_ms, mut compute_ms) = (0.0, 0.0);
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
-    let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, |w, h, band| {
+    let radius = filter.stencil().radius;
+    let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, radius, |w, h, band| {
         let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, filter, 1));
         let mut prepared = prepared?;
         if warm_up {

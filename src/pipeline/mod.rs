@@ -170,11 +170,12 @@ pub fn default_output(input: &Path) -> PathBuf {
 
 /// Peak host bytes per pixel of one run: the decode (see [`Header::decode_peak_bytes_per_pixel`]), or,
 /// after it, the RGB image (3) + one output byte per selected variant + with the reference, cpu-scalar's
-/// full-size stages (grey 1, Gx 2, Gy 2, magnitude 1) + one byte for the |G| image being encoded with
-/// `--intermediate`, whichever is larger. One variant without a check: 4.
+/// full-size stages (grey 1, Gx 4, Gy 4, magnitude 1: 32-bit gradients hold every kernel size) + one byte for
+/// the |G| image being encoded with `--intermediate`, whichever is larger. One variant without a check: 4.
 /// README "Memory" lists the figures; `tests/memory.rs` holds a real run's peak RSS to it.
 pub fn peak_bytes_per_pixel(header: &Header, variants: usize, intermediate: bool, reference: bool) -> u64 {
-    let compute = 3 + variants as u64 + if reference { 6 } else { 0 } + u64::from(intermediate);
+    let compute =
+        3 + variants as u64 + if reference { cpu::scalar::STAGES_BYTES_PER_PIXEL } else { 0 } + u64::from(intermediate);
     header.decode_peak_bytes_per_pixel().max(compute)
 }
 
@@ -422,7 +423,7 @@ fn write_outputs(
     stage(&targets[0], edges)?;
     if let (true, Some(stages)) = (opts.intermediate, stages) {
         // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
-        let abs8 = |g: &[i16]| g.iter().map(|&v| opts.filter.gradient_byte(v as i32)).collect::<Vec<u8>>();
+        let abs8 = |g: &[i32]| g.iter().map(|&v| opts.filter.gradient_byte(v)).collect::<Vec<u8>>();
         stage(&targets[1], &stages.grey)?;
         stage(&targets[2], &abs8(&stages.gx))?;
         stage(&targets[3], &abs8(&stages.gy))?;

@@ -1,0 +1,242 @@
+"""What kind of image a caller holds, where it lives, and how it reaches the native module: the plumbing
+behind :mod:`cuda_sobel`'s functions. Host images go to Rust as they are (a 4-D view of the caller's memory);
+GPU arrays as raw pointers with the library's current stream."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, List, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _native
+
+# PyTorch, once some call has met a tensor (never imported here before: it is not a dependency).
+_TORCH: list = [None]
+
+
+def torch() -> Any:
+    import torch as t
+
+    _TORCH[0] = t
+    return t
+
+
+def cupy() -> Any:
+    import cupy as cp
+
+    return cp
+
+
+@functools.lru_cache(maxsize=256)
+def native_filter(operator: str, ksize: int, border: Optional[str], compat: str, grey: str, norm: str) -> Any:
+    """The checked filter of these keyword arguments (kept: a call inside a training loop pays a dict look-up)."""
+    if not isinstance(ksize, int) or isinstance(ksize, bool):
+        raise ValueError(f"invalid ksize {ksize!r}: expected one of {', '.join(map(str, _native.KSIZES))}")
+    return _native.NativeFilter(operator, ksize, border, compat, grey, norm)
+
+
+def is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def is_pil(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "PIL" and hasattr(x, "mode") and hasattr(x, "getbands")
+
+
+def from_pil(img: Any) -> np.ndarray:
+    """A PIL image as NumPy: its own pixels for grey, grey + alpha, RGB(A) and 16-bit grey; palette, CMYK and the
+    rest converted to RGB(A) by PIL first (their raw values are not colours)."""
+    mode = img.mode
+    if mode in ("L", "LA", "RGB", "RGBA"):
+        return np.asarray(img)
+    if mode in ("I;16", "I;16B", "I;16L"):
+        return np.asarray(img).astype(np.uint16, copy=False)
+    has_alpha = "A" in img.getbands() or "transparency" in img.info
+    return np.asarray(img.convert("RGBA" if has_alpha else "RGB"))
+
+
+def library(image: Any) -> str:
+    """'numpy', 'torch' or 'cupy' — or a TypeError naming what it is."""
+    if isinstance(image, np.ndarray):
+        return "numpy"
+    module = type(image).__module__.split(".")[0]
+    if module == "torch" and hasattr(image, "data_ptr"):
+        torch()
+        return "torch"
+    if module == "cupy" and hasattr(image, "data"):
+        return "cupy"
+    if hasattr(image, "__cuda_array_interface__") or hasattr(image, "__dlpack_device__"):
+        raise TypeError(
+            f"image: a {type(image).__module__}.{type(image).__name__} on a GPU: cuda_sobel takes NumPy arrays, "
+            "PyTorch tensors and CuPy arrays (convert it with torch.as_tensor or cupy.asarray)"
+        )
+    if hasattr(image, "__array__") or hasattr(image, "__array_interface__") or isinstance(image, memoryview):
+        return "numpy"
+    raise TypeError(
+        f"image: a {type(image).__name__}, expected an image: a path, a NumPy array (or anything np.asarray reads, "
+        "such as a PIL image), a PyTorch tensor, a CuPy array, or a list of them"
+    )
+
+
+def to_host(image: Any) -> np.ndarray:
+    """A path, a PIL image or anything NumPy reads, as a NumPy array (no copy where NumPy makes none)."""
+    if is_path(image):
+        from . import read
+
+        return read(image)
+    if is_pil(image):
+        return from_pil(image)
+    return image if isinstance(image, np.ndarray) else np.asarray(image)
+
+
+def where(image: Any, lib: str) -> Optional[int]:
+    """The CUDA ordinal the array is on, or None for host memory; a ValueError for another device type."""
+    if lib == "torch":
+        kind = image.device.type
+        if kind == "cpu":
+            return None
+        if kind != "cuda":
+            raise ValueError(f"image: a tensor on {image.device}: cuda_sobel takes CPU or CUDA tensors")
+        return image.device.index if image.device.index is not None else torch().cuda.current_device()
+    if lib == "cupy":
+        return image.device.id
+    return None
+
+
+def parse_device(device: Union[str, int, None]) -> Union[str, int, None]:
+    """None, 'cpu', or a CUDA ordinal (from 'cuda', 'cuda:N' or N)."""
+    if device is None or device == "cpu":
+        return device
+    if isinstance(device, int) and not isinstance(device, bool) and device >= 0:
+        return device
+    if isinstance(device, str) and device.startswith("cuda"):
+        rest = device[4:]
+        if rest == "":
+            return 0
+        if rest.startswith(":") and rest[1:].isdigit():
+            return int(rest[1:])
+    if hasattr(device, "type") and hasattr(device, "index"):  # a torch.device
+        return parse_device(str(device))
+    raise ValueError(f"invalid device {device!r}: expected 'cpu', 'cuda', 'cuda:N' or N")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Shapes: (H, W), (H, W, C), (N, H, W, C) with C in 1 (grey), 2 (grey + alpha), 3 (RGB), 4 (RGBA)
+
+
+def check(image: Any, lib: str) -> Tuple[int, ...]:
+    dtype = str(image.dtype).replace("torch.", "")
+    if dtype not in ("uint8", "uint16"):
+        raise TypeError(
+            f"image: dtype {image.dtype}, expected uint8 or uint16 (uint16 is rounded to 8 bits as the command line "
+            "does, round(v·255/65535); scale other types to 0..255 first)"
+        )
+    shape = tuple(int(s) for s in image.shape)
+    if not (len(shape) == 2 or (len(shape) in (3, 4) and 1 <= shape[-1] <= 4)):
+        raise ValueError(
+            f"image: shape {shape}, expected H×W (grey), H×W×C or a batch N×H×W×C, with C = 1 (grey), "
+            "2 (grey + alpha), 3 (RGB) or 4 (RGBA)"
+        )
+    return shape
+
+
+def result_shape(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    return shape if len(shape) == 2 else shape[:-1]
+
+
+def four_d(a: np.ndarray) -> np.ndarray:
+    """(N, H, W, C) view of a host image or batch (no copy)."""
+    if a.ndim == 2:
+        return a[None, :, :, None]
+    return a[None] if a.ndim == 3 else a
+
+
+def batch_shape(shape: Tuple[int, ...]) -> Tuple[int, int, int]:
+    """(N, H, W) of an image or batch of that shape."""
+    if len(shape) == 4:
+        return shape[0], shape[1], shape[2]
+    return 1, shape[0], shape[1]
+
+
+def packed_rgb_device(a: Any, lib: str, bgr: bool) -> Any:
+    """Packed (..., H, W, 3) uint8 on the GPU, converted by the array's own library on its current stream: grey
+    repeated, alpha dropped, BGR reversed, 16 bits rounded as the command line rounds them."""
+    if lib == "cupy":
+        xp = cupy()
+        if a.dtype == xp.uint16:
+            a = ((a.astype(xp.uint32) * 255 + 32767) // 65535).astype(xp.uint8)
+        if a.ndim == 2:
+            a = a[:, :, None]
+        c = a.shape[-1]
+        a = xp.repeat(a[..., :1], 3, axis=-1) if c <= 2 else a[..., :3]
+        if bgr and c >= 3:
+            a = a[..., ::-1]
+        return xp.ascontiguousarray(a)
+    t = torch()
+    if a.dtype == t.uint16:
+        a = ((a.to(t.int64) * 255 + 32767) // 65535).to(t.uint8)
+    if a.dim() == 2:
+        a = a[:, :, None]
+    c = a.shape[-1]
+    a = a[..., :1].expand(*a.shape[:-1], 3) if c <= 2 else a[..., :3]
+    if bgr and c >= 3:
+        a = a.flip(-1)
+    return a.contiguous()
+
+
+def check_out(out: Any, lib: str, shape: Tuple[int, ...], ordinal: Optional[int], dtypes: Tuple[str, ...]) -> None:
+    got = library(out)
+    if got != lib:
+        raise TypeError(f"out: a {type(out).__name__}, expected the input's kind of array ({lib})")
+    if str(out.dtype).replace("torch.", "") not in dtypes:
+        raise TypeError(f"out: dtype {out.dtype}, expected {' or '.join(dtypes)}")
+    if tuple(int(s) for s in out.shape) != shape:
+        raise ValueError(f"out: shape {tuple(out.shape)}, expected {shape}")
+    if where(out, got) != ordinal:
+        raise ValueError("out: on another device than the image")
+
+
+def contiguous(a: Any, lib: str) -> bool:
+    return a.is_contiguous() if lib == "torch" else a.flags.c_contiguous
+
+
+def torch_stream(ordinal: int) -> int:
+    """The raw handle of PyTorch's current stream on device `ordinal`."""
+    t = torch()
+    raw = getattr(t._C, "_cuda_getCurrentRawStream", None)  # what torch.cuda.current_stream builds on
+    if raw is not None:
+        return int(raw(ordinal))
+    return int(t.cuda.current_stream(ordinal).cuda_stream)
+
+
+def device_pointers(rgb: Any, out: Any, lib: str, ordinal: int) -> Tuple[int, int, int]:
+    """(rgb pointer, out pointer, stream) of two arrays on device `ordinal`, on the library's current stream."""
+    if lib == "torch":
+        return rgb.data_ptr(), out.data_ptr(), torch_stream(ordinal)
+    cp = cupy()
+    with cp.cuda.Device(ordinal):
+        stream = cp.cuda.get_current_stream().ptr
+    return rgb.data.ptr, out.data.ptr, stream
+
+
+def empty_like_result(lib: str, shape: Tuple[int, ...], dtype: str, device: Any) -> Any:
+    if lib == "torch":
+        t = torch()
+        return t.empty(shape, dtype=getattr(t, dtype), device=device)
+    if lib == "cupy":
+        cp = cupy()
+        return cp.empty(shape, dtype=getattr(cp, dtype))
+    return np.empty(shape, getattr(np, dtype))
+
+
+def is_image_list(image: Any) -> bool:
+    """A list or tuple of images (paths, arrays, PIL images, tensors), as opposed to nested lists of numbers."""
+    if not isinstance(image, (list, tuple)) or not image:
+        return False
+    first = image[0]
+    return is_path(first) or is_pil(first) or hasattr(first, "shape") or hasattr(first, "__array_interface__")
+
+
+ListOrOne = Union[Any, List[Any]]
