@@ -8,7 +8,7 @@
 // the 32 threads of a warp touch 32 consecutive pixels. The total work is the same for every n; what
 // changes is how many threads share it: with large n too few threads remain to fill the GPU.
 //
-// Per pixel the computation is fused.cu's (RGB → magnitude in one kernel).
+// Per pixel the computation is fused.cu's (RGB → output in one kernel, any stencil).
 // Launch shape: 1D grid of ceil(width·height / (n·B)) blocks of B threads.
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh).
 //
@@ -21,18 +21,18 @@
 // t < P + n starts at t − n ≤ P − 1; with exactly P threads the last pixel would never be written).
 #include "sobel.cuh"
 
-extern "C" __global__ void sobel_n_per_thread(const u8* rgb, u8* out, int width, int height, int border, int n) {
+extern "C" __global__ void sobel_n_per_thread(const u8* rgb, out_t* out, int width, int height, int border, int n) {
     size_t total = (size_t)width * height;
     size_t first = (size_t)blockIdx.x * blockDim.x * n + threadIdx.x;
     for (int k = 0; k < n; ++k) {
         size_t i = first + (size_t)k * blockDim.x;
         if (i >= total) return;
         int y = (int)(i / width), x = (int)(i % width);
-        out[i] = sobel_pixel_from_rgb(rgb, x, y, width, height, border);
+        sobel_pixel_from_rgb(rgb, out, total, x, y, width, height, border);
     }
 }
 
-extern "C" __global__ void sobel_n_report_mapping(const u8* rgb, u8* out, int width, int height, int border, int n) {
+extern "C" __global__ void sobel_n_report_mapping(const u8* rgb, out_t* out, int width, int height, int border, int n) {
     long long total = (long long)width * height;
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= total + n) return;
@@ -41,6 +41,6 @@ extern "C" __global__ void sobel_n_report_mapping(const u8* rgb, u8* out, int wi
         long long i = start + k;
         if (i >= total) return;
         int y = (int)(i / width), x = (int)(i % width);
-        out[i] = sobel_pixel_from_rgb(rgb, x, y, width, height, border);
+        sobel_pixel_from_rgb(rgb, out, (size_t)total, x, y, width, height, border);
     }
 }

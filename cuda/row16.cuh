@@ -1,14 +1,23 @@
 // row16.cuh — helpers for the register-blocked kernels (vec16.cu, strip.cu): one thread owns 16
 // consecutive pixels of a row. Measured reasons for each trick are in docs/performance.md.
 //
+//  - Every stencil is the 3×3 one on a smoothed image. Sobel of size 2L + 3 factors as
+//    smooth = [E C E] ⊛ [1 1]^L and deriv = [−1 0 1] ⊛ [1 1]^L (ksize 5: L = 2, 7: L = 4; 1, 3 and Scharr:
+//    L = 0 — `Stencil::factors`). Both directions carry [1 1]^L, so Gx and Gy are the 3×3 operator with
+//    weights (E, C) applied to U = [1 1]^L ⊛ [1 1]^L ⊛ grey: L pairwise sums along the row (`binomial_row`)
+//    and L down the columns (the rolling window keeps one sum a level a column). 2L + 6 adds a pixel
+//    instead of the (2r + 1)·… of the plain separable stencil.
 //  - Wide loads: 16 RGB pixels are 48 bytes = three 16-byte loads (when the width is a multiple of 16,
-//    every group of 16 pixels starts 16-byte aligned), plus one 4-byte load for each neighbour pixel.
+//    every group of 16 pixels starts 16-byte aligned), plus ⌈3r / 4⌉ 4-byte words for the r neighbours on
+//    each side.
 //  - Grey with dp4a: four pixels are three 32-bit words; `__dp4a` multiplies four bytes by four weights
-//    and adds, so the weighted sums take 1.5 instructions a pixel, and `__umulhi(x, 42949673)` is x / 100
-//    exactly for x ≤ 25 550 (checked exhaustively by the selftest kernels).
-//  - Sobel with shared partial sums: per column s = top + 2·mid + bottom and d = bottom − top; then
-//    Gx = s[x+1] − s[x−1] and Gy = d[x−1] + 2·d[x] + d[x+1]. Each column's s and d serve three outputs.
-//    (Scharr: weights 3, 10, 3 instead of 1, 2, 1.)
+//    and adds, so the weighted sums take 1.5 instructions a pixel (twice that for BT.601, whose 15-bit
+//    weights are split into high and low bytes), and `__umulhi(x, 42949673)` is x / 100 exactly for
+//    x ≤ 25 550 (checked exhaustively by the selftest kernels).
+//  - Sobel with shared partial sums: per column s = E·top + C·mid + E·bottom and d = bottom − top; then
+//    Gx = s[x+1] − s[x−1] and Gy = E·d[x−1] + C·d[x] + E·d[x+1]. Each column's s and d serve three outputs.
+//  - The arithmetic: int for the 3×3 stencils; float for 5×5 and 7×7 (every value is an integer below 2^24,
+//    so float adds are exact), whose extra adds then run on the FP32 pipe, twice as wide as the integer one.
 //  - Magnitude with one approximate square root (MUFU), rounded once (exact: see magnitude_fast_sq).
 //  - With COMPAT_REPORT the grey and magnitude fall back to sobel.cuh's double-precision forms: the
 //    report's truncations have no integer shortcut, and that mode is for fidelity, not speed.
@@ -17,42 +26,69 @@
 #include "sobel.cuh"
 
 #define GROUP 16
+// Grey values of a row segment: the group and RADIUS neighbours each side; after the L pairwise sums along
+// the row, CORE values remain (the group and one neighbour each side, for the 3×3 core).
+#define WIDE (GROUP + 2 * RADIUS)
+#define CORE (GROUP + 2)
+// 4-byte words holding the RADIUS neighbour pixels (3 bytes each) on each side of a group.
+#define SIDE_WORDS ((3 * RADIUS + 3) / 4)
 
-// Byte weights for dp4a, little-endian: which bytes of a word are R, G, B of which pixel.
-#define W_RGB0 0x000B3B1Eu  // bytes 0,1,2 = R,G,B (pixel 0 of a word triple; also a right neighbour)
-#define W_R1 0x1E000000u    // byte 3 = R of pixel 1
-#define W_GB1 0x00000B3Bu   // bytes 0,1 = G,B of pixel 1
-#define W_RG2 0x3B1E0000u   // bytes 2,3 = R,G of pixel 2
-#define W_B2 0x0000000Bu    // byte 0 = B of pixel 2
-#define W_RGB3 0x0B3B1E00u  // bytes 1,2,3 = R,G,B (pixel 3; also a left neighbour)
+#if BINOMIAL_LEVELS > 0
+typedef float acc_t;
+#else
+typedef int acc_t;
+#endif
+
+// The dp4a weight word for a pixel whose R, G, B bytes start at byte `first` of a word (first may be negative,
+// or past 1: the bytes outside the word are the neighbouring word's), for weights (wr, wg, wb) of one byte each.
+__host__ __device__ constexpr unsigned weight_word(unsigned wr, unsigned wg, unsigned wb, int first) {
+    return (first >= 0 && first <= 3 ? wr << (8 * first) : 0u) | (first + 1 >= 0 && first + 1 <= 3 ? wg << (8 * (first + 1)) : 0u) |
+           (first + 2 >= 0 && first + 2 <= 3 ? wb << (8 * (first + 2)) : 0u);
+}
+
 #define DIV100_MAGIC 42949673u  // ceil(2^32 / 100)
 
-__device__ __forceinline__ int grey_div(unsigned weighted_plus_50) { return (int)__umulhi(weighted_plus_50, DIV100_MAGIC); }
-
+// Grey of the pixel whose three bytes start at byte `first` (0..3) of word a, running on into word b.
+template <int FIRST>
+__device__ __forceinline__ int grey3(unsigned a, unsigned b) {
 #if COMPAT_REPORT
-// The report's arithmetic has no integer shortcut: take the bytes apart and use grey_of (doubles).
-__device__ __forceinline__ u8 byte_of(unsigned w, int k) { return (u8)(w >> (8 * k)); }
-__device__ __forceinline__ int grey_lo3(unsigned w) { return grey_of(byte_of(w, 0), byte_of(w, 1), byte_of(w, 2)); }
-__device__ __forceinline__ int grey_hi3(unsigned w) { return grey_of(byte_of(w, 1), byte_of(w, 2), byte_of(w, 3)); }
-__device__ __forceinline__ void grey4(unsigned w0, unsigned w1, unsigned w2, int* g) {
-    g[0] = grey_lo3(w0);
-    g[1] = grey_of(byte_of(w0, 3), byte_of(w1, 0), byte_of(w1, 1));
-    g[2] = grey_of(byte_of(w1, 2), byte_of(w1, 3), byte_of(w2, 0));
-    g[3] = grey_hi3(w2);
-}
+    u8 bytes[8] = {(u8)a, (u8)(a >> 8), (u8)(a >> 16), (u8)(a >> 24), (u8)b, (u8)(b >> 8), (u8)(b >> 16), (u8)(b >> 24)};
+    return grey_of(bytes[FIRST], bytes[FIRST + 1], bytes[FIRST + 2]);
+#elif GREY_BT601
+    // 9798 = 38·256 + 70, 19235 = 75·256 + 35, 3735 = 14·256 + 151.
+    unsigned hi = __dp4a(a, weight_word(38, 75, 14, FIRST), 0u), lo = __dp4a(a, weight_word(70, 35, 151, FIRST), 16384u);
+    if (FIRST > 1) {
+        hi = __dp4a(b, weight_word(38, 75, 14, FIRST - 4), hi);
+        lo = __dp4a(b, weight_word(70, 35, 151, FIRST - 4), lo);
+    }
+    return (int)(((hi << 8) + lo) >> 15);
 #else
-// Grey of the pixel in bytes 0..2 (lo3) or 1..3 (hi3) of a word.
-__device__ __forceinline__ int grey_lo3(unsigned w) { return grey_div(__dp4a(w, W_RGB0, 50u)); }
-__device__ __forceinline__ int grey_hi3(unsigned w) { return grey_div(__dp4a(w, W_RGB3, 50u)); }
-
-// Grey of the four pixels packed in words w0, w1, w2 (12 bytes: RGBR GBRG BRGB).
-__device__ __forceinline__ void grey4(unsigned w0, unsigned w1, unsigned w2, int* g) {
-    g[0] = grey_lo3(w0);
-    g[1] = grey_div(__dp4a(w1, W_GB1, __dp4a(w0, W_R1, 50u)));
-    g[2] = grey_div(__dp4a(w2, W_B2, __dp4a(w1, W_RG2, 50u)));
-    g[3] = grey_hi3(w2);
-}
+    unsigned sum = __dp4a(a, weight_word(30, 59, 11, FIRST), 50u);
+    if (FIRST > 1) sum = __dp4a(b, weight_word(30, 59, 11, FIRST - 4), sum);
+    return (int)__umulhi(sum, DIV100_MAGIC);
 #endif
+}
+
+// Grey of pixel k of a run of words: its bytes start at byte 3k.
+template <int K, int N>
+__device__ __forceinline__ int grey_of_pixel(const unsigned (&w)[N]) {
+    return grey3<(3 * K) % 4>(w[(3 * K) / 4], w[(3 * K) / 4 + 1 < N ? (3 * K) / 4 + 1 : (3 * K) / 4]);
+}
+
+// x·y + z in the arithmetic type: one multiply-add (explicit for float: --fmad=false contracts nothing, and the
+// operands are integers below 2^24, so the fused rounding is exact).
+__device__ __forceinline__ int mad(int x, int y, int z) { return x * y + z; }
+__device__ __forceinline__ float mad(int x, float y, float z) { return __fmaf_rn((float)x, y, z); }
+
+// A grey value as the arithmetic type: exact, for an int below 2^23, as float (one OR and one add instead of a
+// conversion instruction, which runs at a quarter of the rate).
+__device__ __forceinline__ acc_t as_acc(int g) {
+#if BINOMIAL_LEVELS > 0
+    return __int_as_float(g | 0x4B000000) - 8388608.0f;
+#else
+    return g;
+#endif
+}
 
 // min(255, round(sqrt(s))) exactly, for any s, in the LOW BYTE of the result (callers narrow to a byte;
 // the upper bytes hold the float exponent 0x4B40_00xx). Clamp, exact float of s, one approximate sqrt,
@@ -63,30 +99,44 @@ __device__ __forceinline__ void grey4(unsigned w0, unsigned w1, unsigned w2, int
 // Measured (docs/performance.md v0.6): dropping the old integer correction (the m² + m test) saved 4 of
 // gpu-strip's ~26 instructions a pixel (317 → 302 µs at 16384²); returning the bits instead of
 // subtracting the exponent, one more (~0.3 µs at 7680×4320).
-__device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) {
-    s = min(s, SATURATED_SQUARE);
-    float f = __uint_as_float(s | 0x4B000000u) - 8388608.0f;  // s < 2^23: exact, without a conversion
+__device__ __forceinline__ unsigned magnitude_fast_f(float s) {
+    s = fminf(s, (float)SATURATED_SQUARE);
     float r;
-    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(f));
+    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
     return __float_as_uint(__fadd_rn(r, 12582912.0f));  // 0x4B400000 + round(r): low byte = round(r)
 }
+__device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) {
+    s = min(s, SATURATED_SQUARE);
+    return magnitude_fast_f(__uint_as_float(s | 0x4B000000u) - 8388608.0f);  // s < 2^23: exact, no conversion
+}
 
-#if COMPAT_REPORT
-__device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_of(gx, gy); }
+// The edge byte of one pixel's gradients, in the low byte.
+__device__ __forceinline__ unsigned edge_fast(int gx, int gy) {
+#if COMPAT_REPORT || NORM_L1
+    return magnitude_of(gx, gy);
 #else
-__device__ __forceinline__ unsigned magnitude_fast(int gx, int gy) { return magnitude_fast_sq((unsigned)(gx * gx + gy * gy)); }
+    unsigned x = clamped_abs(gx), y = clamped_abs(gy);
+    return magnitude_fast_sq(x * x + y * y);
 #endif
+}
+__device__ __forceinline__ unsigned edge_fast(float gx, float gy) {
+#if NORM_L1
+    return (unsigned)fminf(fabsf(gx) + fabsf(gy), 255.0f);
+#else
+    float x = fminf(fabsf(gx), 255.0f), y = fminf(fabsf(gy), 255.0f);
+    return magnitude_fast_f(__fmaf_rn(x, x, __fmul_rn(y, y)));  // exact: an integer below 2^17
+#endif
+}
 
-// The raw bytes of one aligned group: pixels x0 … x0+15 of a row (three 16-byte words) and the words
-// holding its left and right neighbours. Loading (load_raw16) and converting (grey_from_raw16) are
-// separate so that strip.cu can issue the next row's loads before it computes the current row.
+// The raw bytes of one aligned group's row: pixels x0 … x0+15 (three 16-byte words, as 12 words) and the words
+// holding its RADIUS neighbours each side. Loading (load_group) and converting (grey_wide) are separate so
+// that strip.cu can issue the next row's loads before it computes the current row.
 struct Raw16 {
-    uint4 v0, v1, v2;
-    unsigned left, right;
+    unsigned left[SIDE_WORDS], mid[12], right[SIDE_WORDS];
 };
 
-// Aligned form only (width % 16 == 0). Where the bytes of group x0 of row y are, `y` one row outside the
-// image at most: the row the border rule picks, or nullptr for a row that it makes 0.
+// Aligned form only (width % 16 == 0). Where the bytes of group x0 of row y are, `y` at any distance outside
+// the image: the row the border rule picks, or nullptr for a row that it makes 0.
 __device__ __forceinline__ const u8* group_ptr(const u8* __restrict__ rgb, int width, int height, int border, int y,
                                                int x0) {
     int sy = resolve(y, height, border);
@@ -95,16 +145,26 @@ __device__ __forceinline__ const u8* group_ptr(const u8* __restrict__ rgb, int w
 
 // The group's bytes at p, a row inside the image.
 __device__ __forceinline__ Raw16 load_group(const u8* __restrict__ p, int width, int x0) {
+    Raw16 r = {};
     const uint4* v = reinterpret_cast<const uint4*>(p);
-    Raw16 r = {__ldg(v), __ldg(v + 1), __ldg(v + 2), 0u, 0u};
-    // The pixel before the group ends a 4-byte word; the one after starts one.
-    if (x0 > 0) r.left = __ldg(reinterpret_cast<const unsigned*>(p - 4));
-    if (x0 + GROUP < width) r.right = __ldg(reinterpret_cast<const unsigned*>(p + 3 * GROUP));
+    uint4 v0 = __ldg(v), v1 = __ldg(v + 1), v2 = __ldg(v + 2);
+    unsigned mid[12] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w, v2.x, v2.y, v2.z, v2.w};
+#pragma unroll
+    for (int i = 0; i < 12; ++i) r.mid[i] = mid[i];
+    // The pixels before the group end a word; those after start one.
+    const unsigned* words = reinterpret_cast<const unsigned*>(p);
+    if (x0 > 0) {
+#pragma unroll
+        for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = __ldg(words - SIDE_WORDS + i);
+    }
+    if (x0 + GROUP < width) {
+#pragma unroll
+        for (int i = 0; i < SIDE_WORDS; ++i) r.right[i] = __ldg(words + 12 + i);
+    }
     return r;
 }
 
-// The group's bytes at p (from group_ptr); nullptr gives zero bytes, which convert to grey 0
-// ((0 + 50) / 100): no branch later.
+// The group's bytes at p (from group_ptr); nullptr gives zero bytes, which convert to grey 0: no branch later.
 __device__ __forceinline__ Raw16 load_raw16_at(const u8* __restrict__ p, int width, int x0) {
     return p ? load_group(p, width, x0) : Raw16{};
 }
@@ -114,63 +174,104 @@ __device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int widt
     return load_raw16_at(group_ptr(rgb, width, height, border, y, x0), width, x0);
 }
 
-__device__ __forceinline__ void grey_from_raw16(const Raw16& r, int width, int border, int x0, int g[GROUP + 2]) {
-    grey4(r.v0.x, r.v0.y, r.v0.z, g + 1);
-    grey4(r.v0.w, r.v1.x, r.v1.y, g + 5);
-    grey4(r.v1.z, r.v1.w, r.v2.x, g + 9);
-    grey4(r.v2.y, r.v2.z, r.v2.w, g + 13);
-    // Neighbours. Inside the image they come from the extra words; at the image's left and right edges
-    // from the border rule: pixel 0 or 1 (width−1 or width−2), or 0. Selects, not g[1 + sx]: a run-time
-    // index would move the whole array to local memory; and no branches (measured: docs/performance.md).
-    int left = grey_hi3(r.left), right = grey_lo3(r.right);
-    int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[1] : g[2]);
-    int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[GROUP] : g[GROUP - 1]);
-    g[0] = x0 > 0 ? left : edge_l;
-    g[GROUP + 1] = x0 + GROUP < width ? right : edge_r;
+// Grey of left neighbour k (1..RADIUS): its bytes start 3k bytes before the end of `left`.
+template <int K>
+__device__ __forceinline__ int grey_left(const Raw16& r) {
+    constexpr int byte = 4 * SIDE_WORDS - 3 * K;
+    return grey3<byte % 4>(r.left[byte / 4], r.left[byte / 4 + 1 < SIDE_WORDS ? byte / 4 + 1 : byte / 4]);
+}
+// Grey of right neighbour k (1..RADIUS): its bytes start at byte 3(k − 1) of `right`.
+template <int K>
+__device__ __forceinline__ int grey_right(const Raw16& r) {
+    constexpr int byte = 3 * (K - 1);
+    return grey3<byte % 4>(r.right[byte / 4], r.right[byte / 4 + 1 < SIDE_WORDS ? byte / 4 + 1 : byte / 4]);
 }
 
-// Grey values of pixels x0−1 … x0+16 of image row y (through the border rule) into g[0..17].
+template <int K>
+__device__ __forceinline__ void neighbours(const Raw16& r, int width, int border, int x0, acc_t g[WIDE]) {
+    if constexpr (K <= RADIUS) {
+        // Inside the image they come from the side words; at the image's left and right edges from the border
+        // rule: pixel k (width − 1 − k) mirrored, the edge pixel repeated, or 0. Selects, not g[RADIUS + sx]: a
+        // run-time index would move the whole array to local memory; and no branches (measured:
+        // docs/performance.md).
+        acc_t edge_l = border == BORDER_ZERO ? as_acc(0) : (border == BORDER_REPLICATE ? g[RADIUS] : g[RADIUS + K]);
+        acc_t edge_r = border == BORDER_ZERO ? as_acc(0)
+                                             : (border == BORDER_REPLICATE ? g[RADIUS + GROUP - 1] : g[RADIUS + GROUP - 1 - K]);
+        g[RADIUS - K] = x0 > 0 ? as_acc(grey_left<K>(r)) : edge_l;
+        g[RADIUS + GROUP - 1 + K] = x0 + GROUP < width ? as_acc(grey_right<K>(r)) : edge_r;
+        neighbours<K + 1>(r, width, border, x0, g);
+    }
+}
+
+template <int K>
+__device__ __forceinline__ void group_grey(const unsigned (&w)[12], acc_t g[WIDE]) {
+    if constexpr (K < GROUP) {
+        g[RADIUS + K] = as_acc(grey_of_pixel<K>(w));
+        group_grey<K + 1>(w, g);
+    }
+}
+
+// Grey values of pixels x0 − RADIUS … x0 + 15 + RADIUS of an aligned group's row.
+__device__ __forceinline__ void grey_wide(const Raw16& r, int width, int border, int x0, acc_t g[WIDE]) {
+    group_grey<0>(r.mid, g);
+    neighbours<1>(r, width, border, x0, g);
+}
+
+// Grey values of pixels x0 − RADIUS … x0 + 15 + RADIUS of image row y (through the border rule).
 // ALIGNED: width is a multiple of 16, so the group is whole and its 48 bytes start 16-byte aligned.
 template <bool ALIGNED>
-__device__ __forceinline__ void grey_row18(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
-                                           int g[GROUP + 2]) {
+__device__ __forceinline__ void grey_row_wide(const u8* __restrict__ rgb, int width, int height, int border, int y,
+                                              int x0, acc_t g[WIDE]) {
     if (ALIGNED) {
-        grey_from_raw16(load_raw16(rgb, width, height, border, y, x0), width, border, x0, g);
+        grey_wide(load_raw16(rgb, width, height, border, y, x0), width, border, x0, g);
         return;
     }
     // Any width: byte loads, each pixel through the border rule (pixels past the edge are unused).
     int sy = resolve(y, height, border);
     if (sy < 0) {
 #pragma unroll
-        for (int i = 0; i < GROUP + 2; ++i) g[i] = 0;
+        for (int i = 0; i < WIDE; ++i) g[i] = as_acc(0);
         return;
     }
     const u8* row = rgb + (size_t)sy * width * 3;
 #pragma unroll
-    for (int i = 0; i < GROUP + 2; ++i) {
-        int sx = resolve(min(x0 + i - 1, width), width, border);
-        g[i] = sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]);
+    for (int i = 0; i < WIDE; ++i) {
+        int sx = resolve(min(x0 + i - RADIUS, width - 1 + RADIUS), width, border);
+        g[i] = as_acc(sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]));
     }
 }
 
-// The 16 outputs of one row from the grey rows above (a), at (m) and below (b), stored at out[x0…].
-// Column sums s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed
-// as a sliding window of three columns, not as arrays: fewer live registers (docs/performance.md v0.3c
-// has the register counts of both forms).
-__device__ __forceinline__ int column_sum(int a, int m, int b) { return TAP_EDGE * a + TAP_CENTRE * m + TAP_EDGE * b; }
+// The row's L pairwise sums: h[i] = Σ_k C(L, k)·g[i + k], for the CORE columns x0 − 1 … x0 + 16.
+__device__ __forceinline__ void binomial_row(acc_t g[WIDE], acc_t h[CORE]) {
+#pragma unroll
+    for (int level = 0; level < BINOMIAL_LEVELS; ++level)
+#pragma unroll
+        for (int i = 0; i < WIDE - 1 - level; ++i) g[i] = g[i] + g[i + 1];
+#pragma unroll
+    for (int i = 0; i < CORE; ++i) h[i] = g[i];
+}
 
+// One row through the column sums' L levels (`state[l]` the previous row's level-l value of each column):
+// returns in h the level-L sum, Σ_k C(L, k)·(row y − k), of U's row y − L/2.
+__device__ __forceinline__ void binomial_column(acc_t h[CORE], acc_t state[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE]) {
+#pragma unroll
+    for (int level = 0; level < BINOMIAL_LEVELS; ++level)
+#pragma unroll
+        for (int i = 0; i < CORE; ++i) {
+            acc_t v = h[i];
+            h[i] = v + state[level][i];
+            state[level][i] = v;
+        }
+}
+
+// Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's).
 template <bool ALIGNED>
-__device__ __forceinline__ void sobel_row16(const int a[GROUP + 2], const int m[GROUP + 2], const int b[GROUP + 2],
-                                            u8* __restrict__ out_row, int x0, int width) {
-    int s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
-    int s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
+__device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plane, int x0, int width, const acc_t gx[GROUP],
+                                        const acc_t gy[GROUP]) {
+#if OUTPUT == OUTPUT_EDGES
     unsigned v[GROUP], packed[GROUP / 4];
 #pragma unroll
-    for (int i = 0; i < GROUP; ++i) {
-        int s2 = column_sum(a[i + 2], m[i + 2], b[i + 2]), d2 = b[i + 2] - a[i + 2];
-        v[i] = magnitude_fast(s2 - s0, column_sum(d0, d1, d2));
-        s0 = s1, s1 = s2, d0 = d1, d1 = d2;
-    }
+    for (int i = 0; i < GROUP; ++i) v[i] = edge_fast(gx[i], gy[i]);
     // Four bytes into a word with byte permutes (3 PRMT per word instead of shifts and ors).
 #pragma unroll
     for (int k = 0; k < GROUP / 4; ++k)
@@ -183,6 +284,35 @@ __device__ __forceinline__ void sobel_row16(const int a[GROUP + 2], const int m[
         for (int i = 0; i < GROUP; ++i)
             if (x0 + i < width) out_row[x0 + i] = (u8)(packed[i / 4] >> (8 * (i % 4)));
     }
+#else
+#pragma unroll
+    for (int i = 0; i < GROUP; ++i)
+        if (ALIGNED || x0 + i < width) store(out_row, x0 + i, plane, (int)gx[i], (int)gy[i]);
+#endif
+}
+
+// The 16 outputs of one row from U's rows above (a), at (m) and below (b), stored at out_row[x0…]. Column sums
+// s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed as a sliding window
+// of three columns, not as arrays: fewer live registers (docs/performance.md v0.3c has the register counts of
+// both forms). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not).
+template <bool ALIGNED>
+__device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE],
+                                            out_t* __restrict__ out_row, size_t plane, int x0, int width, bool up) {
+    auto column_sum = [](acc_t a, acc_t m, acc_t b) { return mad(TAP_CENTRE, m, TAP_EDGE * (a + b)); };
+    acc_t s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
+    acc_t s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
+    acc_t gx[GROUP], gy[GROUP];
+#pragma unroll
+    for (int i = 0; i < GROUP; ++i) {
+        acc_t s2 = column_sum(a[i + 2], m[i + 2], b[i + 2]), d2 = b[i + 2] - a[i + 2];
+        gx[i] = s2 - s0;
+        gy[i] = column_sum(d0, d1, d2);
+#if OUTPUT != OUTPUT_EDGES
+        if (up) gy[i] = -gy[i];
+#endif
+        s0 = s1, s1 = s2, d0 = d1, d1 = d2;
+    }
+    store16<ALIGNED>(out_row, plane, x0, width, gx, gy);
 }
 
 #endif  // CUDA_SOBEL_ROW16_CUH

@@ -1,25 +1,34 @@
 // sobel.cuh — the pipeline's exact arithmetic in CUDA C, shared by every kernel file.
 //
 // Equivalence contract: these functions are `src/sobel.rs` restated; every kernel built on them must
-// produce the bytes `cpu-scalar` produces, for every image, border mode, operator and arithmetic (the
-// tests check this).
-//  - grey      = (30·R + 59·G + 11·B + 50) / 100, unsigned integer arithmetic (rounded half up)
-//  - Gx, Gy    = 3×3 Sobel (or Scharr) kernels, exact int arithmetic
-//  - magnitude = min(255, round(sqrt(Gx² + Gy²))): sqrtf is correctly rounded (NVRTC's default
-//                --prec-sqrt=true, which the host passes explicitly), so it is exact below 2^24.
+// produce the bytes `cpu-scalar` produces, for every image, stencil, border mode, grey, norm, arithmetic and
+// output (the tests check this).
+//  - grey      = (30·R + 59·G + 11·B + 50) / 100, unsigned integer arithmetic (rounded half up), or with
+//                GREY_BT601 OpenCV's (9798·R + 19235·G + 3735·B + 2^14) >> 15
+//  - Gx, Gy    = the stencil of radius RADIUS: Gx = smooth (down) ⊗ deriv (along), Gy the transpose, exact ints
+//  - edges     = min(255, round(sqrt(Gx² + Gy²))) — sqrtf is correctly rounded (NVRTC's default
+//                --prec-sqrt=true, which the host passes explicitly), so it is exact below 2^24 — or with
+//                NORM_L1 min(255, |Gx| + |Gy|)
 //  - offsets into images are 64-bit (size_t): width·height·3 passes 2^31 at about 26 000 × 26 000.
 //
-// The operator and the arithmetic are fixed when the host compiles a file: it passes `-DSCHARR=1` and/or
-// `-DCOMPAT_REPORT=1` and loads one module per combination (src/gpu/kernels.rs), so the default build's
-// code is exactly what it would be without these options — no run-time branch in any hot loop.
-//  - SCHARR=1: smoothing weights [3 10 3] instead of [1 2 1] (|G| ≤ 4080; the magnitude still saturates).
-//  - COMPAT_REPORT=1: the report's C program, `Compat::Report` in src/sobel.rs: grey in doubles truncated,
-//    gradients kept mod 256, magnitude truncated and wrapped. Each double operation is written as an
-//    explicit round-to-nearest intrinsic, so no compiler option can fuse them into an FMA (x86-64 SSE2,
-//    where the report ran, has none; one fused rounding changes some pixels by one).
+// The stencil, the arithmetic and the output are fixed when the host compiles a file: it passes them as `-D`
+// constants (`Build::defines` in src/gpu/kernels.rs) and loads one module per combination, so each build's
+// loops have their taps folded in — zero taps vanish, ×1 becomes an add — and no run-time branch is in any
+// hot loop. Without options, a file compiles as the default build (Sobel 3×3, exact, 8-bit edges), so
+// `nvcc -ptx cuda/fused.cu` works as well:
+//  - RADIUS, TAPS_SMOOTH, TAPS_DERIV: the stencil's reach and its 2·RADIUS + 1 taps each (`Stencil`);
+//  - TAP_EDGE, TAP_CENTRE, BINOMIAL_LEVELS: the same stencil factored, smooth = [E C E] ⊛ [1 1]^L and
+//    deriv = [−1 0 1] ⊛ [1 1]^L (`Stencil::factors`), which the register-blocked kernels use (row16.cuh);
+//  - GRADIENT_BOUND: the largest |Gx| or |Gy| (1020 for Sobel 3×3, 163 200 for 7×7);
+//  - GREY_BT601, NORM_L1: OpenCV's grey, the L1 norm;
+//  - COMPAT_REPORT=1: the report's C program, `Compat::Report` in src/sobel.rs (3×3 only): grey in doubles
+//    truncated, gradients kept mod 256, magnitude truncated and wrapped. Each double operation is written as
+//    an explicit round-to-nearest intrinsic, so no compiler option can fuse them into an FMA (x86-64 SSE2,
+//    where the report ran, has none; one fused rounding changes some pixels by one);
+//  - OUTPUT: what each pixel writes (below).
 //
 // The host replaces each `#include "…cuh"` line with that header's text before NVRTC compiles a file
-// (so the headers use include guards), and `nvcc -ptx cuda/fused.cu` works as well.
+// (so the headers use include guards).
 #ifndef CUDA_SOBEL_SOBEL_CUH
 #define CUDA_SOBEL_SOBEL_CUH
 
@@ -31,23 +40,62 @@
 // Gx² + Gy² from which the rounded magnitude is 255 or more: 254² + 254 + 1.
 #define SATURATED_SQUARE 64771u
 
-#ifndef SCHARR
-#define SCHARR 0
+// The default build: Sobel 3×3.
+#ifndef RADIUS
+#define RADIUS 1
+#define TAPS_SMOOTH 1, 2, 1
+#define TAPS_DERIV -1, 0, 1
+#define TAP_EDGE 1
+#define TAP_CENTRE 2
+#define BINOMIAL_LEVELS 0
+#define GRADIENT_BOUND 1020
+#endif
+#define TAPS (2 * RADIUS + 1)
+#ifndef GREY_BT601
+#define GREY_BT601 0
+#endif
+#ifndef NORM_L1
+#define NORM_L1 0
 #endif
 #ifndef COMPAT_REPORT
 #define COMPAT_REPORT 0
 #endif
 
-// The operator's smoothing weights: Gx = [E C E]ᵀ·[−1 0 1], Gy = [−1 0 1]ᵀ·[E C E] (`Operator::weights`).
-#if SCHARR
-#define TAP_EDGE 3
-#define TAP_CENTRE 10
-#else
-#define TAP_EDGE 1
-#define TAP_CENTRE 2
+// What each pixel writes (`Output` in src/gpu/kernels.rs): the edge byte, Gx and Gy (two planes of
+// OUT_GRADIENT_T: 1 short, 2 int, 3 float), the direction in radians (float), or Canny's four directions.
+#define OUTPUT_EDGES 0
+#define OUTPUT_GRADIENTS 1
+#define OUTPUT_DIRECTION 2
+#define OUTPUT_DIRECTION4 3
+#ifndef OUTPUT
+#define OUTPUT OUTPUT_EDGES
 #endif
 
 typedef unsigned char u8;
+
+#if OUTPUT == OUTPUT_GRADIENTS
+#if OUT_GRADIENT_T == 1
+typedef short out_t;
+#elif OUT_GRADIENT_T == 2
+typedef int out_t;
+#else
+typedef float out_t;
+#endif
+#elif OUTPUT == OUTPUT_DIRECTION
+typedef float out_t;
+#else
+typedef u8 out_t;
+#endif
+
+// The stencil's taps, as constants once a loop over them is unrolled.
+__device__ __forceinline__ int smooth_tap(int i) {
+    const int t[TAPS] = {TAPS_SMOOTH};
+    return t[i];
+}
+__device__ __forceinline__ int deriv_tap(int i) {
+    const int t[TAPS] = {TAPS_DERIV};
+    return t[i];
+}
 
 #if COMPAT_REPORT
 // The report: (byte)(0.30·R + 0.59·G + 0.11·B), left to right, each operation rounded on its own.
@@ -63,25 +111,95 @@ __device__ __forceinline__ u8 magnitude_of(int gx, int gy) {
     return (u8)(int)sqrt((double)(h * h + v * v));
 }
 #else
-__device__ __forceinline__ u8 grey_of(u8 r, u8 g, u8 b) {
-    return (u8)((30u * r + 59u * g + 11u * b + 50u) / 100u);
+#if GREY_BT601
+__device__ __forceinline__ u8 grey_of(u8 r, u8 g, u8 b) { return (u8)((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15); }
+#else
+__device__ __forceinline__ u8 grey_of(u8 r, u8 g, u8 b) { return (u8)((30u * r + 59u * g + 11u * b + 50u) / 100u); }
+#endif
+
+// |g| clamped to 255: a gradient that reaches 255 saturates the edge byte whatever the other, so clamping first
+// changes no answer, and keeps 7×7's squares (|G| up to 163 200) from overflowing. Smaller stencils' squares
+// fit 32 bits as they are: no clamp (one instruction fewer a gradient).
+__device__ __forceinline__ unsigned clamped_abs(int g) {
+#if GRADIENT_BOUND > 32767
+    return min((unsigned)abs(g), 255u);
+#else
+    return (unsigned)abs(g);
+#endif
 }
 
+#if NORM_L1
+__device__ __forceinline__ u8 magnitude_of(int gx, int gy) {
+    return (u8)min((unsigned)abs(gx) + (unsigned)abs(gy), 255u);
+}
+#else
 // min(255, round(sqrt(s))), exactly: r = floor(sqrt(s)), then round up iff s > r² + r.
 __device__ __forceinline__ u8 magnitude_of(int gx, int gy) {
-    unsigned s = min((unsigned)(gx * gx + gy * gy), SATURATED_SQUARE);
+    unsigned x = clamped_abs(gx), y = clamped_abs(gy);
+    unsigned s = min(x * x + y * y, SATURATED_SQUARE);
     unsigned r = (unsigned)sqrtf((float)s);
     return (u8)(r + (s > r * r + r ? 1u : 0u));
 }
 #endif
+#endif
 
-// The coordinate that position i (at most one step outside 0..n-1) reads, or -1 for the constant 0.
+// atan2(gy, gx) in radians, in (−π, π]: `direction` in src/sobel/pixel.rs, operation for operation (explicit
+// round-to-nearest intrinsics, so that nothing is fused or reordered: the same bits as the CPU).
+__device__ __forceinline__ float direction_of(int gx, int gy) {
+    const float FRAC_PI_4 = 0.785398185253143310546875f;  // std::f32::consts::FRAC_PI_4
+    float ax = (float)abs(gx), ay = (float)abs(gy);       // exact: |g| < 2^24
+    float lo = fminf(ax, ay), hi = fmaxf(ax, ay);
+    float t = hi == 0.0f ? 0.0f : __fdiv_rn(lo, hi);
+    float base = 0.0f, x = t;
+    if (t > (float)0.414213562373095) {
+        base = FRAC_PI_4;
+        x = __fdiv_rn(__fsub_rn(t, 1.0f), __fadd_rn(t, 1.0f));
+    }
+    float z = __fmul_rn(x, x);
+    float p = __fmul_rn((float)8.05374449538e-2, z);
+    p = __fmul_rn(__fsub_rn(p, (float)1.38776856032e-1), z);
+    p = __fmul_rn(__fadd_rn(p, (float)1.99777106478e-1), z);
+    p = __fmul_rn(__fmul_rn(__fsub_rn(p, (float)3.33329491539e-1), z), x);
+    p = __fadd_rn(p, x);
+    float a = __fadd_rn(base, p);
+    if (ay > ax) a = __fsub_rn(2.0f * FRAC_PI_4, a);
+    if (gx < 0) a = __fsub_rn(4.0f * FRAC_PI_4, a);
+    return gy < 0 ? -a : a;
+}
+
+// OpenCV Canny's quantised direction (`direction4` in src/sobel/pixel.rs): tan 22.5° as 13573 / 2^15, in
+// 64 bits (|gy|·2^15 passes 2^31 for ksize 7).
+__device__ __forceinline__ u8 direction4_of(int gx, int gy) {
+    long long x = abs(gx), y = (long long)abs(gy) << 15, tg22x = x * 13573;
+    if (y < tg22x) return 0;
+    if (y > tg22x + (x << 16)) return 2;
+    return (gx ^ gy) < 0 ? 3 : 1;
+}
+
+// What pixel i writes; `plane` is the offset of Gy's plane from Gx's (the image's, or a batch's, pixels).
+__device__ __forceinline__ void store(out_t* out, size_t i, size_t plane, int gx, int gy) {
+#if OUTPUT == OUTPUT_GRADIENTS
+    out[i] = (out_t)gx;
+    out[plane + i] = (out_t)gy;
+#elif OUTPUT == OUTPUT_DIRECTION
+    out[i] = direction_of(gx, gy);
+#elif OUTPUT == OUTPUT_DIRECTION4
+    out[i] = direction4_of(gx, gy);
+#else
+    out[i] = magnitude_of(gx, gy);
+#endif
+}
+
+// The coordinate that position i (at any distance outside 0..n-1) reads, or -1 for the constant 0:
+// `Border::resolve` (OpenCV's borderInterpolate). Reflection is periodic with period 2·(n − 1).
 __device__ __forceinline__ int resolve(int i, int n, int border) {
     if (i >= 0 && i < n) return i;
     if (border == BORDER_ZERO) return -1;
     if (border == BORDER_REPLICATE) return i < 0 ? 0 : n - 1;
     if (n == 1) return 0;  // reflect101 of a one-pixel dimension repeats it
-    return i < 0 ? -i : 2 * n - 2 - i;
+    int period = 2 * (n - 1), m = i % period;
+    if (m < 0) m += period;
+    return m > n - 1 ? period - m : m;
 }
 
 // Grey value of the pixel at (x, y) of an RGB image, or of its border substitute.
@@ -99,23 +217,51 @@ __device__ __forceinline__ int grey_pixel(const u8* grey, int x, int y, int widt
     return grey[(size_t)sy * width + sx];
 }
 
-// The operator's taps on a 3×3 grey neighbourhood g[row][col], centre g[1][1] (zero taps skipped).
-__device__ __forceinline__ int sobel_x(const int g[3][3]) {
-    return TAP_EDGE * (g[0][2] - g[0][0]) + TAP_CENTRE * (g[1][2] - g[1][0]) + TAP_EDGE * (g[2][2] - g[2][0]);
-}
-__device__ __forceinline__ int sobel_y(const int g[3][3]) {
-    return (TAP_EDGE * g[2][0] + TAP_CENTRE * g[2][1] + TAP_EDGE * g[2][2]) -
-           (TAP_EDGE * g[0][0] + TAP_CENTRE * g[0][1] + TAP_EDGE * g[0][2]);
+// Gx and Gy at (x, y) from the grey values `fetch(x', y')` of its (2r + 1)² neighbourhood, row by row: each row's
+// smoothing and derivative sums, then Gx += smooth[i]·(row's derivative sum), Gy += deriv[i]·(row's smoothing
+// sum) — the 2-D taps are smooth[i]·deriv[j], so this is the 2-D stencil, with 2·(2r + 1) multiplies a row.
+template <typename Fetch>
+__device__ __forceinline__ void gradients_at(Fetch fetch, int x, int y, int& gx, int& gy) {
+    gx = 0, gy = 0;
+#pragma unroll
+    for (int i = 0; i < TAPS; ++i) {
+        int s = 0, d = 0;
+#pragma unroll
+        for (int j = 0; j < TAPS; ++j) {
+            int g = fetch(x + j - RADIUS, y + i - RADIUS);
+            s += smooth_tap(j) * g;
+            d += deriv_tap(j) * g;
+        }
+        gx += smooth_tap(i) * d;
+        gy += deriv_tap(i) * s;
+    }
 }
 
-// The whole pipeline for one output pixel, straight from RGB: 9 grey conversions, 2 stencils, 1 magnitude.
-__device__ __forceinline__ u8 sobel_pixel_from_rgb(const u8* rgb, int x, int y, int width, int height, int border) {
-    int g[3][3];
+// Gx and Gy of a window g[row][col] of grey values held in registers, centre g[RADIUS][RADIUS] (the exercises in
+// cuda/exercises/ fill a 3×3 one): the same sums as gradients_at.
+__device__ __forceinline__ int sobel_x(const int g[TAPS][TAPS]) {
+    int gx = 0;
 #pragma unroll
-    for (int dy = 0; dy < 3; ++dy)
+    for (int i = 0; i < TAPS; ++i)
 #pragma unroll
-        for (int dx = 0; dx < 3; ++dx) g[dy][dx] = grey_at(rgb, x + dx - 1, y + dy - 1, width, height, border);
-    return magnitude_of(sobel_x(g), sobel_y(g));
+        for (int j = 0; j < TAPS; ++j) gx += smooth_tap(i) * deriv_tap(j) * g[i][j];
+    return gx;
+}
+__device__ __forceinline__ int sobel_y(const int g[TAPS][TAPS]) {
+    int gy = 0;
+#pragma unroll
+    for (int i = 0; i < TAPS; ++i)
+#pragma unroll
+        for (int j = 0; j < TAPS; ++j) gy += deriv_tap(i) * smooth_tap(j) * g[i][j];
+    return gy;
+}
+
+// The whole pipeline for one output pixel, straight from RGB: (2r + 1)² grey conversions, the stencil, the output.
+__device__ __forceinline__ void sobel_pixel_from_rgb(const u8* rgb, out_t* out, size_t plane, int x, int y, int width,
+                                                     int height, int border) {
+    int gx, gy;
+    gradients_at([&](int sx, int sy) { return grey_at(rgb, sx, sy, width, height, border); }, x, y, gx, gy);
+    store(out, (size_t)y * width + x, plane, gx, gy);
 }
 
 #endif  // CUDA_SOBEL_SOBEL_CUH

@@ -1,25 +1,27 @@
 // strip.cu — pattern: STENCIL WITH A ROLLING WINDOW (register blocking + column strips), the fast one.
 //
 // The seeds' "local memory" idea taken one step further: instead of staging a tile in shared memory,
-// each thread owns a 16-pixel column strip and marches along `rows` rows, keeping three grey rows
-// (behind, here, ahead) in registers. Each step loads one new RGB row segment (three 16-byte loads),
-// converts it to grey once, and writes 16 outputs with one 16-byte store. So every input byte is read
-// from DRAM once (the 2 halo rows of each band and the 1-pixel neighbours hit the L1/L2 caches), and
-// every grey value is computed once — the kernel does what the roofline asks: read 3 bytes, write 1 byte
-// per pixel. The loop is unrolled three times so that the rows' roles rotate by renaming registers
-// instead of copying them. No shared memory, no barriers.
+// each thread owns a 16-pixel column strip and marches along `rows` rows, keeping what the stencil still
+// needs of the rows behind it in registers. Each step loads one new RGB row segment (three 16-byte loads and
+// the neighbours' words), converts it to grey once, and writes 16 outputs with one 16-byte store. So every
+// input byte is read from DRAM once (the halo rows of each band and the neighbour pixels hit the L1/L2
+// caches), and every grey value is computed once — the kernel does what the roofline asks: read 3 bytes,
+// write 1 byte per pixel. For any kernel size the stencil is the 3×3 one on a binomially smoothed image
+// (row16.cuh): the new row is smoothed along itself, then down the columns through L running sums a column,
+// and three rows of the result (behind, here, ahead) feed the 3×3 step. The loop is unrolled three times so
+// that those rows' roles rotate by renaming registers instead of copying them. No shared memory, no barriers.
 //
-// Two rows of look-ahead hide the memory latency: the next row is already on its way into registers
-// while this row is computed, and the row after it is asked into the L2 cache with a prefetch
-// instruction (no register, no wait). Without the prefetch each step's loads wait for DRAM; with it,
-// for L2 (the measurement, and why more rows ahead is slower, is at STRIP_PREFETCH below).
+// Look-ahead hides the memory latency: the next row is already on its way into registers while this row
+// is computed, and the row after it is asked into the L2 cache with a prefetch instruction (no register,
+// no wait). Without the prefetch each step's loads wait for DRAM; with it, for L2 (the measurement, and why
+// more rows ahead is slower, is at STRIP_PREFETCH below).
 //
 // Alternate bands march in opposite directions (even bands down, odd bands up), so that the two bands
 // meeting at a boundary read its rows at the same moment — both at their start or both at their end —
 // and the second read hits the L2. Marching all one way, band b reads its top halo at its start and band
 // b−1 reads the same rows at its end, long evicted: 6 % more DRAM reads at 7680×4320 (measured with ncu:
 // 106.0 → 99.6 MB, the input's size; 41.5 → 39.9 µs, all else equal). Going up, the rows behind and
-// ahead swap roles: Gy changes sign, Gy² and so the magnitude do not.
+// ahead swap roles: Gy changes sign (put back for the outputs that keep it), Gy² and so the magnitude do not.
 //
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
 // Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
@@ -33,6 +35,15 @@
 #define STRIP_THREADS 128  // = THREADS in src/gpu/patterns/strip.rs (bench/probe may set others, to measure them)
 #endif
 
+// Blocks of STRIP_THREADS each SM must hold at once, for the aligned form: ptxas keeps the registers a thread
+// uses within what that leaves (65 536 / (threads · blocks)). The 3×3 march fits 4 blocks (128 registers,
+// no spill: examples/kernel_resources.rs), as it did before the stencil became a value, measured fastest
+// (docs/performance.md v0.6); unbounded, ptxas took 154. The wider stencils keep rows of running sums and are
+// left to ptxas (asking 3 blocks of the 5×5 spills).
+#ifndef STRIP_MIN_BLOCKS
+#define STRIP_MIN_BLOCKS (RADIUS == 1 ? 4 : 1)
+#endif
+
 // Timestamps for bench/probe/trace.cu (when a march's rows arrive and its steps end); empty in cuda_sobel.
 #ifndef STRIP_HOOK
 #define STRIP_HOOK(point)
@@ -44,7 +55,10 @@
 #ifndef STRIP_PREFETCH
 #define STRIP_PREFETCH 1
 #endif
-#define STRIP_AHEAD (2 + STRIP_PREFETCH)  // the prefetched row, counted from the step's output row
+// Rows are counted from the march's first output row, in its direction. Step k (output row k) feeds the
+// grey row k + RADIUS (whose last running sum completes U's row k + 1), loads row k + RADIUS + 1 for the
+// next step and prefetches row k + STRIP_AHEAD.
+#define STRIP_AHEAD (RADIUS + 1 + STRIP_PREFETCH)
 
 // 1: odd bands march up (above). 0 (for measuring): every band marches down.
 #ifndef STRIP_ZIGZAG
@@ -56,39 +70,63 @@
 __device__ __forceinline__ void prefetch_l2(const u8* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // Where a band's march is. The march walks pointers, so that the code is the same in both directions:
-// `in` is the group's bytes in the step's output row, `o` that output row, and `in_step`/`out_step` the
-// distances to the next row (± one image row). `far` is the far halo row (the row after the last output
-// row), which the border rule may move or make 0 (nullptr); `prefetch_end` is n + 1 if that row is in the
-// image, else n: the rows 0 … prefetch_end − 1 of the march (counted from the first output row) may be
-// prefetched.
+// `in` is the group's bytes in the first output row, `in_step` the distance to the next row (± one image row),
+// `o` the first output row and `out_step` likewise. The RADIUS rows after the band's last output row (its far
+// halo) are found once, through the border rule, into `far` (nullptr: a row of zeros); the near halo only
+// primes the march, before it starts.
 struct March {
     const u8* in;
-    u8* o;
+    out_t* o;
     ptrdiff_t in_step, out_step;
-    const u8* far;
-    int n, prefetch_end;
+    const u8 *far0, *far1, *far2;  // rows n, n + 1, n + 2 (those within RADIUS)
+    int width, x0, n;
+    bool up;
+    size_t plane;
+
+    // Row j's bytes, for 0 ≤ j < n + RADIUS: inside the band by arithmetic, beyond it from the far rows (fields
+    // and selects, not an array: a run-time index into an array, or the struct's address, would move it to
+    // local memory — measured: 72 bytes of stack a thread at 5×5 with an array).
+    __device__ __forceinline__ const u8* row(int j) const {
+        if (j < n) return in + j * in_step;
+        return RADIUS > 2 && j - n == 2 ? far2 : (RADIUS > 1 && j - n == 1 ? far1 : far0);
+    }
 };
 
-// One step of the march: output row k of n. Row k+1 (its bytes already loaded into `next`) becomes grey
-// row b, and output row k is written. Before converting, row k+STRIP_AHEAD is asked into L2 and the loads
-// of row k+2 are issued (unless the band ends), so that their latency overlaps this step's arithmetic:
-// software pipelining, two rows deep. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so both rows
-// are inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
+// The running column sums' state, a value a level a column (unused for the 3×3 stencils: L = 0).
+typedef acc_t Levels[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE];
+
+// A raw row into U: grey, smoothed along the row, then down the columns; `u` gets U's row (the row fed
+// minus L/2, once L rows have been fed).
+__device__ __forceinline__ void feed(const Raw16& raw, int width, int border, int x0, Levels state, acc_t u[CORE]) {
+    acc_t g[WIDE];
+    grey_wide(raw, width, border, x0, g);
+    binomial_row(g, u);
+    binomial_column(u, state);
+}
+
+// One step of the march: output row k of n. Row k + RADIUS (its bytes already loaded into `next`) completes U's
+// row k + 1 into b, and output row k is written from a, m, b. Before converting, row k + STRIP_AHEAD is asked
+// into L2 and the loads of row k + RADIUS + 1 are issued (unless the band ends), so that their latency overlaps
+// this step's arithmetic: software pipelining. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so both
+// rows are inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
 // 7680×4320).
 template <bool INTERIOR>
-__device__ __forceinline__ void strip_step(const March& s, int k, int width, int border, int x0, const int a[GROUP + 2],
-                                           const int m[GROUP + 2], int b[GROUP + 2], Raw16& next) {
-    const u8* in = s.in + k * s.in_step;
+__device__ __forceinline__ void strip_step(const March& s, int k, int border, Levels state, const acc_t a[CORE],
+                                           const acc_t m[CORE], acc_t b[CORE], Raw16& next) {
     Raw16 cur = next;
     if (INTERIOR) {
+        const u8* in = s.in + k * s.in_step;
         prefetch_l2(in + STRIP_AHEAD * s.in_step);
-        next = load_group(in + 2 * s.in_step, width, x0);
+        next = load_group(in + (RADIUS + 1) * s.in_step, s.width, s.x0);
     } else {
-        if (k + STRIP_AHEAD < s.prefetch_end) prefetch_l2(k + STRIP_AHEAD < s.n ? in + STRIP_AHEAD * s.in_step : s.far);
-        if (k + 1 < s.n) next = load_raw16_at(k + 2 < s.n ? in + 2 * s.in_step : s.far, width, x0);
+        if (k + STRIP_AHEAD < s.n + RADIUS) {
+            const u8* p = s.row(k + STRIP_AHEAD);
+            if (p) prefetch_l2(p);
+        }
+        if (k + 1 < s.n) next = load_raw16_at(s.row(k + RADIUS + 1), s.width, s.x0);
     }
-    grey_from_raw16(cur, width, border, x0, b);
-    sobel_row16<true>(a, m, b, s.o + k * s.out_step, x0, width);
+    feed(cur, s.width, border, s.x0, state, b);
+    sobel_row16<true>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
     STRIP_HOOK(3 + k);
 }
 
@@ -111,91 +149,127 @@ __device__ __forceinline__ bool thread_band(int width, int height, int rows, Ban
 }
 
 // The aligned form (width % 16 == 0).
-__device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
-                                              int border, int rows) {
+__device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
+                                              int width, int height, int border, int rows) {
     Band band;
     if (!thread_band(width, height, rows, band)) return;
     STRIP_HOOK(0);
-    const int x0 = band.x0, n = band.n, dir = band.dir, y = band.y;
-    int y_far = y + n * dir;
+    const int x0 = band.x0, dir = band.dir, y = band.y;
+    auto far = [&](int i) { return i < RADIUS ? group_ptr(rgb, width, height, border, y + (band.n + i) * dir, x0) : nullptr; };
     March s = {rgb + ((size_t)y * width + x0) * 3,
                out + (size_t)y * width,
                (ptrdiff_t)dir * width * 3,
                (ptrdiff_t)dir * width,
-               group_ptr(rgb, width, height, border, y_far, x0),
-               n,
-               (unsigned)y_far < (unsigned)height ? n + 1 : n};
-    // All three first rows' loads are in flight before any is converted (one memory round trip), and
-    // the rows after them are asked into L2 behind those loads, not ahead of them: the first rows are
-    // needed first (measured at 7680×4320: 39.5 → 38.7 µs; docs/performance.md v0.7).
-    Raw16 behind = load_raw16(rgb, width, height, border, y - dir, x0);
-    Raw16 here = load_group(s.in, width, x0);
-    Raw16 next = load_raw16_at(n > 1 ? s.in + s.in_step : s.far, width, x0);
-    for (int j = 2; j < STRIP_AHEAD && j < s.prefetch_end; ++j) prefetch_l2(j < n ? s.in + j * s.in_step : s.far);
-    int r0[GROUP + 2], r1[GROUP + 2], r2[GROUP + 2];
-    grey_from_raw16(behind, width, border, x0, r0);
+               far(0),
+               far(1),
+               far(2),
+               width,
+               x0,
+               band.n,
+               dir < 0,
+               plane};
+    // The rows before the first output row (−RADIUS … RADIUS − 1) prime U: every load is in flight before any
+    // is converted (one memory round trip), and the rows after them are asked into L2 behind those loads, not
+    // ahead of them: the first rows are needed first (measured at 7680×4320: 39.5 → 38.7 µs;
+    // docs/performance.md v0.7).
+    Raw16 first[2 * RADIUS];
+#pragma unroll
+    for (int j = 0; j < 2 * RADIUS; ++j)
+        first[j] = load_raw16_at(j < RADIUS ? group_ptr(rgb, width, height, border, y + (j - RADIUS) * dir, x0)
+                                            : s.row(j - RADIUS),
+                                 width, x0);
+    Raw16 next = load_raw16_at(s.row(RADIUS), width, x0);
+#pragma unroll
+    for (int j = RADIUS + 1; j < STRIP_AHEAD; ++j) {
+        const u8* p = s.row(j);
+        if (p && j < s.n + RADIUS) prefetch_l2(p);
+    }
+    Levels state = {};
+    acc_t r0[CORE], r1[CORE], r2[CORE];
+    // U's rows −1 and 0 come out of the last two rows fed; the earlier ones only fill the running sums (r2,
+    // written by the first step, takes their results).
+#pragma unroll
+    for (int j = 0; j < 2 * RADIUS - 2; ++j) feed(first[j], width, border, x0, state, r2);
+    feed(first[2 * RADIUS - 2], width, border, x0, state, r0);
     STRIP_HOOK(1);
-    grey_from_raw16(here, width, border, x0, r1);
+    feed(first[2 * RADIUS - 1], width, border, x0, state, r1);
     STRIP_HOOK(2);
+    const int n = band.n;
     // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying. The
     // first loop runs while every step's rows are inside the band, the second finishes the band.
     int k = 0;
     for (; k + 2 + STRIP_AHEAD < n; k += 3) {
-        strip_step<true>(s, k, width, border, x0, r0, r1, r2, next);
-        strip_step<true>(s, k + 1, width, border, x0, r1, r2, r0, next);
-        strip_step<true>(s, k + 2, width, border, x0, r2, r0, r1, next);
+        strip_step<true>(s, k, border, state, r0, r1, r2, next);
+        strip_step<true>(s, k + 1, border, state, r1, r2, r0, next);
+        strip_step<true>(s, k + 2, border, state, r2, r0, r1, next);
     }
     for (; k + 3 <= n; k += 3) {
-        strip_step<false>(s, k, width, border, x0, r0, r1, r2, next);
-        strip_step<false>(s, k + 1, width, border, x0, r1, r2, r0, next);
-        strip_step<false>(s, k + 2, width, border, x0, r2, r0, r1, next);
+        strip_step<false>(s, k, border, state, r0, r1, r2, next);
+        strip_step<false>(s, k + 1, border, state, r1, r2, r0, next);
+        strip_step<false>(s, k + 2, border, state, r2, r0, r1, next);
     }
-    if (k < n) strip_step<false>(s, k, width, border, x0, r0, r1, r2, next);
-    if (k + 1 < n) strip_step<false>(s, k + 1, width, border, x0, r1, r2, r0, next);
+    if (k < n) strip_step<false>(s, k, border, state, r0, r1, r2, next);
+    if (k + 1 < n) strip_step<false>(s, k + 1, border, state, r1, r2, r0, next);
 }
 
 // The general form (any width): the same march on 16-pixel groups, byte loads through the border rule,
 // no prefetch.
-__device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width,
-                                                   int height, int border, int y, int dir, int x0,
-                                                   const int a[GROUP + 2], const int m[GROUP + 2], int b[GROUP + 2]) {
-    grey_row18<false>(rgb, width, height, border, y + dir, x0, b);
-    sobel_row16<false>(a, m, b, out + (size_t)y * width, x0, width);
+__device__ __forceinline__ void general_feed(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
+                                             Levels state, acc_t u[CORE]) {
+    acc_t g[WIDE];
+    grey_row_wide<false>(rgb, width, height, border, y, x0, g);
+    binomial_row(g, u);
+    binomial_column(u, state);
 }
 
-__device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height,
-                                              int border, int rows) {
+__device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
+                                                   int width, int height, int border, int y, int dir, int x0,
+                                                   Levels state, const acc_t a[CORE], const acc_t m[CORE],
+                                                   acc_t b[CORE]) {
+    general_feed(rgb, width, height, border, y + RADIUS * dir, x0, state, b);
+    sobel_row16<false>(a, m, b, out + (size_t)y * width, plane, x0, width, dir < 0);
+}
+
+__device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
+                                              int width, int height, int border, int rows) {
     Band band;
     if (!thread_band(width, height, rows, band)) return;
     const int x0 = band.x0, n = band.n, dir = band.dir;
     int y = band.y;
-    int r0[GROUP + 2], r1[GROUP + 2], r2[GROUP + 2];
-    grey_row18<false>(rgb, width, height, border, y - dir, x0, r0);
-    grey_row18<false>(rgb, width, height, border, y, x0, r1);
+    Levels state = {};
+    acc_t r0[CORE], r1[CORE], r2[CORE];
+#pragma unroll
+    for (int j = 0; j < 2 * RADIUS - 2; ++j) general_feed(rgb, width, height, border, y + (j - RADIUS) * dir, x0, state, r2);
+    general_feed(rgb, width, height, border, y - 2 * dir, x0, state, r0);
+    general_feed(rgb, width, height, border, y - dir, x0, state, r1);
     int k = 0;
     for (; k + 3 <= n; k += 3, y += 3 * dir) {
-        strip_step_general(rgb, out, width, height, border, y, dir, x0, r0, r1, r2);
-        strip_step_general(rgb, out, width, height, border, y + dir, dir, x0, r1, r2, r0);
-        strip_step_general(rgb, out, width, height, border, y + 2 * dir, dir, x0, r2, r0, r1);
+        strip_step_general(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
+        strip_step_general(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
+        strip_step_general(rgb, out, plane, width, height, border, y + 2 * dir, dir, x0, state, r2, r0, r1);
     }
-    if (k < n) strip_step_general(rgb, out, width, height, border, y, dir, x0, r0, r1, r2);
-    if (k + 1 < n) strip_step_general(rgb, out, width, height, border, y + dir, dir, x0, r1, r2, r0);
+    if (k < n) strip_step_general(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
+    if (k + 1 < n) strip_step_general(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
 }
 
 // A batch of equally sized images, packed one after another, is one launch: blockIdx.y picks the image
-// (gridDim.y = 1 for one image). Each image keeps its own borders.
+// (gridDim.y = 1 for one image). Each image keeps its own borders. Gradients go to two planes, Gx's for the
+// whole batch, then Gy's.
 __device__ __forceinline__ size_t image_offset(int width, int height) {
     return (size_t)blockIdx.y * (size_t)width * (size_t)height;
 }
+__device__ __forceinline__ size_t batch_plane(int width, int height) {
+    return (size_t)gridDim.y * (size_t)width * (size_t)height;
+}
 
-extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
-    sobel_strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
+extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
+    sobel_strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
     size_t o = image_offset(width, height);
-    strip_aligned(rgb + 3 * o, out + o, width, height, border, rows);
+    strip_aligned(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, rows);
 }
 
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
-    sobel_strip_general(const u8* __restrict__ rgb, u8* __restrict__ out, int width, int height, int border, int rows) {
+    sobel_strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
     size_t o = image_offset(width, height);
-    strip_general(rgb + 3 * o, out + o, width, height, border, rows);
+    strip_general(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, rows);
 }

@@ -48,14 +48,14 @@ fn main() {
         let png = Picture {
             width: w,
             height: h,
-            pixels: &edges,
+            samples: image_io::format::Samples::U8(&edges),
             color: png::ColorType::Grayscale,
             compression,
             format: Format::Png,
         };
         stage(&format!("encode to memory ({})", compression.name()), &|_| {
             let mut v = Vec::new();
-            output::encode_png(&mut v, &png).unwrap();
+            output::encode_png(&mut v, &png, &edges).unwrap();
             std::hint::black_box(v);
         });
     }
@@ -63,7 +63,7 @@ fn main() {
     let png = Picture {
         width: w,
         height: h,
-        pixels: &edges,
+        samples: image_io::format::Samples::U8(&edges),
         color: png::ColorType::Grayscale,
         compression: PngCompression::Default,
         format: Format::Png,

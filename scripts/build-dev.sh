@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Builds, on the development machine, everything the GPU machine runs, into .dev/ (ignored by git):
-# .dev/cuda_sobel and .dev/tests/<name> (each integration-test binary). The GPU machine has no Rust;
-# these binaries run there unchanged. Then, through the device tool:
+# .dev/cuda_sobel and .dev/tests/<name> (each integration-test binary), .dev/kernel-cache.tar.xz (the sm_90
+# machine code of every kernel build the GPU tests and the bench ask for, so the GPU machine's minutes go to
+# testing, not to NVRTC) and .dev/wheels/ (the Python package, and the peers the GPU machine lacks:
+# kornia). The GPU machine has no Rust and no internet; all of this runs there unchanged. Then, through the
+# device tool:
 #   run(carry: [".dev"], command: "bash scripts/gpu-check.sh")
+# NVRTC_DIR: where the nvidia-cuda-nvrtc wheel is (as .ci/run installs it); PYTHON: a Python with maturin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exclude=$(git rev-parse --git-path info/exclude)
@@ -18,4 +22,18 @@ strip -o .dev/cuda_sobel "$target/release/cuda_sobel"
 cargo test --release --no-run 2>&1 | sed -n 's/^ *Executable \(tests\/[^ ]*\)\.rs (\(.*\))$/\1 \2/p' | while read -r src exe; do
   strip -o ".dev/tests/$(basename "$src")" "$exe"
 done
-du -sh .dev/cuda_sobel .dev/tests/*
+# The kernel cache: NVRTC needs no GPU. Entries are keyed by source and options, so a rebuild after a change
+# compiles only what changed.
+NVRTC_DIR=${NVRTC_DIR:-$PWD/target/nvrtc}
+cache="$target/kernel-cache"
+LD_LIBRARY_PATH="$NVRTC_DIR/nvidia/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" CUDA_SOBEL_CACHE="$cache" \
+  cargo run --release --quiet --example fill_kernel_cache
+tar -C "$cache" -cJf .dev/kernel-cache.tar.xz .
+# The Python package as an abi3 wheel (the GPU machine's Python is 3.12), and kornia for the peer benchmark.
+PYTHON=${PYTHON:-$PWD/target/pyenv/bin/python}
+mkdir -p .dev/wheels
+"$PYTHON" -m maturin build --quiet --release --locked -m python/Cargo.toml -o .dev/wheels
+"$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 -d .dev/wheels \
+  kornia==0.8.1 kornia_rs==0.1.9 || echo "build-dev: no kornia wheels (offline?); the kornia rows will be skipped"
+du -sh .dev/cuda_sobel .dev/tests/* .dev/kernel-cache.tar.xz .dev/wheels
+du -sh .dev

@@ -51,21 +51,27 @@ pub fn bands(height: usize, band_rows: usize, radius: usize) -> Vec<Band> {
 
 /// Runs `f(width, band_height, band_rgb)` on each band of the RGB image `rgb` (`width × height`, 3 bytes a
 /// pixel; halos of `radius` rows) and stitches the band's own rows of each output into one `width × height`
-/// output.
+/// output. An output is `planes` planes (Gx's, then Gy's) of `value_bytes` a pixel, each plane stitched on its own.
+#[allow(clippy::too_many_arguments)]
 pub fn banded<E>(
     width: usize,
     height: usize,
     rgb: &[u8],
     band_rows: usize,
     radius: usize,
+    (planes, value_bytes): (usize, usize),
     mut f: impl FnMut(usize, usize, &[u8]) -> Result<Vec<u8>, E>,
 ) -> Result<Vec<u8>, E> {
     assert_eq!(rgb.len(), width * height * 3);
-    let mut out = Vec::with_capacity(width * height);
+    let row = width * value_bytes;
+    let mut out = vec![0u8; planes * row * height];
     for b in bands(height, band_rows, radius) {
         let input = &rgb[b.in_y0 * width * 3..(b.in_y0 + b.in_rows) * width * 3];
         let band_out = f(width, b.in_rows, input)?;
-        out.extend_from_slice(&band_out[b.skip() * width..(b.skip() + b.rows) * width]);
+        for p in 0..planes {
+            let from = &band_out[p * row * b.in_rows..][b.skip() * row..(b.skip() + b.rows) * row];
+            out[p * row * height..][b.y0 * row..(b.y0 + b.rows) * row].copy_from_slice(from);
+        }
     }
     Ok(out)
 }

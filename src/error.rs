@@ -140,6 +140,14 @@ pub enum Error {
         /// The encoder's own words.
         detail: String,
     },
+    /// An output whose format cannot hold the values written without loss.
+    #[error("{}: {detail}", path.display())]
+    CannotHold {
+        /// The output path.
+        path: PathBuf,
+        /// What it would hold, and which formats can.
+        detail: String,
+    },
     /// An output whose extension names no format this tool writes.
     #[error("{}: cannot write .{extension} images: the extension chooses the format ({})", path.display(),
         crate::image_io::Format::all_extensions())]

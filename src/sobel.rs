@@ -21,7 +21,9 @@
 use serde::Serialize;
 
 mod pixel;
+mod stencil;
 pub use pixel::*;
+pub use stencil::{Ksize, Stencil};
 
 /// Which gradient operator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -47,102 +49,60 @@ impl Operator {
     pub const ALL: [Operator; 2] = [Operator::Sobel, Operator::Scharr];
 }
 
-/// The kernel size of the Sobel operator (`--ksize`), as OpenCV's `Sobel(…, ksize)` takes it (serialised as
-/// that number).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Ksize {
-    /// `[-1 0 1]` along the axis, no smoothing across it.
-    K1 = 1,
-    /// `[-1 0 1]` ⊗ `[1 2 1]`.
-    #[default]
-    K3 = 3,
-    /// `[-1 -2 0 2 1]` ⊗ `[1 4 6 4 1]`.
-    K5 = 5,
-    /// `[-1 -4 -5 0 5 4 1]` ⊗ `[1 6 15 20 15 6 1]`.
-    K7 = 7,
+/// A number type of gradient planes (`--output gx` writes one; Python's `gradients(…, dtype=)` both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Number {
+    /// 16-bit integers: every stencil but Sobel 7×7.
+    I16,
+    /// 32-bit integers: every stencil.
+    I32,
+    /// 32-bit floats: every stencil, exactly (|G| < 2^24).
+    F32,
 }
 
-impl Serialize for Ksize {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u32(*self as u32)
-    }
-}
-
-impl Ksize {
-    /// Every value, in the order the help lists them.
-    pub const ALL: [Ksize; 4] = [Ksize::K1, Ksize::K3, Ksize::K5, Ksize::K7];
-
-    /// The name the command line uses ("1", "3", …).
-    pub fn name(self) -> &'static str {
-        ["", "1", "", "3", "", "5", "", "7"][self as usize]
-    }
-}
-
-/// A separable gradient stencil: Gx = `smooth` down the rows ⊗ `deriv` along a row, Gy = `deriv` down the
-/// rows ⊗ `smooth` along a row, each `2·radius + 1` taps (centre at `radius`). Every halo, band, border
-/// resolution, row ring and kernel build derives from it, so that a new size is data, not a branch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Stencil {
-    /// Pixels the stencil reaches on each side (1 for ksize 1 and 3, 2 for 5, 3 for 7).
-    pub radius: usize,
-    smooth: [i32; 2 * Stencil::MAX_RADIUS + 1],
-    deriv: [i32; 2 * Stencil::MAX_RADIUS + 1],
-}
-
-impl Stencil {
-    /// The largest radius any operator has (ksize 7).
-    pub const MAX_RADIUS: usize = 3;
-
-    /// The stencil of `operator` at `ksize` (Scharr is 3×3 whatever `ksize`; [`Filter::resolve`] refuses
-    /// other sizes for it). The taps are OpenCV's `getDerivKernels(1, 0, ksize)`.
-    pub const fn of(operator: Operator, ksize: Ksize) -> Stencil {
-        let (radius, smooth, deriv) = match (operator, ksize) {
-            (Operator::Scharr, _) => (1, [3, 10, 3, 0, 0, 0, 0], [-1, 0, 1, 0, 0, 0, 0]),
-            (Operator::Sobel, Ksize::K1) => (1, [0, 1, 0, 0, 0, 0, 0], [-1, 0, 1, 0, 0, 0, 0]),
-            (Operator::Sobel, Ksize::K3) => (1, [1, 2, 1, 0, 0, 0, 0], [-1, 0, 1, 0, 0, 0, 0]),
-            (Operator::Sobel, Ksize::K5) => (2, [1, 4, 6, 4, 1, 0, 0], [-1, -2, 0, 2, 1, 0, 0]),
-            (Operator::Sobel, Ksize::K7) => (3, [1, 6, 15, 20, 15, 6, 1], [-1, -4, -5, 0, 5, 4, 1]),
-        };
-        Stencil { radius, smooth, deriv }
-    }
-
-    /// `2·radius + 1`.
-    pub const fn width(&self) -> usize {
-        2 * self.radius + 1
-    }
-
-    /// The smoothing taps, `width()` of them.
-    pub fn smooth(&self) -> &[i32] {
-        &self.smooth[..self.width()]
-    }
-
-    /// The derivative taps, `width()` of them (antisymmetric).
-    pub fn deriv(&self) -> &[i32] {
-        &self.deriv[..self.width()]
-    }
-
-    /// Gx's tap at row `i`, column `j` (`0..width()`, centre at `radius`); Gy's is `x_tap(j, i)`.
-    pub fn x_tap(&self, i: usize, j: usize) -> i32 {
-        self.smooth[i] * self.deriv[j]
-    }
-
-    /// The largest |Gx| or |Gy| an 8-bit grey image can give: 255 · Σ smooth · Σ positive deriv taps
-    /// (ksize 1: 255, 3: 1020, 5: 12 240, 7: 163 200; Scharr: 4080).
-    pub const fn bound(&self) -> i32 {
-        let (mut s, mut d, mut i) = (0, 0, 0);
-        while i < self.smooth.len() {
-            s += self.smooth[i];
-            if self.deriv[i] > 0 {
-                d += self.deriv[i];
-            }
-            i += 1;
+impl Number {
+    /// Bytes a value.
+    pub const fn bytes(self) -> usize {
+        match self {
+            Number::I16 => 2,
+            Number::I32 | Number::F32 => 4,
         }
-        255 * s * d
     }
 
-    /// Whether Gx and Gy fit 16 bits (every size but 7: its |G| reaches 163 200, which needs 32).
-    pub const fn fits_i16(&self) -> bool {
-        self.bound() <= i16::MAX as i32
+    /// The smallest integer type that holds `stencil`'s gradients.
+    pub const fn integer_for(stencil: &Stencil) -> Number {
+        if stencil.fits_i16() {
+            Number::I16
+        } else {
+            Number::I32
+        }
+    }
+}
+
+/// What each pixel gives: the edge byte, or what the edges are made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Output {
+    /// The edge byte, in the filter's norm (magnitude or L1).
+    #[default]
+    Edges,
+    /// Gx and Gy, two planes of this type (Gx's first).
+    Gradients(Number),
+    /// `atan2(Gy, Gx)` in radians, float ([`direction`]).
+    Direction,
+    /// OpenCV Canny's four directions, a byte ([`direction4`]).
+    Direction4,
+}
+
+impl Output {
+    /// Bytes a pixel takes in every plane together.
+    pub const fn bytes_per_pixel(self) -> usize {
+        match self {
+            Output::Edges | Output::Direction4 => 1,
+            Output::Gradients(n) => 2 * n.bytes(),
+            Output::Direction => 4,
+        }
     }
 }
 

@@ -130,6 +130,32 @@ fn stencils_are_opencvs_kernels() {
     assert!(Stencil::of(Operator::Sobel, Ksize::K5).fits_i16() && !Stencil::of(Operator::Sobel, Ksize::K7).fits_i16());
 }
 
+/// The factoring the register-blocked GPU kernels use: smooth = [e c e] ⊛ [1 1]^L, deriv = [−1 0 1] ⊛ [1 1]^L.
+#[test]
+fn every_stencil_is_the_3x3_one_after_binomial_smoothing() {
+    fn convolve(a: &[i32], b: &[i32]) -> Vec<i32> {
+        let mut out = vec![0; a.len() + b.len() - 1];
+        for (i, x) in a.iter().enumerate() {
+            for (j, y) in b.iter().enumerate() {
+                out[i + j] += x * y;
+            }
+        }
+        out
+    }
+    let stencils = [Ksize::K1, Ksize::K3, Ksize::K5, Ksize::K7].map(|k| Stencil::of(Operator::Sobel, k));
+    for st in stencils.into_iter().chain([Stencil::of(Operator::Scharr, Ksize::K3)]) {
+        let (e, c, levels) = st.factors();
+        let (mut smooth, mut deriv) = (vec![e, c, e], vec![-1, 0, 1]);
+        for _ in 0..levels {
+            smooth = convolve(&smooth, &[1, 1]);
+            deriv = convolve(&deriv, &[1, 1]);
+        }
+        assert_eq!((&smooth[..], &deriv[..]), (st.smooth(), st.deriv()), "{st:?}");
+    }
+    assert_eq!(Stencil::of(Operator::Sobel, Ksize::K7).factors(), (1, 2, 4));
+    assert_eq!(Stencil::of(Operator::Sobel, Ksize::K1).factors(), (0, 1, 0));
+}
+
 /// OpenCV's `borderInterpolate` for BORDER_REFLECT_101: reflect until inside.
 fn opencv_reflect101(mut p: isize, len: isize) -> usize {
     if len == 1 {

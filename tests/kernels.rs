@@ -7,7 +7,7 @@ use std::io::Write;
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{KernelSource, SOURCES};
 use cuda_sobel::gpu::{self, compile};
-use cuda_sobel::sobel::{Border, Filter};
+use cuda_sobel::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Number, Operator, Output};
 
 /// False (after printing why) when NVRTC is absent and not required.
 fn nvrtc_or_skip(test: &str) -> bool {
@@ -23,12 +23,35 @@ fn nvrtc_or_skip(test: &str) -> bool {
     false
 }
 
+/// The builds the host can ask for, enough to compile every line of every kernel file: each stencil writing
+/// each output, OpenCV's grey and the L1 norm on the smallest and largest stencils, and the report's arithmetic.
+fn builds() -> Vec<Build> {
+    let mut builds = Vec::new();
+    for f in Filter::all().filter(|f| f.border == Border::Replicate) {
+        let int = Number::integer_for(&f.stencil());
+        for output in [
+            Output::Edges,
+            Output::Gradients(int),
+            Output::Gradients(Number::F32),
+            Output::Direction,
+            Output::Direction4,
+        ] {
+            builds.push(Build::with_output(f, output));
+        }
+        if matches!(f.ksize, Ksize::K3 | Ksize::K7) && f.operator == Operator::Sobel {
+            builds.push(Build::of(Filter { grey: Grey::Bt601, norm: Norm::L1, ..f }));
+        }
+    }
+    builds.extend(Filter::all().filter(|f| f.compat == Compat::Report).map(Build::of));
+    builds
+}
+
 #[test]
-fn every_kernel_file_compiles_with_nvrtc() {
-    if !nvrtc_or_skip("every_kernel_file_compiles_with_nvrtc") {
+fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
+    if !nvrtc_or_skip("every_kernel_file_compiles_with_nvrtc_in_every_build") {
         return;
     }
-    let expected: [(&str, &[&str]); 12] = [
+    let expected: [(&str, &[&str]); SOURCES.len()] = [
         ("map", &["grey_kernel", "sobel_x_kernel", "sobel_y_kernel", "magnitude_kernel"]),
         ("fused_map", &["gradient_magnitude_kernel"]),
         ("fused", &["sobel_fused"]),
@@ -38,24 +61,76 @@ fn every_kernel_file_compiles_with_nvrtc() {
         ("tiled", &["sobel_tiled"]),
         ("vec16", &["sobel_vec16_general", "sobel_vec16_aligned"]),
         ("strip", &["sobel_strip_general", "sobel_strip_aligned"]),
-        ("selftest", &["selftest_grey", "selftest_magnitude"]),
+        ("selftest", &["selftest_grey", "selftest_magnitude", "selftest_direction"]),
         ("timing", &["spin", "noop"]),
         ("unfilter", &["unfilter_rgb", "unfilter_rgba"]),
     ];
-    // Every (operator, arithmetic) build the host can ask for: Sobel/Scharr × exact/report.
-    let filters = Filter::all().filter(|f| f.border == Border::Zero);
-    for build in filters.map(Build::of) {
-        for (src, (name, entries)) in SOURCES.iter().zip(expected) {
-            assert_eq!(src.name, name);
-            let ptx = compile::compile(src, &compile::arch_option(9, 0, compile::Code::Ptx), build)
-                .unwrap_or_else(|e| panic!("{e}"));
-            for entry in entries {
-                assert!(ptx.contains(&format!(".entry {entry}(")), "{name}.cu {build:?} exports {entry}");
-            }
-            // No arrays in local memory (`.local` in PTX: per-thread arrays the compiler could not keep in
-            // registers). Register spills appear only in SASS, after ptxas: scripts/sass-report.sh shows those.
-            assert!(!ptx.contains(".local"), "{name}.cu {build:?} declares local memory");
-        }
+    // `cuda/` holds exactly the files of the kernel table (patterns::kernel_files!), in no other order.
+    let mut on_disk: Vec<String> = std::fs::read_dir("cuda")
+        .unwrap()
+        .filter_map(|e| e.ok()?.path().file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|_| true))
+        .filter(|n| std::path::Path::new("cuda").join(format!("{n}.cu")).is_file())
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = SOURCES.iter().map(|s| s.name.to_owned()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "every cuda/*.cu is in the kernel table, and only those");
+    let builds = builds();
+    // Compiled on every core: 12 files × ~30 builds.
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = builds.chunks(builds.len().div_ceil(4)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let expected = &expected;
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for &build in chunk {
+                        for (src, (name, entries)) in SOURCES.iter().zip(expected) {
+                            assert_eq!(src.name, *name);
+                            let ptx =
+                                match compile::compile(src, &compile::arch_option(9, 0, compile::Code::Ptx), build) {
+                                    Ok(p) => p,
+                                    Err(e) => {
+                                        failures.push(format!("{build:?}: {e}"));
+                                        continue;
+                                    }
+                                };
+                            for entry in entries.iter() {
+                                if !ptx.contains(&format!(".entry {entry}(")) {
+                                    failures.push(format!("{name}.cu {build:?} does not export {entry}"));
+                                }
+                            }
+                            // No arrays in local memory (`.local` in PTX: per-thread arrays the compiler could not
+                            // keep in registers). Register spills appear only in SASS, after ptxas:
+                            // scripts/sass-report.sh shows those.
+                            if ptx.contains(".local") {
+                                failures.push(format!("{name}.cu {build:?} declares local memory"));
+                            }
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// `sobel.cuh`'s defaults (a file compiled with no `-D`, as `nvcc -ptx cuda/fused.cu` does) are the default
+/// build's constants: the same PTX as with the host's options for it.
+#[test]
+fn the_header_defaults_are_the_default_build() {
+    if !nvrtc_or_skip("the_header_defaults_are_the_default_build") {
+        return;
+    }
+    let arch = compile::arch_option(9, 0, compile::Code::Ptx);
+    let base = vec![arch.clone(), "--prec-sqrt=true".to_owned(), "--fmad=false".to_owned()];
+    for src in &SOURCES {
+        let plain = compile::compile_with(src, &base, compile::Code::Ptx).unwrap();
+        let built = compile::compile_with(src, &compile::options(&arch, Build::default()), compile::Code::Ptx).unwrap();
+        assert!(plain == built, "{}.cu: the defaults of sobel.cuh differ from Build::default()'s -D options", src.name);
     }
 }
 

@@ -98,14 +98,14 @@ class Engine:
                   compat: str = "exact", grey: str = "percent", dtype: Any = None, bgr: bool = False) -> Any:
         """Gx and Gy; see :func:`cuda_sobel.gradients`."""
         f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
-        return _each(image, None, lambda x, _: _gradients(x, f, dtype, ksize, bgr))
+        return _each(image, None, lambda x, _: _gradients(x, f, dtype, ksize, bgr, self.device))
 
     def direction(self, image: Any, *, operator: str = "sobel", ksize: int = 3, border: Optional[str] = None,
                   compat: str = "exact", grey: str = "percent", quantize: Optional[str] = None,
                   bgr: bool = False) -> Any:
         """The gradient's direction; see :func:`cuda_sobel.direction`."""
         f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
-        return _each(image, None, lambda x, _: _direction(x, f, quantize, bgr))
+        return _each(image, None, lambda x, _: _direction(x, f, quantize, bgr, self.device))
 
 
 _engines: dict = {}
@@ -226,7 +226,7 @@ def _torch_fast_path(image: Any, operator: str, ksize: int, border: Optional[str
     images = shape[0] if len(shape) == 3 else 1
     if h * w * images:
         _native.sobel_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, images,
-                             _a.torch_stream(ordinal), f)
+                             _a.torch_stream(ordinal), f, "edges")
     return out
 
 
@@ -273,7 +273,7 @@ def _sobel(engine: Engine, image: Any, f: Any, variant: str, out: Any, bgr: bool
     n, h, w = _a.batch_shape(shape)
     if h * w * n > 0:
         rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, edges, lib, where)
-        _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f)
+        _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f, "edges")
     if out is not None and edges is not out:
         out[...] = edges
         return out
@@ -291,17 +291,34 @@ def _dtype_name(dtype: Any) -> Optional[str]:
 
 
 def gradients(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Optional[str] = None,
-              compat: str = "exact", grey: str = "percent", dtype: Any = None, bgr: bool = False) -> Any:
+              compat: str = "exact", grey: str = "percent", dtype: Any = None, device: Union[str, int, None] = None,
+              bgr: bool = False) -> Any:
     """Gx and Gy, shaped like the edges (for Canny, HOG, orientation, optical flow).
 
     The same images, names and arithmetic as :func:`sobel` (``compat="report"`` gives the report's unwrapped
     gradients; it wrapped them only when storing bytes). ``dtype``: ``"int16"``, ``"int32"`` or ``"float32"``
     (exact: |G| < 2^24); by default int16 where it holds the kernel's gradients (|G| ≤ 12 240 up to ksize 5)
-    and int32 for ksize 7 (|G| reaches 163 200). Host images are computed on all cores; a GPU array is copied
-    to the host and the results back to its device.
+    and int32 for ksize 7 (|G| reaches 163 200). Host images are computed on all cores, or with
+    ``device="cuda"`` on the GPU; a GPU array on its GPU, zero-copy, on the array library's current stream, like
+    :func:`sobel`.
     """
     f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
-    return _each(image, None, lambda x, _: _gradients(x, f, dtype, ksize, bgr))
+    return _each(image, None, lambda x, _: _gradients(x, f, dtype, ksize, bgr, device))
+
+
+def direction(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Optional[str] = None,
+              compat: str = "exact", grey: str = "percent", quantize: Optional[str] = None,
+              device: Union[str, int, None] = None, bgr: bool = False) -> Any:
+    """The direction of the gradient of each pixel, shaped like the edges.
+
+    By default ``atan2(Gy, Gx)`` as float32 radians in (−π, π] (y grows down the rows; 0 where there is no
+    gradient), the same bits on every path, CPU or GPU (one fixed sequence of float32 operations, within 3e-7
+    rad of the true angle). ``quantize="canny"``: uint8 codes of OpenCV Canny's four directions, in its integer
+    arithmetic — 0 horizontal gradient (a vertical edge), 1 the 45° diagonal (Gx and Gy of one sign), 2
+    vertical, 3 the 135° diagonal. Where it is computed: as :func:`gradients`.
+    """
+    f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
+    return _each(image, None, lambda x, _: _direction(x, f, quantize, bgr, device))
 
 
 def _gradient_dtype(f: Any, dtype: Any, ksize: int) -> str:
@@ -313,58 +330,74 @@ def _gradient_dtype(f: Any, dtype: Any, ksize: int) -> str:
     return name
 
 
-def _on_host(image: Any) -> Tuple[np.ndarray, str, Any]:
-    """A host copy of any image (GPU arrays copied), its library and the device to return results to."""
+def _placed(image: Any, device: Any) -> Tuple[Any, str, Optional[int], Optional[int]]:
+    """The image (paths and PIL images read), its library, the CUDA ordinal it is on (None: host), and the one
+    to compute on (None: the CPU), checked against ``device``."""
     if _a.is_path(image) or _a.is_pil(image):
-        return _a.to_host(image), "numpy", None
+        image = _a.to_host(image)
     lib = _a.library(image)
-    if lib == "torch":
-        return image.detach().cpu().numpy(), lib, image.device
-    if lib == "cupy":
-        return _a.cupy().asnumpy(image), lib, image.device.id
-    return _a.to_host(image), lib, None
+    if lib == "numpy":
+        image = _a.to_host(image)
+    where = _a.where(image, lib)
+    parsed = _a.parse_device(device)
+    if where is None:
+        return image, lib, None, (None if parsed in (None, "cpu") else parsed)  # type: ignore[return-value]
+    if parsed == "cpu" or (parsed is not None and parsed != where):
+        name = "cpu" if parsed == "cpu" else f"cuda:{parsed}"
+        raise ValueError(f"image: on cuda:{where}, but device='{name}'; move it first, or leave device out")
+    return image, lib, where, where
 
 
-def _back(a: np.ndarray, lib: str, device: Any) -> Any:
-    if lib == "torch":
-        return _a.torch().from_numpy(a).to(device)
-    if lib == "cupy":
-        cp = _a.cupy()
-        with cp.cuda.Device(device):
-            return cp.asarray(a)
-    return a
+def _computed(image: Any, f: Any, output: str, dtype: str, planes: int, bgr: bool, device: Any) -> Any:
+    """``output`` of an image on the GPU (its own, zero-copy; or a host image's copied through) or None when it
+    is computed on the CPU: an array of shape (planes, *edges' shape) of ``dtype`` (planes 2: Gx, Gy)."""
+    image, lib, where, ordinal = _placed(image, device)
+    if ordinal is None:
+        return None
+    shape = _a.check(image, lib)
+    rs = _a.result_shape(shape)
+    n, h, w = _a.batch_shape(shape)
+    engine = _engine(ordinal)
+    if where is None:  # a host image computed on the GPU: one upload, one launch, one download
+        host = _host(image, lib)
+        out = np.empty((planes,) + rs, dtype)
+        _native.outputs_on_gpu(engine._native, _a.four_d(host), out.reshape(-1).view(np.uint8), f, output, bgr)
+        return _a.torch().from_numpy(out) if lib == "torch" else out
+    rgb = _a.packed_rgb_device(image, lib, bgr)
+    out = _a.empty_like_result(lib, (planes,) + rs, dtype, image.device)
+    if n * h * w > 0:
+        rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
+        _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f, output)
+    return out
 
 
-def _gradients(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool) -> Tuple[Any, Any]:
+def _gradients(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: Any = None) -> Tuple[Any, Any]:
     name = _gradient_dtype(f, dtype, ksize)
-    host, lib, device = _on_host(image)
+    on_gpu = _computed(image, f, name, name, 2, bgr, device)
+    if on_gpu is not None:
+        return on_gpu[0], on_gpu[1]
+    image, lib, _, _ = _placed(image, None)
+    host = _host(image, lib)
     shape = _a.check(host, "numpy")
     rs = _a.result_shape(shape)
     gx, gy = np.empty(rs, name), np.empty(rs, name)
     bs = _a.batch_shape(shape)
     _native.gradients_host(_a.four_d(host), gx.reshape(bs), gy.reshape(bs), f, bgr)
-    return _back(gx, lib, device), _back(gy, lib, device)
+    if lib == "torch":
+        return _a.torch().from_numpy(gx), _a.torch().from_numpy(gy)
+    return gx, gy
 
 
-def direction(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Optional[str] = None,
-              compat: str = "exact", grey: str = "percent", quantize: Optional[str] = None, bgr: bool = False) -> Any:
-    """The direction of the gradient of each pixel, shaped like the edges.
-
-    By default ``atan2(Gy, Gx)`` as float32 radians in (−π, π] (y grows down the rows; 0 where there is no
-    gradient), the same bits on every path (one fixed sequence of float32 operations, within 3e-7 rad of
-    the true angle). ``quantize="canny"``: uint8 codes of OpenCV Canny's four directions, in its integer
-    arithmetic — 0 horizontal gradient (a vertical edge), 1 the 45° diagonal (Gx and Gy of one sign), 2
-    vertical, 3 the 135° diagonal.
-    """
-    f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
-    return _each(image, None, lambda x, _: _direction(x, f, quantize, bgr))
-
-
-def _direction(image: Any, f: Any, quantize: Optional[str], bgr: bool) -> Any:
+def _direction(image: Any, f: Any, quantize: Optional[str], bgr: bool, device: Any = None) -> Any:
     if quantize not in (None, "canny"):
         raise ValueError(f"invalid quantize '{quantize}': expected None or 'canny'")
-    host, lib, device = _on_host(image)
+    output, dtype = ("direction4", "uint8") if quantize else ("direction", "float32")
+    on_gpu = _computed(image, f, output, dtype, 1, bgr, device)
+    if on_gpu is not None:
+        return on_gpu[0]
+    image, lib, _, _ = _placed(image, None)
+    host = _host(image, lib)
     shape = _a.check(host, "numpy")
-    out = np.empty(_a.result_shape(shape), np.uint8 if quantize else np.float32)
+    out = np.empty(_a.result_shape(shape), dtype)
     _native.direction_host(_a.four_d(host), out.reshape(_a.batch_shape(shape)), f, bgr)
-    return _back(out, lib, device)
+    return _a.torch().from_numpy(out) if lib == "torch" else out

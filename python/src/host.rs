@@ -116,8 +116,7 @@ pub fn sobel_host(
                 }
             }
             "gpu-strip" => {
-                let mut rgb = Vec::with_capacity(3 * px * n);
-                (0..n).for_each(|i| rgb.extend(views.image(i, bgr).to_packed_rgb()));
+                let rgb = packed_batch(&views, bgr);
                 engine.sobel_batch(&rgb, w as u32, h as u32, n as u32, filter, dst).map_err(|e| e.to_string())?;
             }
             other => {
@@ -129,6 +128,47 @@ pub fn sobel_host(
         Ok(())
     })
     .map_err(|e| if e.starts_with("invalid variant") { PyValueError::new_err(e) } else { runtime(e) })
+}
+
+/// Every image as packed RGB, one after another (the GPU's upload), each converted on all cores.
+fn packed_batch(views: &Views, bgr: bool) -> Vec<u8> {
+    let (n, h, w, _) = views.dim();
+    let mut rgb = Vec::with_capacity(3 * w * h * n);
+    (0..n).for_each(|i| rgb.extend(views.image(i, bgr).to_packed_rgb()));
+    rgb
+}
+
+/// `output` ("int16", "int32", "float32": Gx and Gy; "direction"; "direction4") of host images on the GPU:
+/// packed on all cores, one upload, one launch and one download, into `out`: the output array's bytes (a uint8
+/// view of a C-contiguous (2, N, H, W) array of the gradients' type, or (N, H, W)).
+#[pyfunction]
+#[pyo3(signature = (engine, image, out, filter, output, bgr))]
+pub fn outputs_on_gpu(
+    py: Python<'_>,
+    engine: &NativeEngine,
+    image: &Bound<'_, PyUntypedArray>,
+    mut out: PyReadwriteArrayDyn<'_, u8>,
+    filter: &NativeFilter,
+    output: &str,
+    bgr: bool,
+) -> PyResult<()> {
+    let output = crate::device::output_named(output)?;
+    let images = Images::of(image)?;
+    let views = images.views();
+    let (n, h, w, _) = views.dim();
+    if n * h * w == 0 {
+        return Ok(());
+    }
+    let dst = out.as_slice_mut().map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
+    if dst.len() != n * h * w * output.bytes_per_pixel() {
+        return Err(PyValueError::new_err(format!("out: {} bytes, expected the output's {}", dst.len(), n * h * w * output.bytes_per_pixel())));
+    }
+    let (engine, filter) = (&engine.engine, filter.filter);
+    py.detach(|| {
+        let rgb = packed_batch(&views, bgr);
+        engine.batch_on_gpu(&rgb, w as u32, h as u32, n as u32, (filter, output), dst)
+    })
+    .map_err(runtime)
 }
 
 /// One image as packed RGB (the reference's input), converted on all cores.

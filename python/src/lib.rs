@@ -150,6 +150,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host::sobel_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::gradients_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::direction_host, m)?)?;
+    m.add_function(wrap_pyfunction!(host::outputs_on_gpu, m)?)?;
     m.add_function(wrap_pyfunction!(device::sobel_device, m)?)?;
     m.add_function(wrap_pyfunction!(batch::plan_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::batch, m)?)?;

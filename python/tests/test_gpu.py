@@ -117,12 +117,39 @@ def test_out_and_the_wrong_device(torch):
         cs.sobel(rgb, variant="cpu-scalar")
 
 
-def test_gradients_of_a_cuda_tensor(torch):
-    rgb = np.random.default_rng(5).integers(0, 256, (25, 35, 3), dtype=np.uint8)
-    gx, gy = cs.gradients(torch.from_numpy(rgb).cuda(), operator="scharr")
-    rgx, rgy = reference.gradients(rgb, "scharr")
-    assert gx.is_cuda and gx.dtype == torch.int16
-    assert np.array_equal(gx.cpu().numpy(), rgx) and np.array_equal(gy.cpu().numpy(), rgy)
+@pytest.mark.parametrize("k", cs.KSIZES)
+def test_gradients_and_direction_of_cuda_tensors_on_the_gpu(torch, k):
+    rng = np.random.default_rng(5 + k)
+    batch = rng.integers(0, 256, (3, 25, 35, 4), dtype=np.uint8)  # RGBA, converted on the GPU
+    x = torch.from_numpy(batch).cuda()
+    rgx, rgy = zip(*(reference.gradients(as_rgb(b), "sobel", "reflect101", "exact", k) for b in batch))
+    for dtype, expected_type in ((None, torch.int32 if k == 7 else torch.int16), ("int32", torch.int32),
+                                 (torch.float32, torch.float32)):
+        gx, gy = cs.gradients(x, ksize=k, border="reflect101", dtype=dtype)
+        assert gx.is_cuda and gx.dtype == expected_type and tuple(gx.shape) == (3, 25, 35)
+        assert np.array_equal(gx.cpu().numpy(), np.stack(rgx)) and np.array_equal(gy.cpu().numpy(), np.stack(rgy))
+    # The direction on the GPU is the CPU's to the bit; Canny's directions are the reference's.
+    angle = cs.direction(x, ksize=k, border="reflect101")
+    assert angle.is_cuda and angle.dtype == torch.float32
+    assert np.array_equal(angle.cpu().numpy(), cs.direction(batch, ksize=k, border="reflect101"))
+    codes = cs.direction(x, ksize=k, border="reflect101", quantize="canny")
+    assert codes.is_cuda and np.array_equal(codes.cpu().numpy(), np.stack([reference.direction4(a, b) for a, b in zip(rgx, rgy)]))
+    # A host image on the GPU with device="cuda": the same arrays, back on the host.
+    hx, _ = cs.gradients(batch[0], ksize=k, border="reflect101", device="cuda")
+    assert isinstance(hx, np.ndarray) and np.array_equal(hx, rgx[0])
+
+
+def test_gradients_run_on_the_callers_stream_without_a_copy(torch):
+    rgb = np.random.default_rng(9).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x = torch.from_numpy(rgb).to("cuda", non_blocking=True)
+        gx, gy = cs.gradients(x, ksize=5)
+        total = (gx.to(torch.int64).abs().sum() + gy.to(torch.int64).abs().sum())
+    side.synchronize()
+    rgx, rgy = reference.gradients(rgb, ksize=5)
+    assert int(total) == int(np.abs(rgx).sum() + np.abs(rgy).sum())
+    assert gx.untyped_storage().data_ptr() == gy.untyped_storage().data_ptr(), "one allocation, two planes"
 
 
 def test_numpy_on_the_gpu_with_device_cuda(torch):
@@ -132,6 +159,18 @@ def test_numpy_on_the_gpu_with_device_cuda(torch):
     for i in range(3):
         assert np.array_equal(got[i], reference.sobel(rgb[i]))
     assert "gpu-strip" in repr(cs.Engine("cuda:0"))
+
+
+def test_cupy_gradients_and_every_filter_size(cupy):
+    rgb = np.random.default_rng(10).integers(0, 256, (2, 41, 53, 3), dtype=np.uint8)
+    x = cupy.asarray(rgb)
+    for k in cs.KSIZES:
+        got = cs.sobel(x, ksize=k, grey="bt601", norm="l1")
+        for i in range(2):
+            assert np.array_equal(cupy.asnumpy(got[i]), reference.sobel(rgb[i], ksize=k, weights="bt601", norm="l1"))
+        gx, gy = cs.gradients(x, ksize=k, dtype="float32")
+        assert isinstance(gx, cupy.ndarray) and gx.dtype == cupy.float32
+        assert np.array_equal(cupy.asnumpy(gy[1]), reference.gradients(rgb[1], ksize=k)[1])
 
 
 def test_cupy_arrays(cupy):

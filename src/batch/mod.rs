@@ -196,7 +196,7 @@ pub fn run_planned(
                 let picture = Picture {
                     width: w,
                     height: h,
-                    pixels: edges,
+                    samples: image_io::format::Samples::U8(edges),
                     color: png::ColorType::Grayscale,
                     compression: opts.compression,
                     format: opts.format,

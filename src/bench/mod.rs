@@ -283,12 +283,12 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             results.student.push(series);
         }
         if let Some(npp) = &npp {
-            match npp.time(&rgb, opts.kernel_reps) {
+            match npp.time(&rgb, opts.filter.ksize, opts.kernel_reps) {
                 Ok(samples_ms) => results.peers.push(PeerSeries {
                     width: size.0,
                     height: size.1,
                     peer: Peer::Npp,
-                    description: crate::engine::NPP_DESCRIPTION.into(),
+                    description: crate::engine::npp_description(opts.filter.ksize).unwrap_or_default().into(),
                     samples_ms,
                 }),
                 Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),

@@ -35,6 +35,7 @@ value_enum!(
     Border,
     Compat,
     Grey,
+    pipeline::Product,
     image_io::PngCompression,
     image_io::Format,
     crate::bench::Peer
@@ -129,10 +130,15 @@ struct RunArgs {
     /// How gpu-n1 maps threads to pixels (report: the report's overlapping mapping, n-fold work)
     #[arg(long, value_enum, default_value_t)]
     mapping: Mapping,
-    /// Output PNG [default: imgs_out/<stem>_sobel.png]; - writes it to standard output (the table then goes
-    /// to standard error)
+    /// Output file; its extension chooses the format (.png .jpg .bmp .tif .webp .pgm .npy) [default:
+    /// imgs_out/<stem>_sobel.png, or <stem>_<output>.npy for the gradients and the direction]; - writes a PNG
+    /// to standard output (the table then goes to standard error)
     #[arg(long)]
     out: Option<PathBuf>,
+    /// What to write: the edges (magnitude, or l1: |Gx| + |Gy|), a gradient (gx, gy: exact integers), the
+    /// direction (radians, float32) or Canny's four directions (direction4: 0–3)
+    #[arg(long, value_enum, default_value_t)]
+    output: pipeline::Product,
     #[command(flatten)]
     safety: SafetyArgs,
     /// Print the measurements as JSON instead of a table
@@ -282,6 +288,9 @@ struct BatchArgs {
     /// Folder for the edge images (<stem>_sobel.<format>)
     #[arg(long)]
     out: PathBuf,
+    /// The edges' norm: magnitude, or l1 (|Gx| + |Gy|); batch writes edge images
+    #[arg(long, value_enum, default_value_t)]
+    output: pipeline::Product,
     /// Also take the folders' sub-folders, their edge images going to the same sub-folders of --out
     #[arg(short, long)]
     recursive: bool,

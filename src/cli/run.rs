@@ -23,7 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let picture = image_io::Picture {
                 width: w,
                 height: h,
-                pixels: img.as_raw(),
+                samples: image_io::format::Samples::U8(img.as_raw()),
                 color: png::ColorType::Rgb,
                 compression: image_io::PngCompression::Default,
                 format: image_io::output::format_of(&out)?,
@@ -39,7 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let filter = args.filter.filter()?;
+    let filter = args.filter.filter_with(args.output.norm())?;
     if let Some(file) = args.student.kernel_file {
         let opts = crate::student::StudentOptions {
             file,
@@ -63,7 +63,10 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let Some(input) = args.image else { return Ok(ExitCode::SUCCESS) };
     let n = pixels_per_thread(&input, args.n.as_deref(), &args.more)?;
-    let output = args.out.unwrap_or_else(|| pipeline::default_output(&input));
+    let output = args.out.unwrap_or_else(|| match args.output {
+        pipeline::Product::Magnitude | pipeline::Product::L1 => pipeline::default_output(&input),
+        other => other.default_output(&input),
+    });
     let n1 = N1 { n, mapping: args.mapping };
     let auto = args.variant.contains(&VariantChoice::Auto);
     if auto && args.variant.len() > 1 {
@@ -82,6 +85,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         output,
         n1,
         filter,
+        product: args.output,
         variants,
         intermediate: args.intermediate,
         gpu_reps: args.reps as usize,
@@ -150,12 +154,19 @@ fn pixels_per_thread(image: &std::path::Path, n: Option<&str>, more: &[PathBuf])
 }
 
 fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
+    if !matches!(a.output, pipeline::Product::Magnitude | pipeline::Product::L1) {
+        anyhow::bail!(
+            "batch writes edge images (--output magnitude or l1); for --output {}, run the image command on each file",
+            a.output.name()
+        );
+    }
+    let filter = a.filter.filter_with(a.output.norm())?;
     let summary = crate::batch::run(&crate::batch::BatchOptions {
         inputs: a.inputs,
         recursive: a.recursive,
         out_dir: a.out,
         format: a.format,
-        filter: a.filter.filter()?,
+        filter,
         compression: a.png_compression,
         slots: a.slots as usize,
         devices: (!a.devices.is_empty()).then_some(a.devices),

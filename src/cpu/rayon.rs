@@ -112,6 +112,43 @@ pub fn sobel_into(src: &[u8], width: usize, height: usize, filter: Filter, out: 
     run(&PackedRgb::new(src, width, height), filter, Out::Edges(out));
 }
 
+/// `output` of the image `src` in `filter`'s arithmetic, on every core, as the little-endian bytes of its
+/// planes (gradients: Gx's, then Gy's): what [`crate::engine::Engine::run_output`] compares and writes.
+pub fn output_bytes<R: Rows>(src: &R, filter: Filter, output: crate::sobel::Output) -> Vec<u8> {
+    use crate::sobel::{Number, Output};
+    let n = src.width() * src.height();
+    fn bytes<T: Copy, const B: usize>(v: &[T], to: impl Fn(T) -> [u8; B]) -> Vec<u8> {
+        v.iter().flat_map(|&x| to(x)).collect()
+    }
+    match output {
+        Output::Edges | Output::Direction4 => {
+            let mut o = vec![0u8; n];
+            run(src, filter, if output == Output::Edges { Out::Edges(&mut o) } else { Out::Direction4(&mut o) });
+            o
+        }
+        Output::Direction => {
+            let mut o = vec![0f32; n];
+            run(src, filter, Out::Direction(&mut o));
+            bytes(&o, f32::to_le_bytes)
+        }
+        Output::Gradients(Number::I16) => {
+            let (mut x, mut y) = (vec![0i16; n], vec![0i16; n]);
+            run(src, filter, Out::Gradients(Plane::I16(&mut x), Plane::I16(&mut y)));
+            [bytes(&x, i16::to_le_bytes), bytes(&y, i16::to_le_bytes)].concat()
+        }
+        Output::Gradients(Number::I32) => {
+            let (mut x, mut y) = (vec![0i32; n], vec![0i32; n]);
+            run(src, filter, Out::Gradients(Plane::I32(&mut x), Plane::I32(&mut y)));
+            [bytes(&x, i32::to_le_bytes), bytes(&y, i32::to_le_bytes)].concat()
+        }
+        Output::Gradients(Number::F32) => {
+            let (mut x, mut y) = (vec![0f32; n], vec![0f32; n]);
+            run(src, filter, Out::Gradients(Plane::F32(&mut x), Plane::F32(&mut y)));
+            [bytes(&x, f32::to_le_bytes), bytes(&y, f32::to_le_bytes)].concat()
+        }
+    }
+}
+
 /// Computes `out` for the image `src` in `filter`'s arithmetic, on every core.
 pub fn run<R: Rows>(src: &R, filter: Filter, mut out: Out) {
     let (width, height) = (src.width(), src.height());

@@ -40,6 +40,21 @@ impl Stages {
     }
 }
 
+/// `output` of the stages, as the little-endian bytes of its planes (gradients: Gx's, then Gy's), converted
+/// from the exact gradients one value at a time.
+pub fn output_bytes(stages: &Stages, output: crate::sobel::Output) -> Vec<u8> {
+    use crate::sobel::{Number, Output};
+    let planes = |f: &dyn Fn(i32) -> Vec<u8>| stages.gx.iter().chain(&stages.gy).flat_map(|&g| f(g)).collect();
+    match output {
+        Output::Edges => stages.magnitude.clone(),
+        Output::Direction4 => stages.direction4(),
+        Output::Direction => stages.direction().iter().flat_map(|d| d.to_le_bytes()).collect(),
+        Output::Gradients(Number::I16) => planes(&|g| (g as i16).to_le_bytes().to_vec()),
+        Output::Gradients(Number::I32) => planes(&|g| g.to_le_bytes().to_vec()),
+        Output::Gradients(Number::F32) => planes(&|g| (g as f32).to_le_bytes().to_vec()),
+    }
+}
+
 /// Runs the four passes and returns every stage.
 pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);

@@ -13,7 +13,7 @@ use crate::gpu::{buffers, npp, Gpu, GpuError};
 use crate::sobel::Filter;
 use crate::variant::Variant;
 
-pub use crate::gpu::npp::DESCRIPTION as NPP_DESCRIPTION;
+pub use crate::gpu::npp::description as npp_description;
 pub use crate::gpu::DeviceInfo;
 
 /// Measurements on an engine's GPU.
@@ -88,7 +88,8 @@ impl Meter<'_> {
         let set_bytes = (buffers::bytes_per_pixel(gpu, variant)? * width as usize * height as usize).max(1);
         let (free, _) = gpu.ctx.mem_get_info()?;
         let copies = (3 * gpu.info()?.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
-        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), filter, copies)?;
+        let mut prepared =
+            Prepared::upload(gpu, variant, width, height, rgb.as_raw(), (filter, crate::sobel::Output::Edges), copies)?;
         prepared.warm_up()?;
         let samples_ms = prepared.time(reps)?;
         let output = prepared.download()?;
@@ -106,7 +107,7 @@ impl Meter<'_> {
     ) -> Result<HostRun, GpuError> {
         let gpu = self.gpu;
         let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-        let limit = variants::max_band_rows(gpu, Variant::GpuStrip, w)?;
+        let limit = variants::max_band_rows(gpu, Variant::GpuStrip, crate::sobel::Output::Edges, w)?;
         let band_rows = h.div_ceil(16).clamp(64.min(h), limit);
         let mut pipeline = HostToHost::new(gpu, w, band_rows, streams, filter)?;
         // SAFETY (pinned allocs): the input is filled from the image before use; the output is written in
@@ -143,8 +144,8 @@ pub struct NppPeer<'a> {
 }
 
 impl NppPeer<'_> {
-    /// NPP's grey + Sobel on `rgb`, event-timed like our kernels (ms per run).
-    pub fn time(&self, rgb: &RgbImage, reps: usize) -> Result<Vec<f64>, GpuError> {
-        self.npp.time(self.gpu, rgb, reps)
+    /// NPP's grey + Sobel of size `ksize` on `rgb`, event-timed like our kernels (ms per run).
+    pub fn time(&self, rgb: &RgbImage, ksize: crate::sobel::Ksize, reps: usize) -> Result<Vec<f64>, GpuError> {
+        self.npp.time(self.gpu, rgb, ksize, reps)
     }
 }

@@ -27,11 +27,12 @@ pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 use crate::image_io::filtered::Filtered;
 
 mod measure;
+mod outputs;
 pub mod stream;
 use crate::gpu::{variants, Gpu};
-use crate::sobel::Filter;
-use crate::variant::{timed, Variant};
-pub use measure::{DeviceInfo, HostRun, Meter, NppPeer, ResidentRun, NPP_DESCRIPTION};
+use crate::sobel::{Filter, Output};
+use crate::variant::Variant;
+pub use measure::{npp_description, DeviceInfo, HostRun, Meter, NppPeer, ResidentRun};
 
 /// Compiles every kernel file for `filter`'s operator and arithmetic and writes `<dir>/<name>.ptx`, to read
 /// (needs NVRTC, not a GPU); returns the paths written.
@@ -150,21 +151,6 @@ impl Engine {
         }
     }
 
-    /// gpu-strip on device memory the caller owns (another library's arrays), on the caller's stream: one
-    /// launch for the whole batch, no copy, no synchronisation — the caller's later work on that stream
-    /// sees the edges. Needs a GPU.
-    ///
-    /// # Safety
-    /// `a.rgb` must address `3 · images · width · height` readable bytes and `a.out` `images · width ·
-    /// height` writable bytes of device memory of this engine's device (its primary context, which PyTorch
-    /// and CuPy share), neither written by anything else until the launch has run; `a.stream` must be a
-    /// live stream of that context, or 0.
-    pub unsafe fn sobel_on_device(&self, a: RawImages, filter: Filter) -> Result<(), EngineError> {
-        let gpu = self.need_gpu("gpu-strip")?;
-        // SAFETY: forwarded from the caller.
-        unsafe { variants::strip_on_device(gpu, a, filter) }.map_err(EngineError::from)
-    }
-
     /// Edges of `images` packed `width × height` RGB images in host memory into `out`: on the GPU one
     /// upload, one launch and one download for the whole batch; on the CPU cpu-rayon image by image.
     pub fn sobel_batch(
@@ -178,21 +164,14 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let (w, h) = (width as usize, height as usize);
         match &self.gpu {
-            Some(gpu) if w * h > 0 && images > 0 => {
-                // One launch takes at most 65 535 images (the grid's y limit).
-                const PER_LAUNCH: usize = 65_535;
-                for (src, dst) in rgb.chunks(3 * w * h * PER_LAUNCH).zip(out.chunks_mut(w * h * PER_LAUNCH)) {
-                    let n = (dst.len() / (w * h)) as u32;
-                    variants::strip_batch_from_host(gpu, src, width, height, n, filter, dst)?;
-                }
-            }
-            _ => {
+            Some(_) => self.batch_on_gpu(rgb, width, height, images, (filter, Output::Edges), out),
+            None => {
                 for (src, dst) in rgb.chunks(3 * w * h).zip(out.chunks_mut(w * h)).filter(|(s, _)| !s.is_empty()) {
                     cpu::rayon::sobel_into(src, w, h, filter, dst);
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// A student's kernel (`--kernel-file`), compiled for this engine's GPU in `filter`'s build.
@@ -317,10 +296,12 @@ impl Engine {
         let bytes = match &self.gpu {
             None => return Ok(cpu::rayon::sobel(rgb, filter)),
             Some(g) => match &self.slots {
-                Some(pool) if variants::max_band_rows(g, Variant::GpuStrip, w as usize)? >= h as usize => {
+                Some(pool)
+                    if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? >= h as usize =>
+                {
                     pool.with_slot(|slot| slot.run(rgb, filter))?
                 }
-                _ => variants::run(g, Variant::GpuStrip, rgb, filter, false, 1)?.output,
+                _ => variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output,
             },
         };
         Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
@@ -339,7 +320,9 @@ impl Engine {
     pub fn sobel_filtered(&self, png: &Filtered, filter: Filter) -> Result<GrayImage, EngineError> {
         let (w, h) = (png.width, png.height);
         let bytes = match (&self.gpu, &self.slots) {
-            (Some(g), Some(pool)) if variants::max_band_rows(g, Variant::GpuStrip, w as usize)? >= h as usize => {
+            (Some(g), Some(pool))
+                if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? >= h as usize =>
+            {
                 pool.with_slot(|slot| slot.run_filtered(png, filter))?
             }
             _ => return self.sobel(&png.unfilter(), filter),
@@ -367,22 +350,6 @@ impl Engine {
         filter: Filter,
         opts: RunOptions,
     ) -> Result<VariantRun, EngineError> {
-        match variant {
-            Variant::CpuScalar => {
-                let (out, ms) = timed(|| cpu::scalar::sobel(rgb, filter));
-                Ok(VariantRun { output: out.into_raw(), compute_ms: ms, gpu_memory_ms: None })
-            }
-            Variant::CpuRayon => {
-                // Start rayon's thread pool outside the timed region: its start-up is not the variant's work.
-                ::rayon::broadcast(|_| ());
-                let (out, ms) = timed(|| cpu::rayon::sobel(rgb, filter));
-                Ok(VariantRun { output: out.into_raw(), compute_ms: ms, gpu_memory_ms: None })
-            }
-            gpu_variant => {
-                let gpu = self.need_gpu(gpu_variant.name())?;
-                let r = variants::run(gpu, gpu_variant, rgb, filter, opts.warm_up, opts.reps)?;
-                Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
-            }
-        }
+        self.run_output(variant, rgb, filter, Output::Edges, opts)
     }
 }

@@ -1,4 +1,5 @@
-//! One device image — RGB input, magnitude output, and the intermediates its pattern needs — and the one
+//! One device image — RGB input, the output (edge bytes, or what the build writes), and the intermediates its
+//! pattern needs — and the one
 //! path that moves it: upload → launch → download. The variants ([`super::variants`]), batch's slots
 //! ([`super::slots`]) and host → host ([`super::host_pipeline`]) all use it; they differ only in where the
 //! host bytes live (pageable or pinned memory) and in whether they wait for each copy.
@@ -18,10 +19,16 @@ pub struct DeviceImage {
     scratch: Scratch,
 }
 
-/// Device bytes per pixel of `variant`'s buffers: 3 in, 1 out, and its pattern's intermediates.
+/// Device bytes per pixel of `variant`'s buffers: 3 in, the build's output (1 for the edges), and its
+/// pattern's intermediates.
 pub fn bytes_per_pixel(gpu: &Gpu, variant: Variant) -> Result<usize, GpuError> {
     // Scratch sizes are each pattern's constants; asking loads the pattern's file if it was not yet.
-    Ok(3 + 1 + gpu.kernels.pattern(variant)?.scratch_bytes_per_pixel())
+    Ok(3 + out_bytes(gpu) + gpu.kernels.pattern(variant)?.scratch_bytes_per_pixel())
+}
+
+/// Bytes a pixel of the output of `gpu`'s build takes.
+fn out_bytes(gpu: &Gpu) -> usize {
+    gpu.kernels.build().output.bytes_per_pixel()
 }
 
 impl DeviceImage {
@@ -30,7 +37,7 @@ impl DeviceImage {
     pub fn alloc(gpu: &Gpu, variant: Variant, pixels: usize) -> Result<DeviceImage, GpuError> {
         let scratch = gpu.kernels.pattern(variant)?.scratch(&gpu.stream, pixels)?;
         // SAFETY (alloc): see above; nothing reads these buffers before they are written.
-        let (rgb, out) = unsafe { (gpu.stream.alloc(3 * pixels)?, gpu.stream.alloc(pixels)?) };
+        let (rgb, out) = unsafe { (gpu.stream.alloc(3 * pixels)?, gpu.stream.alloc(out_bytes(gpu) * pixels)?) };
         Ok(DeviceImage { variant, rgb, out, scratch })
     }
 
@@ -72,9 +79,10 @@ impl DeviceImage {
         Ok(())
     }
 
-    /// The first `pixels` output bytes, copied to a new vector (synchronous).
+    /// The outputs of a `pixels`-pixel image, as bytes, copied to a new vector (synchronous). A gradients
+    /// build writes two planes, Gx's `pixels` values then Gy's, one after the other.
     pub fn download(&self, gpu: &Gpu, pixels: usize) -> Result<Vec<u8>, GpuError> {
-        Ok(gpu.stream.clone_dtoh(&self.out.slice(..pixels))?)
+        Ok(gpu.stream.clone_dtoh(&self.out.slice(..out_bytes(gpu) * pixels))?)
     }
 
     /// Copies the output into pinned `out`, asynchronously.

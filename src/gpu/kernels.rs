@@ -1,13 +1,14 @@
-//! The kernel table: every `.cu` file in `cuda/` ([`super::patterns::SOURCES`]), compiled by NVRTC at run
-//! time to machine code for the device's exact architecture ([`super::compile`]), cached on disk
-//! ([`super::cache`]), and loaded into a typed [`KernelSet`] — one per [`Build`] (operator × arithmetic),
-//! each file loaded once per run, when first needed, the files a run needs compiled side by side — so
-//! that no kernel-name string appears outside the pattern files. If the driver refuses cached code, it
-//! is compiled afresh.
+//! The kernel table: every `.cu` file in `cuda/` ([`super::patterns::SOURCES`], listed once in
+//! `patterns::kernel_files!`), compiled by NVRTC at run time to machine code for the device's exact architecture
+//! ([`super::compile`]), cached on disk ([`super::cache`]), and loaded into a [`KernelSet`] — one per [`Build`]
+//! (stencil × arithmetic × grey × norm × output), each file loaded once per run, when first needed, the files a
+//! run needs compiled side by side — so that no kernel-name string appears outside the pattern files. If the
+//! driver refuses cached code, it is compiled afresh. Which files each GPU variant loads, and how, is one
+//! table ([`entry`]).
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaModule};
+use cudarc::driver::{CudaContext, CudaModule, DriverError};
 use cudarc::nvrtc::Ptx;
 
 use super::cache::CodeCache;
@@ -15,36 +16,84 @@ use super::compile::{cache_key, compile_with, options, Code};
 use super::patterns::{
     const_taps, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
     separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16, KernelSource, Pattern,
-    RgbKernel, SOURCES,
+    SOURCES,
 };
 use super::GpuError;
-use crate::sobel::{Compat, Filter, Operator};
+use crate::sobel::{Compat, Filter, Grey, Ksize, Norm, Number, Operator, Output, Stencil};
 use crate::variant::Variant;
 
-/// What is compiled into the kernels: the operator's taps and the arithmetic (`-D` options). The border
-/// is a kernel argument, so one build serves every border.
+/// What is compiled into the kernels: the stencil, the arithmetic, the grey, the norm and the output (`-D`
+/// options). The border is a kernel argument, so one build serves every border.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Build {
-    /// Sobel or Scharr taps.
+    /// Sobel or Scharr.
     pub operator: Operator,
+    /// The kernel size.
+    pub ksize: Ksize,
     /// Exact or the report's arithmetic.
     pub compat: Compat,
+    /// How RGB becomes grey.
+    pub grey: Grey,
+    /// L2 or L1 edges.
+    pub norm: Norm,
+    /// What each pixel writes.
+    pub output: Output,
 }
 
 impl Build {
-    /// The build `filter` needs (its border is a kernel argument).
+    /// The build of `filter`'s edges (its border is a kernel argument).
     pub fn of(filter: Filter) -> Build {
-        Build { operator: filter.operator, compat: filter.compat }
+        Build::with_output(filter, Output::Edges)
     }
 
-    /// The NVRTC `-D` options that select this build (none for the default).
+    /// The build of `filter` writing `output`.
+    pub fn with_output(filter: Filter, output: Output) -> Build {
+        let Filter { operator, ksize, compat, grey, norm, .. } = filter;
+        Build { operator, ksize, compat, grey, norm, output }
+    }
+
+    /// The stencil compiled in.
+    pub fn stencil(self) -> Stencil {
+        Stencil::of(self.operator, self.ksize)
+    }
+
+    /// The NVRTC `-D` options that select this build: the stencil's constants always (`cuda/sobel.cuh` states
+    /// the default build's, which these equal for it: a test compiles both), the rest where not the default.
     pub fn defines(self) -> Vec<String> {
-        let mut d = Vec::new();
-        if self.operator == Operator::Scharr {
-            d.push("-DSCHARR=1".to_owned());
-        }
+        let st = self.stencil();
+        let list = |taps: &[i32]| taps.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
+        let (edge, centre, levels) = st.factors();
+        let mut d = vec![
+            format!("-DRADIUS={}", st.radius),
+            format!("-DTAPS_SMOOTH={}", list(st.smooth())),
+            format!("-DTAPS_DERIV={}", list(st.deriv())),
+            format!("-DTAP_EDGE={edge}"),
+            format!("-DTAP_CENTRE={centre}"),
+            format!("-DBINOMIAL_LEVELS={levels}"),
+            format!("-DGRADIENT_BOUND={}", st.bound()),
+        ];
         if self.compat == Compat::Report {
             d.push("-DCOMPAT_REPORT=1".to_owned());
+        }
+        if self.grey == Grey::Bt601 {
+            d.push("-DGREY_BT601=1".to_owned());
+        }
+        if self.norm == Norm::L1 {
+            d.push("-DNORM_L1=1".to_owned());
+        }
+        match self.output {
+            Output::Edges => {}
+            Output::Gradients(n) => {
+                let t = match n {
+                    Number::I16 => 1,
+                    Number::I32 => 2,
+                    Number::F32 => 3,
+                };
+                d.push("-DOUTPUT=1".to_owned());
+                d.push(format!("-DOUT_GRADIENT_T={t}"));
+            }
+            Output::Direction => d.push("-DOUTPUT=2".to_owned()),
+            Output::Direction4 => d.push("-DOUTPUT=3".to_owned()),
         }
         d
     }
@@ -69,38 +118,73 @@ impl std::ops::AddAssign for LoadStats {
     }
 }
 
+/// A variant's loaded kernels.
+type Loaded = Box<dyn Pattern + Send + Sync>;
+
+/// How a pattern's kernels are loaded from its files' modules, for a build.
+type Loader = fn(&[&Arc<CudaModule>], Build) -> Result<Loaded, DriverError>;
+
+/// A GPU variant's pattern: the kernel files it loads its kernels from, and how.
+pub struct Entry {
+    /// The files, by name (`cuda/<name>.cu`).
+    pub files: &'static [&'static str],
+    load: Loader,
+}
+
+/// Each GPU variant's [`Entry`]: the one table [`KernelSet::pattern`] and [`KernelSet::preload`] follow.
+pub fn entry(variant: Variant) -> Entry {
+    fn boxed<P: Pattern + Send + Sync + 'static>(p: Result<P, DriverError>) -> Result<Loaded, DriverError> {
+        p.map(|p| Box::new(p) as Loaded)
+    }
+    let (files, load): (&'static [&'static str], Loader) = match variant {
+        Variant::GpuMap => (&["map"], |m, b| boxed(Map::load(m[0], b))),
+        Variant::GpuFusedMap => (&["map", "fused_map"], |m, b| boxed(FusedMap::load(m[0], m[1], b))),
+        Variant::GpuN1(_) => (&["n_per_thread"], |m, _| boxed(NPerThread::load(m[0]))),
+        Variant::GpuFused => (&["fused"], |m, _| boxed(fused::load(m[0]))),
+        Variant::GpuConstTaps => (&["const_taps"], |m, _| boxed(const_taps::load(m[0]))),
+        Variant::GpuSeparable => (&["separable"], |m, _| boxed(Separable::load(m[0]))),
+        Variant::GpuTiled => (&["tiled"], |m, _| boxed(tiled::load(m[0]))),
+        Variant::GpuVec16 => (&["vec16"], |m, _| boxed(Vec16::load(m[0]))),
+        Variant::GpuStrip => (&["strip"], |m, _| boxed(Strip::load(m[0]))),
+        Variant::CpuScalar | Variant::CpuRayon => panic!("{} is not a GPU variant", variant.name()),
+    };
+    Entry { files, load }
+}
+
+/// The GPU variants, in table order.
+fn gpu_variants() -> impl Iterator<Item = Variant> {
+    Variant::ALL.into_iter().filter(|v| v.is_gpu())
+}
+
+/// How many GPU variants there are (their pattern cells).
+const GPU_VARIANTS: usize = Variant::ALL.len() - 2;
+
 /// Every pattern's kernels of one build, each kernel file compiled (or read from the cache) and loaded the
 /// first time something needs it — so a run of one variant compiles one file, not eleven
 /// (`docs/performance.md` v0.12).
 pub struct KernelSet {
     ctx: Arc<CudaContext>,
+    build: Build,
     options: Vec<String>,
     /// What loading has cost so far.
     stats: Mutex<LoadStats>,
     modules: [OnceLock<Arc<CudaModule>>; SOURCES.len()],
-    map: OnceLock<Map>,
-    fused_map: OnceLock<FusedMap>,
-    fused: OnceLock<RgbKernel>,
-    n_per_thread: OnceLock<NPerThread>,
-    const_taps: OnceLock<RgbKernel>,
-    separable: OnceLock<Separable>,
-    tiled: OnceLock<RgbKernel>,
-    vec16: OnceLock<Vec16>,
+    patterns: [OnceLock<Loaded>; GPU_VARIANTS],
     strip: OnceLock<Strip>,
     selftest: OnceLock<SelfTest>,
     timing: OnceLock<Timing>,
     unfilter: OnceLock<Unfilter>,
 }
 
-/// A pattern's loaded kernels, loading them (and their files) on first use; `?` returns a load's error from
-/// the enclosing function.
+/// A set's cell, loading it (and its files) on first use; `?` returns a load's error from the enclosing
+/// function.
 macro_rules! lazily {
-    ($set:expr, $cell:ident, $load:expr) => {
-        match $set.$cell.get() {
+    ($cell:expr, $load:expr) => {
+        match $cell.get() {
             Some(k) => k,
             None => {
                 let k = $load.map_err(GpuError::from)?;
-                $set.$cell.get_or_init(|| k)
+                $cell.get_or_init(|| k)
             }
         }
     };
@@ -111,22 +195,21 @@ impl KernelSet {
     pub fn new(ctx: &Arc<CudaContext>, arch: &str, build: Build) -> KernelSet {
         KernelSet {
             ctx: ctx.clone(),
+            build,
             options: options(arch, build),
             stats: Mutex::new(LoadStats::default()),
             modules: Default::default(),
-            map: OnceLock::new(),
-            fused_map: OnceLock::new(),
-            fused: OnceLock::new(),
-            n_per_thread: OnceLock::new(),
-            const_taps: OnceLock::new(),
-            separable: OnceLock::new(),
-            tiled: OnceLock::new(),
-            vec16: OnceLock::new(),
+            patterns: Default::default(),
             strip: OnceLock::new(),
             selftest: OnceLock::new(),
             timing: OnceLock::new(),
             unfilter: OnceLock::new(),
         }
+    }
+
+    /// The build these kernels are compiled for.
+    pub fn build(&self) -> Build {
+        self.build
     }
 
     /// What loading has cost so far (files compiled, files read from the cache).
@@ -156,7 +239,7 @@ impl KernelSet {
     /// slowest file, not for the sum of them.
     pub fn preload(&self, variants: &[Variant]) -> Result<(), GpuError> {
         let mut names = vec!["timing"];
-        for &name in variants.iter().flat_map(|&v| files_of(v)) {
+        for &name in variants.iter().filter(|v| v.is_gpu()).flat_map(|&v| entry(v).files) {
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -192,58 +275,35 @@ impl KernelSet {
         Ok(())
     }
 
-    /// The pattern a GPU variant runs, its kernel file loaded if it was not yet.
+    /// The pattern a GPU variant runs, its kernel files loaded if they were not yet.
     pub fn pattern(&self, variant: Variant) -> Result<&dyn Pattern, GpuError> {
-        Ok(match variant {
-            Variant::GpuMap => lazily!(self, map, Map::load(self.module("map")?)) as &dyn Pattern,
-            Variant::GpuFusedMap => {
-                lazily!(self, fused_map, FusedMap::load(self.module("map")?, self.module("fused_map")?))
-            }
-            Variant::GpuN1(_) => lazily!(self, n_per_thread, NPerThread::load(self.module("n_per_thread")?)),
-            Variant::GpuFused => lazily!(self, fused, fused::load(self.module("fused")?)),
-            Variant::GpuConstTaps => lazily!(self, const_taps, const_taps::load(self.module("const_taps")?)),
-            Variant::GpuSeparable => lazily!(self, separable, Separable::load(self.module("separable")?)),
-            Variant::GpuTiled => lazily!(self, tiled, tiled::load(self.module("tiled")?)),
-            Variant::GpuVec16 => lazily!(self, vec16, Vec16::load(self.module("vec16")?)),
-            Variant::GpuStrip => lazily!(self, strip, Strip::load(self.module("strip")?)),
-            Variant::CpuScalar | Variant::CpuRayon => panic!("{} is not a GPU variant", variant.name()),
-        })
+        let cell = gpu_variants().position(|v| v.name() == variant.name()).expect("a GPU variant");
+        let e = entry(variant);
+        let loaded = lazily!(self.patterns[cell], {
+            let modules = e.files.iter().map(|f| self.module(f)).collect::<Result<Vec<_>, _>>()?;
+            (e.load)(&modules, self.build)
+        });
+        Ok(loaded.as_ref())
     }
 
     /// gpu-strip's kernels as their own type, for launches on raw device memory ([`Strip::launch_raw`]).
     pub fn strip(&self) -> Result<&Strip, GpuError> {
-        Ok(lazily!(self, strip, Strip::load(self.module("strip")?)))
+        Ok(lazily!(self.strip, Strip::load(self.module("strip")?)))
     }
 
     /// cuda/timing.cu's kernels (every timed run needs them).
     pub fn timing(&self) -> Result<&Timing, GpuError> {
-        Ok(lazily!(self, timing, Timing::load(self.module("timing")?)))
+        Ok(lazily!(self.timing, Timing::load(self.module("timing")?)))
     }
 
     /// cuda/unfilter.cu's kernels (batch mode's PNG decoding).
     pub fn unfilter(&self) -> Result<&Unfilter, GpuError> {
-        Ok(lazily!(self, unfilter, Unfilter::load(self.module("unfilter")?)))
+        Ok(lazily!(self.unfilter, Unfilter::load(self.module("unfilter")?)))
     }
 
     /// cuda/selftest.cu's kernels (tests only).
     pub fn selftest(&self) -> Result<&SelfTest, GpuError> {
-        Ok(lazily!(self, selftest, SelfTest::load(self.module("selftest")?)))
-    }
-}
-
-/// The kernel files a GPU variant's pattern loads its kernels from.
-fn files_of(variant: Variant) -> &'static [&'static str] {
-    match variant {
-        Variant::GpuMap => &["map"],
-        Variant::GpuFusedMap => &["map", "fused_map"],
-        Variant::GpuN1(_) => &["n_per_thread"],
-        Variant::GpuFused => &["fused"],
-        Variant::GpuConstTaps => &["const_taps"],
-        Variant::GpuSeparable => &["separable"],
-        Variant::GpuTiled => &["tiled"],
-        Variant::GpuVec16 => &["vec16"],
-        Variant::GpuStrip => &["strip"],
-        Variant::CpuScalar | Variant::CpuRayon => &[],
+        Ok(lazily!(self.selftest, SelfTest::load(self.module("selftest")?)))
     }
 }
 

@@ -178,14 +178,14 @@ impl Gpu {
         Ok((gpu, Startup { context_init_ms, kernel_load_ms, kernel_stats }))
     }
 
-    /// This device with the kernels of `filter`'s build (operator and arithmetic; the border is a kernel
-    /// argument). A build not loaded yet is compiled (or read from the kernel cache) and loaded now, once.
+    /// This device with the kernels of `filter`'s edges (stencil, arithmetic, grey and norm; the border is a
+    /// kernel argument). A build not loaded yet is compiled (or read from the kernel cache) and loaded now, once.
     pub fn for_filter(&self, filter: Filter) -> Result<Gpu, GpuError> {
-        use crate::sobel::{Grey, Ksize, Norm};
-        if filter.ksize != Ksize::K3 || filter.grey != Grey::Percent || filter.norm != Norm::L2 {
-            return Err(GpuError::Unsupported("kernel sizes other than 3, --grey bt601 and the L1 norm yet".into()));
-        }
-        let build = Build::of(filter);
+        self.for_build(Build::of(filter))
+    }
+
+    /// This device with the kernels of `build` (see [`Gpu::for_filter`]).
+    pub fn for_build(&self, build: Build) -> Result<Gpu, GpuError> {
         let mut sets = self.sets.lock().expect("no panic while holding the kernel sets");
         let kernels = match sets.get(&build) {
             Some(k) => k.clone(),
@@ -201,7 +201,8 @@ impl Gpu {
 
     /// What a launch of a variant's pattern on this handle's stream needs besides its buffers.
     pub fn job(&self, d: patterns::Dims, border: crate::sobel::Border, n1: crate::variant::N1) -> patterns::Job<'_> {
-        patterns::Job { stream: &self.stream, d, border, n1, multiprocessors: self.multiprocessors }
+        let out_bytes = self.kernels.build().output.bytes_per_pixel();
+        patterns::Job { stream: &self.stream, d, border, n1, multiprocessors: self.multiprocessors, out_bytes }
     }
 }
 

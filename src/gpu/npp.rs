@@ -1,7 +1,9 @@
 //! NPP, NVIDIA's image library, as a peer to time against in the same process: grey conversion
-//! (`nppiRGBToGray_8u_C3C1R_Ctx`) then Sobel gradients and L2 magnitude
-//! (`nppiGradientVectorSobelBorder_8u16s_C1R_Ctx`, replicate border, 16-bit output). NPP's grey weights
-//! are 0.299/0.587/0.114 and its magnitude is not saturated to 8 bits, so we compare times, not bytes.
+//! (`nppiRGBToGray_8u_C3C1R_Ctx`) then, for a 3×3 stencil, Sobel gradients and L2 magnitude in one call
+//! (`nppiGradientVectorSobelBorder_8u16s_C1R_Ctx`), and for 5×5 — NPP's largest Sobel — the two gradients
+//! (`nppiFilterSobelVertBorder_8u16s_C1R_Ctx` for Gx and `…Horiz…` for Gy: NPP names them by the edge, not the
+//! derivative), replicate border, 16-bit outputs. NPP's grey weights are 0.299/0.587/0.114 and its magnitude
+//! is not saturated to 8 bits, so we compare times, not bytes. NPP has no 7×7 Sobel.
 //!
 //! The libraries are loaded at run time (`libnppc`, `libnppicc`, `libnppif` of CUDA 13, as the toolkit
 //! installs them); absent, the peer is skipped with the reason.
@@ -42,8 +44,9 @@ struct NppiPoint {
     y: i32,
 }
 
-// nppdefs.h: NPP_MASK_SIZE_3_X_3, nppiNormL2, NPP_BORDER_REPLICATE.
+// nppdefs.h: NPP_MASK_SIZE_3_X_3, NPP_MASK_SIZE_5_X_5, nppiNormL2, NPP_BORDER_REPLICATE.
 const NPP_MASK_SIZE_3_X_3: i32 = 200;
+const NPP_MASK_SIZE_5_X_5: i32 = 201;
 const NPPI_NORM_L2: i32 = 2;
 const NPP_BORDER_REPLICATE: i32 = 2;
 
@@ -69,6 +72,20 @@ type GradientSobel = unsafe extern "C" fn(
     NppStreamContext,
 ) -> i32;
 
+/// `nppiFilterSobel{Vert,Horiz}Border_8u16s_C1R_Ctx(src, step, size, offset, dst, step, roi, mask, border, ctx)`.
+type FilterSobel = unsafe extern "C" fn(
+    *const u8,
+    i32,
+    NppiSize,
+    NppiPoint,
+    *mut i16,
+    i32,
+    NppiSize,
+    i32,
+    i32,
+    NppStreamContext,
+) -> i32;
+
 /// The loaded NPP libraries.
 pub struct Npp {
     _core: Library,
@@ -76,8 +93,18 @@ pub struct Npp {
     filter: Library,
 }
 
-/// What the peer is, for reports.
-pub const DESCRIPTION: &str = "NPP nppiRGBToGray + nppiGradientVectorSobelBorder (3×3, L2, replicate, 16-bit out)";
+/// What the peer is, for reports, by kernel size (NPP has 3×3 and 5×5 Sobel only).
+pub fn description(ksize: crate::sobel::Ksize) -> Option<&'static str> {
+    match ksize {
+        crate::sobel::Ksize::K3 => {
+            Some("NPP nppiRGBToGray + nppiGradientVectorSobelBorder (3×3, L2, replicate, 16-bit out)")
+        }
+        crate::sobel::Ksize::K5 => {
+            Some("NPP nppiRGBToGray + nppiFilterSobelVertBorder + …HorizBorder (5×5 mask, replicate, 16-bit Gx and Gy)")
+        }
+        _ => None,
+    }
+}
 
 fn open(names: &[String]) -> Result<Library, String> {
     let mut last = String::new();
@@ -100,19 +127,32 @@ impl Npp {
         Ok(Npp { _core: load("nppc")?, color: load("nppicc")?, filter: load("nppif")? })
     }
 
-    /// Event-timed runs of NPP's grey + Sobel on `rgb` (device-resident), after one warm-up; milliseconds.
-    pub fn time(&self, gpu: &Gpu, rgb: &image::RgbImage, reps: usize) -> Result<Vec<f64>, GpuError> {
+    /// Event-timed runs of NPP's grey + Sobel of size `ksize` (3 or 5) on `rgb` (device-resident), after one
+    /// warm-up; milliseconds.
+    pub fn time(
+        &self,
+        gpu: &Gpu,
+        rgb: &image::RgbImage,
+        ksize: crate::sobel::Ksize,
+        reps: usize,
+    ) -> Result<Vec<f64>, GpuError> {
         let npp_err = |what: &str, status: i32| GpuError::Peer(format!("NPP: {what} returned status {status}"));
+        let peer = |e: libloading::Error| GpuError::Peer(format!("NPP: {e}"));
+        if description(ksize).is_none() {
+            return Err(GpuError::Peer(format!("NPP has no {0}×{0} Sobel", ksize as u32)));
+        }
+        let five = ksize == crate::sobel::Ksize::K5;
         // SAFETY: the symbols have the C signatures declared above (nppi_color_conversion.h,
         // nppi_filtering_functions.h of CUDA 13).
-        let (to_grey, sobel) = unsafe {
-            let g: libloading::Symbol<RgbToGray> =
-                self.color.get(b"nppiRGBToGray_8u_C3C1R_Ctx\0").map_err(|e| GpuError::Peer(format!("NPP: {e}")))?;
-            let s: libloading::Symbol<GradientSobel> = self
-                .filter
-                .get(b"nppiGradientVectorSobelBorder_8u16s_C1R_Ctx\0")
-                .map_err(|e| GpuError::Peer(format!("NPP: {e}")))?;
-            (*g, *s)
+        let (to_grey, sobel, vert, horiz) = unsafe {
+            let g: libloading::Symbol<RgbToGray> = self.color.get(b"nppiRGBToGray_8u_C3C1R_Ctx\0").map_err(peer)?;
+            let s: libloading::Symbol<GradientSobel> =
+                self.filter.get(b"nppiGradientVectorSobelBorder_8u16s_C1R_Ctx\0").map_err(peer)?;
+            let v: libloading::Symbol<FilterSobel> =
+                self.filter.get(b"nppiFilterSobelVertBorder_8u16s_C1R_Ctx\0").map_err(peer)?;
+            let h: libloading::Symbol<FilterSobel> =
+                self.filter.get(b"nppiFilterSobelHorizBorder_8u16s_C1R_Ctx\0").map_err(peer)?;
+            (*g, *s, *v, *h)
         };
         let (w, h) = (rgb.width() as i32, rgb.height() as i32);
         let pixels = rgb.width() as usize * rgb.height() as usize;
@@ -154,6 +194,30 @@ impl Npp {
                 let status = to_grey(s as *const u8, 3 * w, g as *mut u8, w, size, ctx());
                 if status != 0 {
                     return Err(npp_err("nppiRGBToGray_8u_C3C1R_Ctx", status));
+                }
+                if five {
+                    let origin = NppiPoint { x: 0, y: 0 };
+                    for (f, out, name) in [
+                        (vert, x, "nppiFilterSobelVertBorder_8u16s_C1R_Ctx"),
+                        (horiz, y, "nppiFilterSobelHorizBorder_8u16s_C1R_Ctx"),
+                    ] {
+                        let status = f(
+                            g as *const u8,
+                            w,
+                            size,
+                            origin,
+                            out as *mut i16,
+                            2 * w,
+                            size,
+                            NPP_MASK_SIZE_5_X_5,
+                            NPP_BORDER_REPLICATE,
+                            ctx(),
+                        );
+                        if status != 0 {
+                            return Err(npp_err(name, status));
+                        }
+                    }
+                    return Ok(());
                 }
                 let status = sobel(
                     g as *const u8,

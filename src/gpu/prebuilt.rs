@@ -1,6 +1,6 @@
 //! Machine code shipped inside the binary for the GPUs we measure on (sm_90: H100, H200), so that a first
 //! run there compiles nothing: NVRTC takes 1.4–2.4 s for `cuda/strip.cu` alone (`docs/performance.md`
-//! v0.16), more than the rest of a first run together. Only the default build (Sobel, exact arithmetic);
+//! v0.16), more than the rest of a first run together. Only the default build (Sobel 3×3, exact, the edges);
 //! other builds and other GPUs compile on first use and are cached ([`super::cache`]).
 //!
 //! `kernels/sm_90/` is made by `scripts/prebuild-kernels.sh` (NVRTC 13.0.88, the options of
@@ -20,21 +20,14 @@ pub const MINOR: i32 = 0;
 
 const MANIFEST: &str = include_str!("../../kernels/sm_90/MANIFEST");
 
-/// Every embedded file, by kernel file name (the order of [`super::patterns::SOURCES`]).
-const FILES: [(&str, &[u8]); 12] = [
-    ("map", include_bytes!("../../kernels/sm_90/map.cubin")),
-    ("fused_map", include_bytes!("../../kernels/sm_90/fused_map.cubin")),
-    ("fused", include_bytes!("../../kernels/sm_90/fused.cubin")),
-    ("n_per_thread", include_bytes!("../../kernels/sm_90/n_per_thread.cubin")),
-    ("const_taps", include_bytes!("../../kernels/sm_90/const_taps.cubin")),
-    ("separable", include_bytes!("../../kernels/sm_90/separable.cubin")),
-    ("tiled", include_bytes!("../../kernels/sm_90/tiled.cubin")),
-    ("vec16", include_bytes!("../../kernels/sm_90/vec16.cubin")),
-    ("strip", include_bytes!("../../kernels/sm_90/strip.cubin")),
-    ("selftest", include_bytes!("../../kernels/sm_90/selftest.cubin")),
-    ("timing", include_bytes!("../../kernels/sm_90/timing.cubin")),
-    ("unfilter", include_bytes!("../../kernels/sm_90/unfilter.cubin")),
-];
+macro_rules! embed {
+    ($($name:ident),*) => {
+        /// Every embedded file, by kernel file name (the list and order of [`super::patterns::kernel_files!`]).
+        const FILES: [(&str, &[u8]); [$(stringify!($name)),*].len()] =
+            [$((stringify!($name), include_bytes!(concat!("../../kernels/sm_90/", stringify!($name), ".cubin")))),*];
+    };
+}
+super::patterns::kernel_files!(embed);
 
 /// SHA-256 in hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -179,7 +179,7 @@ pub fn band_rows_for(width: usize, height: usize) -> usize {
 
 /// [`band_rows_for`], within what the device takes.
 pub fn band_rows(gpu: &Gpu, width: usize, height: usize) -> Result<usize, GpuError> {
-    let limit = super::variants::max_band_rows(gpu, Variant::GpuStrip, width)?;
+    let limit = super::variants::max_band_rows(gpu, Variant::GpuStrip, crate::sobel::Output::Edges, width)?;
     Ok(band_rows_for(width, height).min(limit))
 }
 

@@ -12,16 +12,17 @@
 use image::RgbImage;
 
 use super::buffers::{self, DeviceImage};
+use super::kernels::Build;
 use super::patterns::Dims;
 use super::staged::{run_streamed, STREAMED_FROM_BYTES};
 use super::{Gpu, GpuError};
-use crate::sobel::{Border, Filter};
+use crate::sobel::{Border, Filter, Output};
 use crate::stats::median;
 use crate::variant::{timed, Variant};
 
 /// What one GPU variant produced and how long each part took, in milliseconds.
 pub struct GpuRun {
-    /// The edge image.
+    /// The output: the edge image, or the build's output as bytes (gradients: Gx's plane, then Gy's).
     pub output: Vec<u8>,
     /// Allocations, copies and frees, wall clock.
     pub memory_ms: f64,
@@ -31,7 +32,7 @@ pub struct GpuRun {
 
 /// A variant with its input on the device, ready to run.
 pub struct Prepared {
-    /// The GPU with the kernels of the filter's operator and arithmetic.
+    /// The GPU with the kernels of the filter's build and the output.
     gpu: Gpu,
     d: Dims,
     border: Border,
@@ -42,7 +43,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Allocates `copies` sets of buffers and uploads the `width × height` RGB bytes `rgb` into each;
-    /// synchronised.
+    /// synchronised. The kernels are `filter`'s, writing `output`.
     #[allow(clippy::too_many_arguments)]
     pub fn upload(
         gpu: &Gpu,
@@ -50,11 +51,11 @@ impl Prepared {
         width: u32,
         height: u32,
         rgb: &[u8],
-        filter: Filter,
+        (filter, output): (Filter, Output),
         copies: usize,
     ) -> Result<Self, GpuError> {
         assert!(variant.is_gpu(), "{} is not a GPU variant", variant.name());
-        let gpu = gpu.for_filter(filter)?;
+        let gpu = gpu.for_build(Build::with_output(filter, output))?;
         let d = Dims::new(width, height)?;
         assert_eq!(rgb.len(), 3 * d.pixels());
         let mut sets = Vec::with_capacity(copies.max(1));
@@ -89,7 +90,7 @@ impl Prepared {
         gpu.time_runs(reps, |rep| self.enqueue(rep % copies))
     }
 
-    /// Copies the output of buffer set 0 to the host and frees everything; synchronised.
+    /// Copies the output of buffer set 0 to the host (as bytes) and frees everything; synchronised.
     pub fn download(self) -> Result<Vec<u8>, GpuError> {
         let out = self.copies[0].download(&self.gpu, self.d.pixels())?;
         drop(self.copies);
@@ -98,39 +99,41 @@ impl Prepared {
     }
 }
 
-/// One whole GPU pass over `rgb`: upload, optionally one warm-up run, `reps` timed runs (median),
-/// download; in bands when the image is too large for one pass. gpu-strip on an image of at least
-/// [`STREAMED_FROM_BYTES`] streams instead ([`run_streamed`]: staged through pinned buffers, overlapped
-/// bands, one pass: `warm_up` and `reps` do not apply); its memory time is then the pass's wall clock with
-/// its buffers made and freed, less its kernels'.
+/// One whole GPU pass over `rgb` writing `output`: upload, optionally one warm-up run, `reps` timed runs
+/// (median), download; in bands when the image is too large for one pass. gpu-strip's edges of an image of at
+/// least [`STREAMED_FROM_BYTES`] stream instead ([`run_streamed`]: staged through pinned buffers, overlapped
+/// bands, one pass: `warm_up` and `reps` do not apply); its memory time is then the pass's wall clock with its
+/// buffers made and freed, less its kernels'.
 pub fn run(
     gpu: &Gpu,
     variant: Variant,
     rgb: &RgbImage,
-    filter: Filter,
+    (filter, output): (Filter, Output),
     warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
-    if streams(variant, rgb) {
+    if streams(variant, rgb) && output == Output::Edges {
         let (w, h) = (rgb.width() as usize, rgb.height() as usize);
         let s = run_streamed(gpu, rgb.as_raw(), w, h, filter)?;
         let memory_ms = (s.setup_ms + s.pipeline_ms + s.release_ms - s.kernel_ms).max(0.0);
         return Ok(GpuRun { output: s.output, memory_ms, compute_ms: s.kernel_ms });
     }
-    let rows = max_band_rows(gpu, variant, rgb.width() as usize)?;
-    run_banded(gpu, variant, rgb, filter, warm_up, reps, rows)
+    let rows =
+        max_band_rows(&gpu.for_build(Build::with_output(filter, output))?, variant, output, rgb.width() as usize)?;
+    run_banded(gpu, variant, rgb, (filter, output), warm_up, reps, rows)
 }
 
-/// Whether [`run`] streams `variant` on `rgb` (gpu-strip, at least [`STREAMED_FROM_BYTES`] of RGB).
+/// Whether [`run`] streams `variant`'s edges on `rgb` (gpu-strip, at least [`STREAMED_FROM_BYTES`] of RGB).
 pub fn streams(variant: Variant, rgb: &RgbImage) -> bool {
     variant == Variant::GpuStrip && rgb.as_raw().len() >= STREAMED_FROM_BYTES
 }
 
-/// The most rows a band may have for `variant` at this width: no buffer over 2^31 bytes (the largest
-/// holds 4 bytes a pixel), all buffers within half the free device memory, and the grid's row limit.
-pub fn max_band_rows(gpu: &Gpu, variant: Variant, width: usize) -> Result<usize, GpuError> {
+/// The most rows a band may have for `variant` writing `output` at this width: no buffer over 2^31 bytes (the
+/// largest holds 4 bytes a pixel, or the output's, if more), all buffers within half the free device memory, and
+/// the grid's row limit.
+pub fn max_band_rows(gpu: &Gpu, variant: Variant, output: Output, width: usize) -> Result<usize, GpuError> {
     let (free, _) = gpu.ctx.mem_get_info()?;
-    let by_buffer = (i32::MAX as usize) / (4 * width);
+    let by_buffer = (i32::MAX as usize) / (output.bytes_per_pixel().max(4) * width);
     let by_memory = (free / 2) / (buffers::bytes_per_pixel(gpu, variant)? * width).max(1);
     // Minus the halo rows a band image adds (the widest stencil's, whichever runs).
     let halo = 2 * crate::sobel::Stencil::MAX_RADIUS;
@@ -150,7 +153,7 @@ pub fn run_banded(
     gpu: &Gpu,
     variant: Variant,
     rgb: &RgbImage,
-    filter: Filter,
+    (filter, output): (Filter, Output),
     warm_up: bool,
     reps: usize,
     band_rows: usize,
@@ -158,8 +161,13 @@ pub fn run_banded(
     let (mut memory_ms, mut compute_ms) = (0.0, 0.0);
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let radius = filter.stencil().radius;
-    let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, radius, |w, h, band| {
-        let (prepared, upload_ms) = timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, filter, 1));
+    let layout = match output {
+        Output::Gradients(n) => (2, n.bytes()),
+        other => (1, other.bytes_per_pixel()),
+    };
+    let output = crate::bands::banded(width, height, rgb.as_raw(), band_rows, radius, layout, |w, h, band| {
+        let (prepared, upload_ms) =
+            timed(|| Prepared::upload(gpu, variant, w as u32, h as u32, band, (filter, output), 1));
         let mut prepared = prepared?;
         if warm_up {
             prepared.warm_up()?;
@@ -178,7 +186,8 @@ pub fn run_banded(
 pub struct RawImages {
     /// `images` packed RGB images, `3 · width · height` bytes each.
     pub rgb: u64,
-    /// Room for `images` edge images, `width · height` bytes each.
+    /// Room for `images` outputs of `width · height` pixels each, in the output's layout
+    /// (`Output::bytes_per_pixel`; gradients: Gx's plane for every image, then Gy's).
     pub out: u64,
     /// Width in pixels.
     pub width: u32,
@@ -190,18 +199,18 @@ pub struct RawImages {
     pub stream: u64,
 }
 
-/// gpu-strip on caller-owned device memory, on the caller's stream: one launch, no copy, no
+/// gpu-strip writing `output` on caller-owned device memory, on the caller's stream: one launch, no copy, no
 /// synchronisation (the Python package's zero-copy path).
 ///
 /// # Safety
 /// See [`super::patterns::strip::Strip::launch_raw`]: the pointers must address that much device memory of
 /// this GPU's context, and the stream must be a live stream of it.
-pub unsafe fn strip_on_device(gpu: &Gpu, a: RawImages, filter: Filter) -> Result<(), GpuError> {
+pub unsafe fn strip_on_device(gpu: &Gpu, a: RawImages, (filter, output): (Filter, Output)) -> Result<(), GpuError> {
     if a.images == 0 || a.images > 65_535 {
         return Err(GpuError::Unsupported(format!("a batch of {} images in one launch (1 to 65535)", a.images)));
     }
     let d = Dims::new(a.width, a.height)?;
-    let gpu = gpu.for_filter(filter)?;
+    let gpu = gpu.for_build(Build::with_output(filter, output))?;
     gpu.ctx.bind_to_thread()?;
     let stream = a.stream as cudarc::driver::sys::CUstream;
     // SAFETY: forwarded from the caller.
@@ -211,31 +220,33 @@ pub unsafe fn strip_on_device(gpu: &Gpu, a: RawImages, filter: Filter) -> Result
     Ok(())
 }
 
-/// gpu-strip on a batch of `images` packed RGB images in host memory: one upload, one launch for all, one
-/// download into `out` (the Python package's NumPy batches with `device="cuda"`).
+/// gpu-strip writing `output` on a batch of `images` packed RGB images in host memory: one upload, one launch
+/// for all, one download into `out` (bytes, in the output's layout: the Python package's NumPy batches with
+/// `device="cuda"`).
+#[allow(clippy::too_many_arguments)]
 pub fn strip_batch_from_host(
     gpu: &Gpu,
     rgb: &[u8],
     width: u32,
     height: u32,
     images: u32,
-    filter: Filter,
+    (filter, output): (Filter, Output),
     out: &mut [u8],
 ) -> Result<(), GpuError> {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
     let pixels = width as usize * height as usize * images as usize;
     assert_eq!(rgb.len(), 3 * pixels);
-    assert_eq!(out.len(), pixels);
+    assert_eq!(out.len(), pixels * output.bytes_per_pixel());
     let stream = &gpu.stream;
     let input = stream.clone_htod(rgb)?;
     // SAFETY (alloc): the kernel writes every output byte before the download reads it.
-    let mut edges = unsafe { stream.alloc::<u8>(pixels) }?;
+    let mut edges = unsafe { stream.alloc::<u8>(out.len()) }?;
     {
         let (rgb_ptr, _read) = input.device_ptr(stream);
         let (out_ptr, _write) = edges.device_ptr_mut(stream);
         let a = RawImages { rgb: rgb_ptr, out: out_ptr, width, height, images, stream: stream.cu_stream() as u64 };
         // SAFETY: both buffers were just allocated on this context with the batch's sizes; the stream is ours.
-        unsafe { strip_on_device(gpu, a, filter) }?;
+        unsafe { strip_on_device(gpu, a, (filter, output)) }?;
     }
     stream.memcpy_dtoh(&edges, out)?;
     stream.synchronize()?;

@@ -73,7 +73,8 @@ pub fn write_png(path: &Path, width: u32, height: u32, pixels: &[u8], color: ima
         _ => png::ColorType::Grayscale,
     };
     let format = output::format_of(path)?;
-    output::write_image(path, &Picture { width, height, pixels, color, compression: PngCompression::Default, format })
+    let samples = format::Samples::U8(pixels);
+    output::write_image(path, &Picture { width, height, samples, color, compression: PngCompression::Default, format })
 }
 
 /// Where the edge image of `input` goes in `out_dir`: `<out_dir>/<stem>_sobel.<ext>`.

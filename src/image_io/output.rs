@@ -185,11 +185,51 @@ fn probe_new(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Encodes `img` as PNG to `w`, with our `Software` marker.
-pub fn encode_png(w: impl Write, img: &Picture) -> std::result::Result<(), png::EncodingError> {
+/// Encodes `img`'s bytes `pixels` as PNG to `w`, with our `Software` marker.
+pub fn encode_png(w: impl Write, img: &Picture, pixels: &[u8]) -> std::result::Result<(), png::EncodingError> {
     let mut writer = png_writer(w, img.width, img.height, img.color, img.compression)?;
-    writer.write_image_data(img.pixels)?;
+    writer.write_image_data(pixels)?;
     writer.finish()
+}
+
+/// Encodes 16-bit grey `values` as PNG to `w` (big-endian, as PNG stores them), with our `Software` marker.
+pub(crate) fn encode_png16(
+    w: impl Write,
+    img: &Picture,
+    values: &[u16],
+) -> std::result::Result<(), png::EncodingError> {
+    let mut enc = png::Encoder::new(w, img.width, img.height);
+    enc.set_color(png::ColorType::Grayscale);
+    enc.set_depth(png::BitDepth::Sixteen);
+    enc.set_compression(match img.compression {
+        PngCompression::Fast => png::Compression::Fast,
+        PngCompression::Default => png::Compression::Balanced,
+        PngCompression::Best => png::Compression::High,
+    });
+    enc.add_text_chunk(SOFTWARE_KEY.into(), SOFTWARE.into())?;
+    enc.add_text_chunk("Comment".into(), "signed values + 32768".into())?;
+    let mut writer = enc.write_header()?;
+    let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    writer.write_image_data(&be)?;
+    writer.finish()
+}
+
+/// Refuses, before any work, an output whose format cannot hold `kind` of values without loss, naming the
+/// formats that can.
+pub fn check_holds(output: &Path, kind: super::format::SampleKind, what: &str) -> Result<()> {
+    let format = format_of(output)?;
+    if format.holds(kind).is_some() {
+        return Ok(());
+    }
+    Err(Error::CannotHold {
+        path: output.to_owned(),
+        detail: format!(
+            ".{} cannot hold {what}'s {} values without loss: write it as {}",
+            format.name(),
+            kind.name(),
+            super::format::Format::holding(kind)
+        ),
+    })
 }
 
 /// A PNG writer with its header and our `Software` marker written, ready for the image data.

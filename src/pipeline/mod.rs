@@ -5,7 +5,10 @@
 //! compared (several selected — the default teaching run selects all — or `--check`) and for
 //! `--intermediate`; `--variant X` alone runs X and nothing else, and the table says no check ran.
 
+mod product;
 mod streamed;
+
+pub use product::Product;
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +18,7 @@ pub use crate::auto::{auto_variant, Auto, AUTO};
 use crate::cpu;
 use crate::engine::{Device, Engine, LoadStats, RunOptions};
 use crate::error::Result;
-use crate::image_io::{self, Format, Header, Picture, Staged, Target};
+use crate::image_io::{self, Format, Header, Target};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 pub use crate::variant::{count_mismatches, timed, Mapping, Timings, Variant, N1};
@@ -29,8 +32,10 @@ pub struct Options {
     pub output: PathBuf,
     /// Pixels per thread for `gpu-n1` and their mapping.
     pub n1: N1,
-    /// Operator, border and arithmetic.
+    /// Operator, kernel size, border, arithmetic, grey and norm.
     pub filter: Filter,
+    /// What is written: the edges (`filter.norm` says which), a gradient, the direction.
+    pub product: Product,
     /// Variants to run, in table order.
     pub variants: Vec<Variant>,
     /// Also write the grey, |Gx| and |Gy| images beside the output.
@@ -72,8 +77,10 @@ pub struct Report {
     pub width: u32,
     /// Image height.
     pub height: u32,
-    /// Operator, border and arithmetic.
+    /// Operator, kernel size, border, arithmetic, grey and norm.
     pub filter: Filter,
+    /// What was written.
+    pub product: Product,
     /// gpu-n1's granularity.
     pub n1: N1,
     /// Timed repetitions of each GPU variant.
@@ -182,6 +189,8 @@ pub fn peak_bytes_per_pixel(header: &Header, variants: usize, intermediate: bool
 /// The outputs of a run, checked before any work: the edge image and, with `--intermediate`, its siblings.
 pub fn plan_outputs(opts: &Options) -> Result<Vec<Target>> {
     let inputs = [opts.input.clone()];
+    let kind = opts.product.kind(&opts.filter.stencil());
+    image_io::output::check_holds(&opts.output, kind, &format!("--output {}", opts.product.name()))?;
     let main = image_io::output::plan(&opts.output, &inputs)?;
     let mut targets = vec![main];
     if opts.intermediate {
@@ -273,10 +282,15 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     let (width, height) = rgb.dimensions();
 
     // The reference runs only when variants are compared (or its stages are asked for): `--variant X` alone
-    // runs X and nothing else.
+    // runs X and nothing else. Every variant's output is its bytes (gradients: both planes), compared whole.
+    let output = opts.product.output(&opts.filter.stencil());
     let (reference, scalar_ms) = if opts.needs_reference() {
-        let (stages, ms) = timed(|| cpu::scalar::sobel_stages(&rgb, opts.filter));
-        (Some(stages), ms)
+        let ((stages, bytes), ms) = timed(|| {
+            let stages = cpu::scalar::sobel_stages(&rgb, opts.filter);
+            let bytes = cpu::scalar::output_bytes(&stages, output);
+            (stages, bytes)
+        });
+        (Some((stages, bytes)), ms)
     } else {
         (None, 0.0)
     };
@@ -294,10 +308,10 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         }
         let outcome = match (variant, &reference) {
             // The reference already ran (its stages feed --intermediate): its row reuses that run.
-            (Variant::CpuScalar, Some(r)) => Ok((r.magnitude.clone(), scalar_ms, None)),
+            (Variant::CpuScalar, Some((_, bytes))) => Ok((bytes.clone(), scalar_ms, None)),
             (v, _) if v.is_gpu() && !engine.has_gpu() => Err("GPU unavailable (reason above)".to_string()),
             (v, _) => engine
-                .run(v, &rgb, opts.filter, run_opts)
+                .run_output(v, &rgb, opts.filter, output, run_opts)
                 .map(|r| (r.output, r.compute_ms, r.gpu_memory_ms))
                 .map_err(|e| e.to_string()),
         };
@@ -309,15 +323,17 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     // The edge image: the reference's bytes, else the one variant's (or, when it could not run, cpu-rayon's,
     // so that a missing GPU still gives the user edges — and a line says so, naming what ran instead).
     let edges: std::borrow::Cow<[u8]> = match (&reference, measured.iter().find_map(|(_, o)| o.as_ref().ok())) {
-        (Some(r), _) => (&r.magnitude[..]).into(),
+        (Some((_, bytes)), _) => (&bytes[..]).into(),
         (None, Some((bytes, ..))) => (&bytes[..]).into(),
         (None, None) => {
             let asked: Vec<&str> = variants.iter().map(|v| v.name()).collect();
             notes.push(fallback_note(&asked.join(", "), &engine, &opts.output));
-            cpu::rayon::sobel(&rgb, opts.filter).into_raw().into()
+            let src = cpu::rayon::PackedRgb::new(rgb.as_raw(), width as usize, height as usize);
+            cpu::rayon::output_bytes(&src, opts.filter, output).into()
         }
     };
-    let (written, encode_ms) = timed(|| write_outputs(opts, &targets, width, height, &edges, reference.as_ref()));
+    let stages = reference.as_ref().map(|(stages, _)| stages);
+    let (written, encode_ms) = timed(|| product::write(opts, &targets, width, height, &edges, stages));
     written?;
     crate::trace::mark("outputs written");
     let io_ms = decode_ms + encode_ms;
@@ -335,7 +351,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
                         total_ms: io_ms + compute_ms + gpu_memory_ms.unwrap_or(0.0),
                         effective_gbps: variant.is_gpu().then(|| 4.0 * pixels / (compute_ms * 1e6)),
                     },
-                    mismatched_pixels: reference.as_ref().map(|r| count_mismatches(&bytes, &r.magnitude)),
+                    mismatched_pixels: reference.as_ref().map(|(_, r)| count_mismatches(&bytes, r)),
                 },
                 Err(reason) => Outcome::Skipped { reason },
             },
@@ -349,6 +365,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
             width,
             height,
             filter: opts.filter,
+            product: opts.product,
             n1: opts.n1,
             gpu_reps: opts.gpu_reps,
             decode_ms,
@@ -402,33 +419,6 @@ pub(crate) fn gpu_status(wants_gpu: bool, engine: &Engine) -> GpuStatus {
         },
         (true, None, e) => GpuStatus::Unavailable { reason: e.map_or_else(String::new, |e| e.to_string()) },
     }
-}
-
-/// Writes the edge image and, with `--intermediate`, its siblings (cpu-scalar's `stages`): all or none, each
-/// in the format its extension chooses.
-fn write_outputs(
-    opts: &Options,
-    targets: &[Target],
-    width: u32,
-    height: u32,
-    edges: &[u8],
-    stages: Option<&cpu::scalar::Stages>,
-) -> Result<()> {
-    let format = image_io::output::format_of(&opts.output)?;
-    let mut staged = Staged::new();
-    let mut stage = |target: &Target, pixels: &[u8]| {
-        let color = png::ColorType::Grayscale;
-        staged.image(target, &Picture { width, height, pixels, color, compression: opts.compression, format })
-    };
-    stage(&targets[0], edges)?;
-    if let (true, Some(stages)) = (opts.intermediate, stages) {
-        // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
-        let abs8 = |g: &[i32]| g.iter().map(|&v| opts.filter.gradient_byte(v)).collect::<Vec<u8>>();
-        stage(&targets[1], &stages.grey)?;
-        stage(&targets[2], &abs8(&stages.gx))?;
-        stage(&targets[3], &abs8(&stages.gy))?;
-    }
-    staged.commit()
 }
 
 /// `out/x_sobel.jpg` → `out/x_sobel_<suffix>.jpg`: the same folder and format (no extension stays none).

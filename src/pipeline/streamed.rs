@@ -16,9 +16,10 @@ use crate::variant::Variant;
 /// encode take tens of milliseconds, and one after the other is as fast.
 pub(crate) fn run(opts: &Options, targets: &[Target]) -> Result<Option<(Report, Engine)>> {
     let one = matches!(opts.variants[..], [Variant::CpuRayon] | [Variant::GpuStrip]);
-    // The encoder streams PNG rows; other formats are encoded whole.
+    // The encoder streams the rows of a PNG of edges; other formats and outputs are encoded whole.
     let png_out = crate::image_io::output::format_of(&opts.output)? == crate::image_io::Format::Png;
-    if opts.needs_reference() || !(opts.auto || one) || !png_out {
+    let edges = matches!(opts.product, super::Product::Magnitude | super::Product::L1);
+    if opts.needs_reference() || !(opts.auto || one) || !png_out || !edges {
         return Ok(None);
     }
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
@@ -97,6 +98,7 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
         width,
         height,
         filter: opts.filter,
+        product: opts.product,
         n1: opts.n1,
         gpu_reps: 1,
         decode_ms: t.decode_ms,

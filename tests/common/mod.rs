@@ -30,6 +30,22 @@ pub fn bin() -> assert_cmd::Command {
 /// ```
 pub const SCHARR_GREY: [u8; 12] = [10, 12, 15, 11, 9, 10, 14, 20, 8, 8, 9, 12];
 
+/// A 7×5 grey image for the larger stencils (tests/ksize.rs works its values out by hand):
+/// ```text
+///   0   0   0   0   0   0   0
+///   0   0   0  10   0   0   0
+///   0   0  20  40  20   0   0
+///   0   0   0  10   0   0   0
+///   0   0   0   0   0   0   0
+/// ```
+pub const KSIZE_GREY: [u8; 35] = [
+    0, 0, 0, 0, 0, 0, 0, //
+    0, 0, 0, 10, 0, 0, 0, //
+    0, 0, 20, 40, 20, 0, 0, //
+    0, 0, 0, 10, 0, 0, 0, //
+    0, 0, 0, 0, 0, 0, 0,
+];
+
 /// 4×2 colours chosen so that the report's arithmetic differs from the exact one at every step.
 pub fn report_colours() -> image::RgbImage {
     let px: [[u8; 3]; 8] =

@@ -1,7 +1,7 @@
 //! `cuda/const_taps.cu` — STENCIL WITH COEFFICIENTS IN CONSTANT MEMORY: fused.cu with its taps read from `__constant__` memory, the "before" of the predefined-coefficients optimisation. gpu-const-taps.
 //!
-//! Its one kernel, `sobel_const_taps(const u8* rgb, u8* out, int width, int height, int border)`, reads 3·w·h bytes and
-//! writes w·h bytes; the launch and its safety contract are [`RgbKernel`]'s.
+//! Its one kernel, `sobel_const_taps(const u8* rgb, out_t* out, int width, int height, int border)`, reads 3·w·h bytes
+//! and writes w·h outputs; the launch and its safety contract are [`RgbKernel`]'s.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! `cuda/fused.cu` — FULL FUSION: one kernel from RGB to magnitude, one thread per pixel, no intermediate in device memory. gpu-fused.
 //!
-//! Its one kernel, `sobel_fused(const u8* rgb, u8* out, int width, int height, int border)`, reads 3·w·h bytes and
-//! writes w·h bytes; the launch and its safety contract are [`RgbKernel`]'s.
+//! Its one kernel, `sobel_fused(const u8* rgb, out_t* out, int width, int height, int border)`, reads 3·w·h bytes
+//! and writes w·h outputs; the launch and its safety contract are [`RgbKernel`]'s.
 
 use std::sync::Arc;
 

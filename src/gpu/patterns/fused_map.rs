@@ -7,6 +7,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverErro
 
 use super::map::Map;
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
+use crate::gpu::kernels::Build;
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "fused_map", source: include_str!("../../../cuda/fused_map.cu") };
@@ -22,9 +23,9 @@ pub struct FusedMap {
 }
 
 impl FusedMap {
-    /// Loads the kernels from the compiled module.
-    pub fn load(map: &Arc<CudaModule>, m: &Arc<CudaModule>) -> Result<FusedMap, DriverError> {
-        Ok(FusedMap { grey: Map::load(map)?, gradient_magnitude: m.load_function("gradient_magnitude_kernel")? })
+    /// Loads the kernels from the compiled modules (map.cu's and this file's) of `build`.
+    pub fn load(map: &Arc<CudaModule>, m: &Arc<CudaModule>, build: Build) -> Result<FusedMap, DriverError> {
+        Ok(FusedMap { grey: Map::load(map, build)?, gradient_magnitude: m.load_function("gradient_magnitude_kernel")? })
     }
 }
 
@@ -47,10 +48,10 @@ impl Pattern for FusedMap {
     ) -> Result<(), DriverError> {
         let Scratch::Grey(grey) = scratch else { panic!("gpu-fused-map runs with Grey scratch") };
         let (d, border) = (job.d, job.border_arg());
-        check_rgb_out(rgb, out, d);
+        check_rgb_out(rgb, out, job);
         self.grey.launch_grey(job, rgb, grey)?;
-        // `gradient_magnitude_kernel(const u8* grey, u8* out, int width, int height, int border)`: reads w·h
-        // grey bytes, writes w·h bytes.
+        // `gradient_magnitude_kernel(const u8* grey, out_t* out, int width, int height, int border)`: reads w·h
+        // grey bytes, writes w·h outputs of `job.out_bytes`.
         let mut b = job.stream.launch_builder(&self.gradient_magnitude);
         b.arg(&*grey).arg(out).arg(&d.width).arg(&d.height).arg(&border);
         // SAFETY: see the module contract in patterns/mod.rs; sizes checked above and in launch_grey,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, PushKernelArg};
 
 use super::{check_rgb_out, Job, KernelSource, Pattern, Scratch};
+use crate::gpu::kernels::Build;
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "map", source: include_str!("../../../cuda/map.cu") };
@@ -20,16 +21,19 @@ pub struct Map {
     sobel_x: CudaFunction,
     sobel_y: CudaFunction,
     magnitude: CudaFunction,
+    /// Bytes of one exact gradient: 2 (short) where the stencil's bound allows, else 4 (int): map.cu's grad_t.
+    gradient_bytes: usize,
 }
 
 impl Map {
-    /// Loads the kernels from the compiled module.
-    pub fn load(m: &Arc<CudaModule>) -> Result<Map, DriverError> {
+    /// Loads the kernels from the compiled module of `build`.
+    pub fn load(m: &Arc<CudaModule>, build: Build) -> Result<Map, DriverError> {
         Ok(Map {
             grey: m.load_function("grey_kernel")?,
             sobel_x: m.load_function("sobel_x_kernel")?,
             sobel_y: m.load_function("sobel_y_kernel")?,
             magnitude: m.load_function("magnitude_kernel")?,
+            gradient_bytes: if build.stencil().fits_i16() { 2 } else { 4 },
         })
     }
 
@@ -48,14 +52,13 @@ impl Map {
 
 impl Pattern for Map {
     fn scratch_bytes_per_pixel(&self) -> usize {
-        1 + 2 + 2
+        1 + 2 * self.gradient_bytes
     }
 
     fn scratch(&self, stream: &Arc<CudaStream>, pixels: usize) -> Result<Scratch, DriverError> {
+        let g = self.gradient_bytes * pixels;
         // SAFETY (alloc): uninitialised; every intermediate is written in full by a kernel before it is read.
-        unsafe {
-            Ok(Scratch::Map { grey: stream.alloc(pixels)?, gx: stream.alloc(pixels)?, gy: stream.alloc(pixels)? })
-        }
+        unsafe { Ok(Scratch::Map { grey: stream.alloc(pixels)?, gx: stream.alloc(g)?, gy: stream.alloc(g)? }) }
     }
 
     fn enqueue(
@@ -67,19 +70,20 @@ impl Pattern for Map {
     ) -> Result<(), DriverError> {
         let Scratch::Map { grey, gx, gy } = scratch else { panic!("gpu-map runs with Map scratch") };
         let (d, border) = (job.d, job.border_arg());
-        check_rgb_out(rgb, out, d);
-        assert!(grey.len() >= d.pixels() && gx.len() >= d.pixels() && gy.len() >= d.pixels());
+        check_rgb_out(rgb, out, job);
+        let g = self.gradient_bytes * d.pixels();
+        assert!(grey.len() >= d.pixels() && gx.len() >= g && gy.len() >= g);
         self.launch_grey(job, rgb, grey)?;
-        // `sobel_x_kernel(const u8* grey, short* gx, int width, int height, int border)` and its `sobel_y`
-        // twin: read w·h grey bytes, write w·h shorts.
+        // `sobel_x_kernel(const u8* grey, grad_t* gx, int width, int height, int border)` and its `sobel_y`
+        // twin: read w·h grey bytes, write w·h gradients of `gradient_bytes` each.
         for (f, g) in [(&self.sobel_x, &mut *gx), (&self.sobel_y, &mut *gy)] {
             let mut b = job.stream.launch_builder(f);
             b.arg(&*grey).arg(g).arg(&d.width).arg(&d.height).arg(&border);
             // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
             unsafe { b.launch(d.grid(BLOCK)) }?;
         }
-        // `magnitude_kernel(const short* gx, const short* gy, u8* out, int width, int height)`: reads w·h
-        // shorts from each gradient, writes w·h bytes.
+        // `magnitude_kernel(const grad_t* gx, const grad_t* gy, out_t* out, int width, int height)`: reads w·h
+        // gradients from each plane, writes w·h outputs of `job.out_bytes`.
         let mut b = job.stream.launch_builder(&self.magnitude);
         b.arg(&*gx).arg(&*gy).arg(out).arg(&d.width).arg(&d.height);
         // SAFETY: as above.

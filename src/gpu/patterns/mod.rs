@@ -11,18 +11,40 @@
 //! parameters. Launch errors (bad configuration, too many resources) come back as `DriverError`; errors
 //! during execution surface at the next synchronisation, which every caller performs.
 
-pub mod const_taps;
-pub mod fused;
-pub mod fused_map;
-pub mod map;
-pub mod n_per_thread;
-pub mod selftest;
-pub mod separable;
-pub mod strip;
-pub mod tiled;
-pub mod timing;
-pub mod unfilter;
-pub mod vec16;
+/// Every kernel file, once: `cuda/<name>.cu`, its Rust twin `src/gpu/patterns/<name>.rs` and its prebuilt
+/// `kernels/sm_90/<name>.cubin`. Calls `$then!(name, …)`: this module declares the twins and [`SOURCES`]
+/// from it, [`super::prebuilt`] embeds the machine code, and `tests/kernels.rs` checks the list against
+/// `cuda/` — so a new kernel file is named here, and only here.
+macro_rules! kernel_files {
+    ($then:ident) => {
+        $then!(
+            map,
+            fused_map,
+            fused,
+            n_per_thread,
+            const_taps,
+            separable,
+            tiled,
+            vec16,
+            strip,
+            selftest,
+            timing,
+            unfilter
+        );
+    };
+}
+pub(crate) use kernel_files;
+
+macro_rules! declare {
+    ($($name:ident),*) => {
+        $(pub mod $name;)*
+
+        /// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
+        /// mode's PNG unfiltering), in [`kernel_files!`]'s order.
+        pub const SOURCES: [KernelSource; [$(stringify!($name)),*].len()] = [$($name::SOURCE),*];
+    };
+}
+kernel_files!(declare);
 
 use std::sync::Arc;
 
@@ -100,6 +122,8 @@ pub struct Job<'a> {
     pub n1: N1,
     /// The device's SMs (strip sizes its one wave by them).
     pub multiprocessors: u32,
+    /// Bytes each pixel's output takes (the build's [`crate::sobel::Output`]: 1 for the edges).
+    pub out_bytes: usize,
 }
 
 impl Job<'_> {
@@ -113,14 +137,14 @@ impl Job<'_> {
 pub enum Scratch {
     /// Patterns with no intermediate.
     None,
-    /// map.cu's intermediates: the grey image and the exact gradients.
+    /// map.cu's intermediates: the grey image and the exact gradients (16 or 32 bits each, by the stencil).
     Map {
         /// The grey image.
         grey: CudaSlice<u8>,
-        /// The exact horizontal gradient.
-        gx: CudaSlice<i16>,
-        /// The exact vertical gradient.
-        gy: CudaSlice<i16>,
+        /// The exact horizontal gradient, as bytes.
+        gx: CudaSlice<u8>,
+        /// The exact vertical gradient, as bytes.
+        gy: CudaSlice<u8>,
     },
     /// fused_map.cu's one intermediate: the grey image.
     Grey(CudaSlice<u8>),
@@ -141,7 +165,7 @@ pub trait Pattern {
         Ok(Scratch::None)
     }
 
-    /// Enqueues the pattern's kernels once: 3·w·h RGB bytes in, w·h magnitude bytes out.
+    /// Enqueues the pattern's kernels once: 3·w·h RGB bytes in, w·h outputs of `job.out_bytes` bytes out.
     fn enqueue(
         &self,
         job: &Job,
@@ -151,9 +175,10 @@ pub trait Pattern {
     ) -> Result<(), DriverError>;
 }
 
-/// Checks the buffers of an RGB → magnitude launch (the module contract's size check).
-fn check_rgb_out(rgb: &CudaSlice<u8>, out: &CudaSlice<u8>, d: Dims) {
-    assert!(rgb.len() >= 3 * d.pixels() && out.len() >= d.pixels(), "buffers smaller than the image");
+/// Checks the buffers of an RGB → output launch (the module contract's size check).
+fn check_rgb_out(rgb: &CudaSlice<u8>, out: &CudaSlice<u8>, job: &Job) {
+    let d = job.d;
+    assert!(rgb.len() >= 3 * d.pixels() && out.len() >= job.out_bytes * d.pixels(), "buffers smaller than the image");
 }
 
 /// The `WxH` of a `.cu` file's "Launch shape: … W×H blocks" comment, for the launch-shape tests.
@@ -165,24 +190,7 @@ fn launch_shape_in(source: &str) -> (u32, u32) {
     (w.parse().unwrap(), h.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap())
 }
 
-/// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
-/// mode's PNG unfiltering).
-pub const SOURCES: [KernelSource; 12] = [
-    map::SOURCE,
-    fused_map::SOURCE,
-    fused::SOURCE,
-    n_per_thread::SOURCE,
-    const_taps::SOURCE,
-    separable::SOURCE,
-    tiled::SOURCE,
-    vec16::SOURCE,
-    strip::SOURCE,
-    selftest::SOURCE,
-    timing::SOURCE,
-    unfilter::SOURCE,
-];
-
-/// A pattern of one kernel of the C signature `(const u8* rgb, u8* out, int width, int height, int border)`
+/// A pattern of one kernel of the C signature `(const u8* rgb, out_t* out, int width, int height, int border)`
 /// on a 2D grid of `block`-shaped blocks, one thread per pixel: fused.cu, const_taps.cu and tiled.cu, which
 /// differ in their `.cu` file alone.
 pub struct RgbKernel {
@@ -209,8 +217,8 @@ impl Pattern for RgbKernel {
     }
 }
 
-/// Launches a kernel of the C signature `(const u8* rgb, u8* out, int width, int height, int border)`, which
-/// reads 3·w·h bytes and writes w·h bytes (fused, const_taps, tiled, vec16).
+/// Launches a kernel of the C signature `(const u8* rgb, out_t* out, int width, int height, int border)`, which
+/// reads 3·w·h bytes and writes w·h outputs of `job.out_bytes` (fused, const_taps, tiled, vec16).
 fn launch_rgb_kernel(
     job: &Job,
     f: &cudarc::driver::CudaFunction,
@@ -220,7 +228,7 @@ fn launch_rgb_kernel(
 ) -> Result<(), DriverError> {
     use cudarc::driver::PushKernelArg;
     let (d, border) = (job.d, job.border_arg());
-    check_rgb_out(rgb, out, d);
+    check_rgb_out(rgb, out, job);
     let mut b = job.stream.launch_builder(f);
     b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
     // SAFETY: see the module contract; sizes checked above, arguments match the C signature.

@@ -32,8 +32,8 @@ impl NPerThread {
 }
 
 impl Pattern for NPerThread {
-    /// `sobel_n_per_thread(const u8* rgb, u8* out, int width, int height, int border, int n)`: reads 3·w·h
-    /// bytes, writes w·h bytes; each of ⌈w·h / n⌉ threads writes up to n of them.
+    /// `sobel_n_per_thread(const u8* rgb, out_t* out, int width, int height, int border, int n)`: reads 3·w·h
+    /// bytes, writes w·h outputs of `job.out_bytes`; each of ⌈w·h / n⌉ threads writes up to n of them.
     /// `sobel_n_report_mapping` (same signature): each of w·h + n threads writes up to n bytes, all below w·h
     /// (the kernel checks every index).
     fn enqueue(
@@ -44,7 +44,7 @@ impl Pattern for NPerThread {
         _: &mut Scratch,
     ) -> Result<(), DriverError> {
         let d = job.d;
-        check_rgb_out(rgb, out, d);
+        check_rgb_out(rgb, out, job);
         assert!((1..=64).contains(&job.n1.n), "n is 1..=64");
         let n = job.n1.n as u64;
         let (f, blocks) = match job.n1.mapping {

@@ -1,5 +1,5 @@
 //! `cuda/selftest.cu` — not a variant: kernels the tests use to check row16.cuh's arithmetic tricks (dp4a
-//! grey, approximate-sqrt magnitude) on every possible input.
+//! grey, approximate-sqrt magnitude) and sobel.cuh's direction on every possible input.
 
 use std::sync::Arc;
 
@@ -14,12 +14,17 @@ pub const SOURCE: KernelSource = KernelSource { name: "selftest", source: includ
 pub struct SelfTest {
     grey: CudaFunction,
     magnitude: CudaFunction,
+    direction: CudaFunction,
 }
 
 impl SelfTest {
     /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<SelfTest, DriverError> {
-        Ok(SelfTest { grey: m.load_function("selftest_grey")?, magnitude: m.load_function("selftest_magnitude")? })
+        Ok(SelfTest {
+            grey: m.load_function("selftest_grey")?,
+            magnitude: m.load_function("selftest_magnitude")?,
+            direction: m.load_function("selftest_direction")?,
+        })
     }
 
     /// `selftest_grey(u8* out)`: writes 2^24 bytes, the grey of every RGB triple (R << 16 | G << 8 | B).
@@ -45,6 +50,19 @@ impl SelfTest {
         let mut b = stream.launch_builder(&self.magnitude);
         b.arg(&mut out).arg(&n);
         // SAFETY: the kernel writes out[0 .. n), which `out` holds.
+        unsafe { b.launch(cfg) }?;
+        stream.clone_dtoh(&out)
+    }
+
+    /// `selftest_direction(float* out, int m)`: writes (2m + 1)² floats, the direction of every (Gx, Gy) with
+    /// |Gx|, |Gy| ≤ m, row by row of Gy.
+    pub fn direction(&self, stream: &Arc<CudaStream>, m: i32) -> Result<Vec<f32>, DriverError> {
+        let n = ((2 * m + 1) * (2 * m + 1)) as u32;
+        let mut out = stream.alloc_zeros::<f32>(n as usize)?;
+        let cfg = LaunchConfig { grid_dim: (n.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut b = stream.launch_builder(&self.direction);
+        b.arg(&mut out).arg(&m);
+        // SAFETY: the kernel writes out[0 .. (2m + 1)²), which `out` holds.
         unsafe { b.launch(cfg) }?;
         stream.clone_dtoh(&out)
     }

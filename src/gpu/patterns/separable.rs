@@ -40,9 +40,9 @@ impl Pattern for Separable {
     }
 
     /// `sobel_rows_pass(const u8* rgb, short2* he, int width, int height, int border)`, then
-    /// `sobel_columns_pass(const short2* he, u8* out, int width, int height, int border)`: the first reads
+    /// `sobel_columns_pass(const short2* he, out_t* out, int width, int height, int border)`: the first reads
     /// 3·w·h bytes and writes w·h short pairs (4 bytes each, held here as u32), the second reads those and
-    /// writes w·h bytes.
+    /// writes w·h outputs of `job.out_bytes`.
     fn enqueue(
         &self,
         job: &Job,
@@ -52,7 +52,7 @@ impl Pattern for Separable {
     ) -> Result<(), DriverError> {
         let Scratch::RowPass(he) = scratch else { panic!("gpu-separable runs with RowPass scratch") };
         let (d, border) = (job.d, job.border_arg());
-        check_rgb_out(rgb, out, d);
+        check_rgb_out(rgb, out, job);
         assert!(he.len() >= d.pixels());
         let mut rows = job.stream.launch_builder(&self.rows_pass);
         rows.arg(rgb).arg(&mut *he).arg(&d.width).arg(&d.height).arg(&border);

@@ -1,6 +1,7 @@
 //! `cuda/strip.cu` — STENCIL WITH A ROLLING WINDOW down 16-pixel column strips: each thread marches along
-//! `rows` rows keeping three grey rows in registers, so every input byte is read from DRAM once and every
-//! grey value computed once. gpu-strip, the fastest; batch mode and host → host use it too.
+//! `rows` rows keeping in registers what the stencil still needs of the rows behind it, so every input byte is
+//! read from DRAM once and every grey value computed once. gpu-strip, the fastest; batch mode, host → host and
+//! the Python package's GPU arrays use it too.
 
 use std::sync::Arc;
 
@@ -72,7 +73,8 @@ impl Strip {
     ///
     /// # Safety
     /// `rgb` must hold `3 · images · d.pixels()` readable bytes and `out` `images · d.pixels()` writable
-    /// bytes of device memory of this context, not written by anything else until the launch has run on
+    /// outputs of the build's size (`Output::bytes_per_pixel`: gradients are two planes, Gx's for every image
+    /// then Gy's) of device memory of this context, not written by anything else until the launch has run on
     /// `stream`, a live stream of this context.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch_raw(
@@ -97,7 +99,7 @@ impl Strip {
             (&mut border as *mut i32).cast(),
             (&mut rows as *mut i32).cast(),
         ];
-        // SAFETY: the arguments match the C signature `(const u8*, u8*, int, int, int, int)` (width and height
+        // SAFETY: the arguments match the C signature `(const u8*, out_t*, int, int, int, int)` (width and height
         // fit an int: Dims checks); the caller guarantees the memory and the stream.
         unsafe {
             cudarc::driver::result::launch_kernel(
@@ -113,8 +115,8 @@ impl Strip {
 }
 
 impl Pattern for Strip {
-    /// `sobel_strip_{general,aligned}(const u8* rgb, u8* out, int width, int height, int border, int rows)`:
-    /// reads 3·w·h bytes, writes w·h bytes; the aligned form only when width % 16 == 0.
+    /// `sobel_strip_{general,aligned}(const u8* rgb, out_t* out, int width, int height, int border, int rows)`:
+    /// reads 3·w·h bytes, writes w·h outputs of `job.out_bytes`; the aligned form only when width % 16 == 0.
     fn enqueue(
         &self,
         job: &Job,
@@ -123,7 +125,7 @@ impl Pattern for Strip {
         _: &mut Scratch,
     ) -> Result<(), DriverError> {
         let d = job.d;
-        check_rgb_out(rgb, out, d);
+        check_rgb_out(rgb, out, job);
         let (rgb_ptr, _read) = rgb.device_ptr(job.stream);
         let (out_ptr, _write) = out.device_ptr_mut(job.stream);
         // SAFETY: sizes checked above; the guards order this launch after the buffers' earlier uses and

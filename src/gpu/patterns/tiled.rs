@@ -1,7 +1,7 @@
 //! `cuda/tiled.cu` — TILING WITH HALO: a block converts its tile plus a one-pixel halo to grey in shared memory once, then each thread reads its 3×3 neighbourhood from there. gpu-tiled.
 //!
-//! Its one kernel, `sobel_tiled(const u8* rgb, u8* out, int width, int height, int border)`, reads 3·w·h bytes and
-//! writes w·h bytes; the launch and its safety contract are [`RgbKernel`]'s.
+//! Its one kernel, `sobel_tiled(const u8* rgb, out_t* out, int width, int height, int border)`, reads 3·w·h bytes
+//! and writes w·h outputs; the launch and its safety contract are [`RgbKernel`]'s.
 
 use std::sync::Arc;
 

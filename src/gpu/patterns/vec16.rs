@@ -29,8 +29,8 @@ impl Vec16 {
 }
 
 impl Pattern for Vec16 {
-    /// `sobel_vec16_{general,aligned}(const u8* rgb, u8* out, int width, int height, int border)`: reads
-    /// 3·w·h bytes, writes w·h; the aligned form only when width % 16 == 0. The grid covers groups of 16.
+    /// `sobel_vec16_{general,aligned}(const u8* rgb, out_t* out, int width, int height, int border)`: reads
+    /// 3·w·h bytes, writes w·h outputs; the aligned form only when width % 16 == 0. The grid covers groups of 16.
     fn enqueue(
         &self,
         job: &Job,

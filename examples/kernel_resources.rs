@@ -1,0 +1,30 @@
+//! Registers, spills and shared memory of every kernel of every kernel file, for each stencil, as ptxas
+//! reports them when NVRTC compiles to machine code for sm_90 (H100, H200): needs NVRTC only, not a GPU.
+//! `cargo run --release --example kernel_resources [FILE…]` (default: strip vec16).
+use cuda_sobel::gpu::compile::{arch_option, compile_text_with_log, expanded_source, options, Code};
+use cuda_sobel::gpu::kernels::Build;
+use cuda_sobel::gpu::patterns::SOURCES;
+use cuda_sobel::sobel::{Filter, Ksize, Operator};
+
+fn main() -> anyhow::Result<()> {
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    let wanted = if wanted.is_empty() { vec!["strip".to_owned(), "vec16".to_owned()] } else { wanted };
+    for src in SOURCES.iter().filter(|s| wanted.iter().any(|w| w == s.name)) {
+        for (operator, ksize) in
+            [(Operator::Sobel, Ksize::K3), (Operator::Sobel, Ksize::K5), (Operator::Sobel, Ksize::K7)]
+        {
+            let build = Build::of(Filter { operator, ksize, ..Filter::default() });
+            let mut opts = options(&arch_option(9, 0, Code::Cubin), build);
+            opts.push("--ptxas-options=-v".into());
+            let (_, log) =
+                compile_text_with_log(&format!("cuda/{}.cu", src.name), &expanded_source(src), &opts, Code::Cubin)?;
+            println!("== {}.cu, {} {}×{}", src.name, operator.name(), ksize as u32, ksize as u32);
+            for line in
+                log.lines().filter(|l| l.contains("Compiling entry") || l.contains("registers") || l.contains("spill"))
+            {
+                println!("  {}", line.trim_start_matches("ptxas info    : "));
+            }
+        }
+    }
+    Ok(())
+}

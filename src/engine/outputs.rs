@@ -1,0 +1,100 @@
+//! The engine's runs of any [`Output`] — the edge bytes, Gx and Gy, the direction — on the CPU and the GPU,
+//! each as the little-endian bytes of its planes (gradients: Gx's, then Gy's), so that every variant's output
+//! is compared with the reference's byte for byte, whatever it is.
+
+use image::RgbImage;
+
+use super::{Engine, EngineError, RunOptions, VariantRun};
+use crate::cpu;
+use crate::gpu::variants::{self, RawImages};
+use crate::sobel::{Filter, Output};
+use crate::variant::{timed, Variant};
+
+impl Engine {
+    /// [`Engine::run`] writing `output` instead of the edges: its bytes in [`VariantRun::output`].
+    pub fn run_output(
+        &self,
+        variant: Variant,
+        rgb: &RgbImage,
+        filter: Filter,
+        output: Output,
+        opts: RunOptions,
+    ) -> Result<VariantRun, EngineError> {
+        match variant {
+            Variant::CpuScalar => {
+                let (out, ms) = timed(|| cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(rgb, filter), output));
+                Ok(VariantRun { output: out, compute_ms: ms, gpu_memory_ms: None })
+            }
+            Variant::CpuRayon => {
+                // Start rayon's thread pool outside the timed region: its start-up is not the variant's work.
+                ::rayon::broadcast(|_| ());
+                let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+                let src = cpu::rayon::PackedRgb::new(rgb.as_raw(), w, h);
+                let (out, ms) = timed(|| cpu::rayon::output_bytes(&src, filter, output));
+                Ok(VariantRun { output: out, compute_ms: ms, gpu_memory_ms: None })
+            }
+            gpu_variant => {
+                let gpu = self.need_gpu(gpu_variant.name())?;
+                let r = variants::run(gpu, gpu_variant, rgb, (filter, output), opts.warm_up, opts.reps)?;
+                Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
+            }
+        }
+    }
+
+    /// gpu-strip writing `output` on device memory the caller owns (another library's arrays), on the caller's
+    /// stream: one launch for the whole batch, no copy, no synchronisation — the caller's later work on that
+    /// stream sees the result. Needs a GPU.
+    ///
+    /// # Safety
+    /// `a.rgb` must address `3 · images · width · height` readable bytes and `a.out` `images · width · height`
+    /// writable outputs (`output.bytes_per_pixel()` bytes a pixel: gradients are two planes, Gx's for every
+    /// image, then Gy's) of device memory of this engine's device (its primary context, which PyTorch and CuPy
+    /// share), neither written by anything else until the launch has run; `a.stream` must be a live stream of
+    /// that context, or 0.
+    pub unsafe fn outputs_on_device(&self, a: RawImages, filter: Filter, output: Output) -> Result<(), EngineError> {
+        let gpu = self.need_gpu("gpu-strip")?;
+        // SAFETY: forwarded from the caller.
+        unsafe { variants::strip_on_device(gpu, a, (filter, output)) }.map_err(EngineError::from)
+    }
+
+    /// `output` of `images` packed `width × height` RGB images in host memory into `out` (its bytes, in the
+    /// layout of [`Engine::outputs_on_device`]), on the GPU: one upload, one launch and one download for the
+    /// batch (at most 65 535 images a launch: the grid's y limit).
+    pub fn batch_on_gpu(
+        &self,
+        rgb: &[u8],
+        width: u32,
+        height: u32,
+        images: u32,
+        (filter, output): (Filter, Output),
+        out: &mut [u8],
+    ) -> Result<(), EngineError> {
+        let gpu = self.need_gpu("gpu-strip")?;
+        let (px, total) = (width as usize * height as usize, images as usize);
+        if px == 0 || total == 0 {
+            return Ok(());
+        }
+        const PER_LAUNCH: usize = 65_535;
+        let (planes, value) = match output {
+            Output::Gradients(n) => (2, n.bytes()),
+            other => (1, other.bytes_per_pixel()),
+        };
+        let plane = px * value; // one image's plane, in bytes
+        for start in (0..total).step_by(PER_LAUNCH) {
+            let n = PER_LAUNCH.min(total - start);
+            let src = &rgb[3 * px * start..3 * px * (start + n)];
+            if n == total {
+                variants::strip_batch_from_host(gpu, src, width, height, n as u32, (filter, output), out)?;
+                break;
+            }
+            // A launch's planes span its images only: each plane goes to its place in the whole batch's.
+            let mut part = vec![0u8; planes * n * plane];
+            variants::strip_batch_from_host(gpu, src, width, height, n as u32, (filter, output), &mut part)?;
+            for p in 0..planes {
+                let dst = p * total * plane + start * plane;
+                out[dst..dst + n * plane].copy_from_slice(&part[p * n * plane..(p + 1) * n * plane]);
+            }
+        }
+        Ok(())
+    }
+}
