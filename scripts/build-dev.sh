@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds, on the development machine, everything the GPU machine runs, into .dev/ (ignored by git):
-# .dev/cuda_sobel and .dev/tests/<name> (each integration-test binary), .dev/kernel-cache.tar.xz (the sm_90
+# .dev/cuda_sobel and .dev/tests.tar.xz (each integration-test binary), .dev/kernel-cache.tar.xz (the sm_90
 # machine code of every kernel build the GPU tests and the bench ask for, so the GPU machine's minutes go to
 # testing, not to NVRTC) and .dev/wheels/ (the Python package, and the peers the GPU machine lacks:
 # kornia). The GPU machine has no Rust and no internet; all of this runs there unchanged. Then, through the
@@ -15,13 +15,16 @@ grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
 cargo build --release
 # Where cargo puts its outputs: CARGO_TARGET_DIR (or a config's build.target-dir) moves the target folder.
 target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-rm -rf .dev && mkdir -p .dev/tests
+rm -rf .dev && mkdir -p .dev
 # Stripped: with debug info the binaries are ~30 MB each, over the device tool's 64 MiB carry limit.
 strip -o .dev/cuda_sobel "$target/release/cuda_sobel"
 # Lines like "  Executable tests/gpu.rs (target/release/deps/gpu-<hash>)"; the unit tests need no GPU.
+# Packed: the stripped test binaries are ~55 MB, and everything carried must fit 64 MiB (gpu-check.sh unpacks).
+tests=$(mktemp -d)
 cargo test --release --no-run 2>&1 | sed -n 's/^ *Executable \(tests\/[^ ]*\)\.rs (\(.*\))$/\1 \2/p' | while read -r src exe; do
-  strip -o ".dev/tests/$(basename "$src")" "$exe"
+  strip -o "$tests/$(basename "$src")" "$exe"
 done
+tar -C "$tests" -cJf .dev/tests.tar.xz . && rm -rf "$tests"
 # The kernel cache: NVRTC needs no GPU. Entries are keyed by source and options, so a rebuild after a change
 # compiles only what changed.
 NVRTC_DIR=${NVRTC_DIR:-$PWD/target/nvrtc}
@@ -35,5 +38,5 @@ mkdir -p .dev/wheels
 "$PYTHON" -m maturin build --quiet --release --locked -m python/Cargo.toml -o .dev/wheels
 "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 -d .dev/wheels \
   kornia==0.8.1 kornia_rs==0.1.9 || echo "build-dev: no kornia wheels (offline?); the kornia rows will be skipped"
-du -sh .dev/cuda_sobel .dev/tests/* .dev/kernel-cache.tar.xz .dev/wheels
+du -sh .dev/cuda_sobel .dev/tests.tar.xz .dev/kernel-cache.tar.xz .dev/wheels
 du -sh .dev

@@ -10,13 +10,23 @@
 #   4. no GPU visible; damaged and forged kernel cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
-#   7. with --huge: a 40000×40000 image (bands: its buffers pass 2^31 bytes), bit-exact.
+#   7. with --huge: a 40000×40000 image (bands: its buffers pass 2^31 bytes), bit-exact;
+#   8. the Python package's tests on the GPU (torch and CuPy arrays: edges, gradients, direction).
+# Step 2 and 3 also run ksize 5 and 7 (every output, OpenCV's grey, the L1 norm).
+# Sections by name, to fit the device tool's 10 minutes a call: `gpu-check.sh tests python` runs those only
+# (tests python cli sanitize limits sweep headline huge); no names: all but huge; --huge: all.
+# .dev/kernel-cache.tar.xz (scripts/build-dev.sh) seeds the kernel cache: the machine code of every build the
+# steps ask for, so the minutes go to testing, not to NVRTC.
 # Exits non-zero if any step failed, and lists them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEV=${DEV:-.dev}
 WORK=$(mktemp -d)
 failures=()
+SECTIONS=" $* "
+[ "$SECTIONS" = "  " ] && SECTIONS=" tests python cli sanitize limits sweep headline "
+[ "$SECTIONS" = " --huge " ] && SECTIONS=" tests python cli sanitize limits sweep headline huge "
+want() { [[ $SECTIONS == *" $1 "* ]]; }
 step() {
   local name=$1; shift
   echo "== $name"
@@ -25,11 +35,26 @@ step() {
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 export CUDA_SOBEL_REQUIRE_GPU=1 CUDA_SOBEL_CACHE="$WORK/ptx-cache" CUDA_SOBEL_BIN="$(realpath "$DEV")/cuda_sobel"
+mkdir -p "$CUDA_SOBEL_CACHE"
+if [ -e "$DEV/kernel-cache.tar.xz" ]; then
+  tar -C "$CUDA_SOBEL_CACHE" -xJf "$DEV/kernel-cache.tar.xz" && echo "kernel cache seeded: $(ls "$CUDA_SOBEL_CACHE" | wc -l) entries"
+fi
 
 # 1. Tests.
-for t in "$DEV"/tests/*; do
-  step "tests: $(basename "$t")" "$t" --test-threads=1 -q
-done
+if want tests; then
+  mkdir -p "$WORK/tests" && tar -C "$WORK/tests" -xJf "$DEV/tests.tar.xz"
+  for t in "$WORK"/tests/*; do
+    step "tests: $(basename "$t")" "$t" --test-threads=1 -q
+  done
+fi
+
+# 8. The Python package on the GPU, from the wheel build-dev.sh made (abi3: this machine's Python 3.12 runs it).
+python_tests() {
+  local site="$WORK/site"
+  python3 -m pip install -q --no-index --no-deps --target "$site" "$DEV"/wheels/cuda_sobel-*.whl || return 1
+  PYTHONPATH="$site" python3 -m pytest -q -p no:cacheprovider python/tests -rs
+}
+if want python; then step "python tests (torch, CuPy on the GPU)" python_tests; fi
 
 # 2. The CLI on every image and border.
 cli_all() {
@@ -45,7 +70,24 @@ cli_all() {
   done
   return $ok
 }
-step "CLI: every imgs_in image × border, all variants identical" cli_all
+# Larger stencils, every output, OpenCV's grey and the L1 norm: every variant that takes them, identical.
+cli_sizes() {
+  local ok=0 img=imgs_in/1024x512.png
+  for k in 1 5 7; do
+    for b in replicate zero reflect101; do
+      "$DEV/cuda_sobel" "$img" --ksize "$k" --border "$b" --gpu-required --quiet --out "$WORK/k.png" || { echo "failed: k$k $b"; ok=1; }
+    done
+    for o in l1 gx gy direction direction4; do
+      "$DEV/cuda_sobel" "$img" --ksize "$k" --output "$o" --grey bt601 --border reflect101 --gpu-required --quiet \
+        --out "$WORK/k.npy" || { echo "failed: k$k --output $o"; ok=1; }
+    done
+  done
+  return $ok
+}
+if want cli; then
+  step "CLI: every imgs_in image × border, all variants identical" cli_all
+  step "CLI: ksize 1, 5, 7 × border × output, all variants identical" cli_sizes
+fi
 
 # 3. Sanitizers, one timed run per variant (--reps 1) to keep them short.
 GPU_VARIANTS=gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip
@@ -73,8 +115,26 @@ sanitize() {
   done
   return $ok
 }
-step "compute-sanitizer memcheck" sanitize memcheck
-step "compute-sanitizer racecheck" sanitize racecheck
+# ksize 5 and 7 (the strip's wider march, the tiles' wider halos), and the outputs that write wider values, on
+# the sizes narrower and shorter than the stencil.
+sanitize_sizes() {
+  local tool=$1 ok=0
+  for size in 1x1 1x7 7x1 33x17 1025x3; do
+    for extra in "--ksize 5" "--ksize 7 --border reflect101" "--ksize 5 --output gx" "--ksize 7 --output direction"; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
+        "$DEV/cuda_sobel" "$WORK/s$size.png" $extra --variant "$GPU_VARIANTS" --reps 1 \
+        --gpu-required --quiet --out "$WORK/s.npy" > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
+      grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool $size $extra: |"
+    done
+  done
+  return $ok
+}
+if want sanitize; then
+  step "compute-sanitizer memcheck" sanitize memcheck
+  step "compute-sanitizer racecheck" sanitize racecheck
+  step "compute-sanitizer memcheck, ksize 5 and 7" sanitize_sizes memcheck
+  step "compute-sanitizer racecheck, ksize 5 and 7" sanitize_sizes racecheck
 
 # Batch mode's PNG unfiltering (cuda/unfilter.cu: a map, a wavefront with a barrier a step, a map) on RGB
 # and RGBA PNGs of the awkward sizes, `--check` holding each to cpu-scalar: memcheck, and synccheck for the
@@ -92,8 +152,9 @@ sanitize_unfilter() {
   grep -hE "^batch:|(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool unfilter: |"
   return $ok
 }
-step "compute-sanitizer memcheck, batch's PNG unfiltering" sanitize_unfilter memcheck
-step "compute-sanitizer synccheck, batch's PNG unfiltering" sanitize_unfilter synccheck
+  step "compute-sanitizer memcheck, batch's PNG unfiltering" sanitize_unfilter memcheck
+  step "compute-sanitizer synccheck, batch's PNG unfiltering" sanitize_unfilter synccheck
+fi
 
 # 4. When the GPU is absent or short of memory, and when the kernel cache is damaged.
 no_device() {
@@ -104,7 +165,7 @@ no_device() {
   CUDA_VISIBLE_DEVICES= "$DEV/cuda_sobel" imgs_in/512x512.png --gpu-required --quiet --out "$WORK/nd.png"
   rc=$?; echo "  with --gpu-required: exit $rc"; [ $rc -eq 3 ]
 }
-step "no device visible: CPU variants run, one line why, exit 0 (3 with --gpu-required)" no_device
+want limits && step "no device visible: CPU variants run, one line why, exit 0 (3 with --gpu-required)" no_device
 
 kernels_compiled() {  # runs the CLI with JSON and prints how many kernel files NVRTC compiled
   # Scharr: the default build's code is built into the binary for this GPU (src/gpu/prebuilt.rs), not cached.
@@ -123,7 +184,9 @@ damaged_cache() {
   done
   c=$(kernels_compiled) || return 1; echo "  forged entries: $c compiled"; [ "$c" -gt 0 ]
 }
-step "damaged or forged kernel cache entries are rebuilt, never trusted (outputs still identical)" damaged_cache
+# Its own cache, so that the seeded one stays whole for the other steps.
+want limits && CUDA_SOBEL_CACHE="$WORK/damaged-cache" \
+  step "damaged or forged kernel cache entries are rebuilt, never trusted (outputs still identical)" damaged_cache
 
 hold_device_memory() {  # $1 = MiB to leave free; runs until killed
   python3 -c '
@@ -143,7 +206,7 @@ low_memory() {
   "$DEV/cuda_sobel" "$WORK/8k.png" --variant gpu-strip,gpu-map,gpu-separable --reps 1 --gpu-required --out "$WORK/8k_sobel.png"
   local rc=$?; kill $HOG; wait $HOG 2>/dev/null; return $rc
 }
-step "an image far larger than free device memory runs in bands, identical" low_memory
+want limits && step "an image far larger than free device memory runs in bands, identical" low_memory
 
 out_of_memory() {
   # 48 MiB free: not even a CUDA context fits. The CPU variants run, one line says why, exit 0.
@@ -154,10 +217,9 @@ out_of_memory() {
   echo "$out" | grep -E "GPU variants skipped|cpu-rayon"
   [ $rc -eq 0 ] && echo "$out" | grep -q "GPU variants skipped: .*out of memory"
 }
-step "device out of memory: CPU variants run, one line why, exit 0" out_of_memory
+want limits && step "device out of memory: CPU variants run, one line why, exit 0" out_of_memory
 
 # 5. gpu-n1: time against n.
-"$DEV/cuda_sobel" generate 7680x4320 --out "$WORK/7680x4320.png" >/dev/null
 n_sweep() {
   for img in imgs_in/2048x1024.png "$WORK/7680x4320.png"; do
     printf '%-16s' "$(basename "$img" .png)"
@@ -168,13 +230,16 @@ n_sweep() {
     python3 -c 'import json,sys; r={x["variant"]:x for x in json.load(open(sys.argv[1]))["rows"]}; print(f"   (gpu-fused: {r["gpu-fused"]["compute_ms"]*1e3:.1f} µs)")' "$WORK/n.json"
   done
 }
-step "gpu-n1 computation time (median of 10) against n" n_sweep
+if want sweep; then
+  "$DEV/cuda_sobel" generate 7680x4320 --out "$WORK/7680x4320.png" >/dev/null
+  step "gpu-n1 computation time (median of 10) against n" n_sweep
+fi
 
 # 6. The headline.
-step "headline: cuda_sobel imgs_in/2048x1024.png 4" "$DEV/cuda_sobel" imgs_in/2048x1024.png 4 --gpu-required --out "$WORK/h.png"
+want headline && step "headline: cuda_sobel imgs_in/2048x1024.png 4" "$DEV/cuda_sobel" imgs_in/2048x1024.png 4 --gpu-required --out "$WORK/h.png"
 
 # 7. Huge: 40000×40000 (4.8 GB of RGB; buffers over 2^31 bytes, so bands), bit-exact against cpu-scalar.
-if [ "${1:-}" = --huge ]; then
+if want huge; then
   huge() {
     /usr/bin/time -f "  generate: %e s" "$DEV/cuda_sobel" generate 40000x40000 --out "$WORK/huge.png" >/dev/null || return 1
     /usr/bin/time -f "  run: %e s, %M KB peak" "$DEV/cuda_sobel" "$WORK/huge.png" 3 \

@@ -4,7 +4,8 @@ cvtColor → two Sobel (CV_32F) → magnitude → convertScaleAbs, median of man
 (The numbers compared are times, not bytes: OpenCV's grey weights are 0.299/0.587/0.114 and its
 border is BORDER_REFLECT_101.) Also the whole pipeline, like `cuda_sobel bench`'s: imread, the same
 computation, imwrite of a PNG (default compression), mean of the runs after one warm-up.
-Usage: opencv_baseline.py IMAGE [THREADS] [RUNS]"""
+KSIZE is Sobel's (1, 3, 5 or 7; `cuda_sobel bench --ksize` passes its own).
+Usage: opencv_baseline.py IMAGE [THREADS] [RUNS] [KSIZE]"""
 import os
 import statistics
 import sys
@@ -16,6 +17,7 @@ import cv2
 path = sys.argv[1]
 threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 50
+ksize = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 cv2.setNumThreads(threads)
 bgr = cv2.imread(path, cv2.IMREAD_COLOR)
 if bgr is None:
@@ -24,8 +26,8 @@ if bgr is None:
 
 def pipeline():
     grey = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
-    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=ksize)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=ksize)
     return cv2.convertScaleAbs(cv2.magnitude(gx, gy))
 
 
@@ -37,7 +39,7 @@ for _ in range(runs):
     pipeline()
     times.append((time.perf_counter() - t) * 1e3)
 h, w = bgr.shape[:2]
-print(f"opencv {cv2.__version__} {w}x{h} threads={threads}: median {statistics.median(times):.3f} ms "
+print(f"opencv {cv2.__version__} {w}x{h} ksize={ksize} threads={threads}: median {statistics.median(times):.3f} ms "
       f"(min {min(times):.3f}, max {max(times):.3f}, {runs} runs)")
 
 
@@ -50,8 +52,8 @@ def whole():
     img = cv2.imread(path, cv2.IMREAD_COLOR)
     t1 = time.perf_counter()
     grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
-    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=ksize)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=ksize)
     edges = cv2.convertScaleAbs(cv2.magnitude(gx, gy))
     t2 = time.perf_counter()
     cv2.imwrite(out, edges)

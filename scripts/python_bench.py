@@ -6,6 +6,9 @@
 GPU: device-resident RGB8 input → 8-bit edges; each whole Python call timed between two CUDA events on the
 current stream, after 10 warm-up calls; median of --calls calls. Peers where installed: kornia
 (`filters.sobel` on grey), PyTorch conv2d eager (grey, two 3×3 convolutions, magnitude), cupyx.scipy.ndimage.
+Gradients (issue 28): cuda_sobel.gradients on the same tensors (int16, and float32) against kornia's
+`filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's two
+gradients, timed the same way.
 CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation
 time for the same image (--cli BINARY --json).
 """
@@ -79,6 +82,51 @@ def peers(torch):
     return found
 
 
+def gradient_peers(torch):
+    """name → function of an N×H×W×3 uint8 CUDA tensor giving Gx and Gy (3×3 Sobel, unnormalised)."""
+    kx = torch.tensor([[-1.0, 0, 1], [-2, 0, 2], [-1, 0, 1]], device="cuda").view(1, 1, 3, 3)
+    weights = torch.tensor([0.30, 0.59, 0.11], device="cuda").view(1, 3, 1, 1)
+
+    def grey(x):
+        return (x.permute(0, 3, 1, 2).float() * weights).sum(1, keepdim=True)
+
+    def conv2d(x):
+        g = torch.nn.functional.pad(grey(x), (1, 1, 1, 1), mode="replicate")
+        return torch.nn.functional.conv2d(g, kx), torch.nn.functional.conv2d(g, kx.transpose(2, 3))
+
+    found = {"torch conv2d ×2, eager": conv2d}
+    try:
+        import kornia
+
+        def kornia_gradient(x):
+            return kornia.filters.spatial_gradient(grey(x), mode="sobel", order=1, normalized=False)
+
+        found[f"kornia {kornia.__version__} spatial_gradient"] = kornia_gradient
+    except ImportError:
+        pass
+    return found
+
+
+def gradient_table(torch, a):
+    funcs = gradient_peers(torch)
+    print("\n| input | cuda_sobel.gradients int16 | float32 | " + " | ".join(funcs) + " |")
+    print("|---|---|---|" + "---|" * len(funcs))
+    for name, (n, h, w) in SIZES:
+        if h == 16384 or (n > 16 and h < 1000):
+            continue
+        x = torch.randint(0, 256, (n, h, w, 3), dtype=torch.uint8, device="cuda")
+        if n == 1:
+            x = x[0]
+        row = [f"{cuda_median_us(torch, lambda: cs.gradients(x), a.calls):.1f} µs",
+               f"{cuda_median_us(torch, lambda: cs.gradients(x, dtype='float32'), a.calls):.1f} µs"]
+        for f in funcs.values():
+            xb = x if n > 1 else x.unsqueeze(0)
+            row.append(f"{cuda_median_us(torch, lambda: f(xb), max(20, a.calls // 4)):.1f} µs")
+        print(f"| {name} | " + " | ".join(row) + " |", flush=True)
+        del x
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=200)
@@ -101,10 +149,11 @@ def main():
         ours = cuda_median_us(torch, lambda: cs.sobel(x, out=out), a.calls)
         # The same launch straight through the native module: what the Python layer adds is the difference.
         native, stream = cs._engine(0)._native, torch.cuda.current_stream().cuda_stream
+        f = cs._arrays.native_filter("sobel", 3, None, "exact", "percent", "l2")
         hh, ww = x.shape[-3], x.shape[-2]
         raw = cuda_median_us(
             torch,
-            lambda: native.sobel_device(x.data_ptr(), out.data_ptr(), ww, hh, n, stream, "sobel", None, "exact"),
+            lambda: cs._native.sobel_device(native, x.data_ptr(), out.data_ptr(), ww, hh, n, stream, f, "edges"),
             a.calls,
         )
         row = [f"{ours:.1f} µs (native call alone {raw:.1f})"]
@@ -117,6 +166,8 @@ def main():
         print(f"| {name} | " + " | ".join(row) + " |", flush=True)
         del x, out
         torch.cuda.empty_cache()
+
+    gradient_table(torch, a)
 
     if a.cli:
         rgb = np.random.default_rng(1).integers(0, 256, (1024, 2048, 3), dtype=np.uint8)

@@ -161,7 +161,11 @@ pub fn outputs_on_gpu(
     }
     let dst = out.as_slice_mut().map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
     if dst.len() != n * h * w * output.bytes_per_pixel() {
-        return Err(PyValueError::new_err(format!("out: {} bytes, expected the output's {}", dst.len(), n * h * w * output.bytes_per_pixel())));
+        return Err(PyValueError::new_err(format!(
+            "out: {} bytes, expected the output's {}",
+            dst.len(),
+            n * h * w * output.bytes_per_pixel()
+        )));
     }
     let (engine, filter) = (&engine.engine, filter.filter);
     py.detach(|| {

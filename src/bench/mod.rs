@@ -28,7 +28,7 @@ use image::ExtendedColorType;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::{Device, Engine};
-use crate::sobel::Filter;
+use crate::sobel::{Filter, Ksize};
 use crate::variant::{Mapping, Variant, N1};
 use crate::{cpu, generate, image_io};
 use measure::{batch_row, host_info, host_to_host, Ctx, REPORT_MAPPING_MAX_PIXELS};
@@ -108,7 +108,7 @@ pub fn image_for(size: (u32, u32), image_dir: &Path) -> anyhow::Result<PathBuf> 
 
 /// OpenCV's whole pipeline on `image`, by `python3 scripts/opencv_baseline.py` (its last line), when python3
 /// with cv2 and the script are at hand; else why not.
-fn opencv_row(image: &Path, (width, height): (u32, u32)) -> Result<OpenCvRow, String> {
+fn opencv_row(image: &Path, (width, height): (u32, u32), ksize: Ksize) -> Result<OpenCvRow, String> {
     let script = Path::new("scripts/opencv_baseline.py");
     if !script.is_file() {
         return Err(
@@ -119,7 +119,7 @@ fn opencv_row(image: &Path, (width, height): (u32, u32)) -> Result<OpenCvRow, St
     let out = std::process::Command::new("python3")
         .arg(script)
         .arg(image)
-        .args([threads.as_str(), "20"])
+        .args([threads.as_str(), "20", ksize.name()])
         .output()
         .map_err(|e| format!("python3: {e}"))?;
     if !out.status.success() {
@@ -130,10 +130,12 @@ fn opencv_row(image: &Path, (width, height): (u32, u32)) -> Result<OpenCvRow, St
     let line =
         text.lines().find(|l| l.starts_with("opencv whole pipeline")).ok_or("no whole-pipeline line")?.to_owned();
     // "opencv whole pipeline WxH: I/O 12.3 ms + computation 4.56 ms = total 17.0 ms (mean of 4 runs)"
-    let number_after = |key: &str| -> Result<f64, String> {
+    let first = text.lines().next().unwrap_or("");
+    let number_in = |line: &str, key: &str| -> Result<f64, String> {
         let rest = line.split(key).nth(1).ok_or(format!("no {key:?} in {line:?}"))?;
         rest.split_whitespace().next().and_then(|v| v.parse().ok()).ok_or(format!("no number after {key:?}"))
     };
+    let number_after = |key: &str| number_in(&line, key);
     let versions: Vec<&str> = text.lines().take(1).collect();
     Ok(OpenCvRow {
         width,
@@ -141,6 +143,7 @@ fn opencv_row(image: &Path, (width, height): (u32, u32)) -> Result<OpenCvRow, St
         io_ms: number_after("I/O ")?,
         computation_ms: number_after("computation ")?,
         total_ms: number_after("total ")?,
+        computation_median_ms: number_in(first, "median ")?,
         line: format!("{} / {line}", versions.join("")),
     })
 }
@@ -273,7 +276,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 results.report_mapping.push(series);
             }
         }
-        match opencv_row(&path, size) {
+        match opencv_row(&path, size, opts.filter.ksize) {
             Ok(row) => results.opencv.push(row),
             Err(why) => results.opencv_skipped = Some(why),
         }

@@ -71,6 +71,8 @@ pub struct OpenCvRow {
     pub computation_ms: f64,
     /// All of it, ms.
     pub total_ms: f64,
+    /// The computation alone, median of 20 runs after a warm-up (as the bench times cpu-rayon's), ms.
+    pub computation_median_ms: f64,
     /// The script's line, OpenCV's version included.
     pub line: String,
 }

@@ -59,7 +59,7 @@ pub fn series(p: &PipelineSeries, k: &KernelSeries, copy_gbps: Option<f64>) -> S
 /// "Fastest ran X ± σ times faster than …" for one size, on computation-only means.
 pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
     let mut ks: Vec<&KernelSeries> = r.kernels.iter().filter(|k| (k.width, k.height) == size).collect();
-    if ks.len() < 2 {
+    if ks.is_empty() {
         return String::new();
     }
     ks.sort_by(|a, b| a.summary().mean.total_cmp(&b.summary().mean));
@@ -88,6 +88,17 @@ pub fn size_summary(r: &BenchResults, size: (u32, u32)) -> String {
                 n.median / b.median
             );
         }
+    }
+    let rayon = ks.iter().find(|k| k.variant == crate::variant::Variant::CpuRayon);
+    if let (Some(cv), Some(rayon)) = (r.opencv.iter().find(|o| (o.width, o.height) == size), rayon) {
+        let median = rayon.summary().median;
+        let _ = writeln!(
+            s,
+            "  OpenCV (cvtColor, Sobel ×2, magnitude, convertScaleAbs; the same ksize and cores): median {} — \
+             cpu-rayon is {:.2} times faster (medians)",
+            fmt_time(cv.computation_median_ms),
+            cv.computation_median_ms / median
+        );
     }
     s.push('\n');
     s
