@@ -264,4 +264,13 @@ __device__ __forceinline__ void sobel_pixel_from_rgb(const u8* rgb, out_t* out, 
     store(out, (size_t)y * width + x, plane, gx, gy);
 }
 
+// The edge byte of (x, y) straight from RGB: the form a kernel with sobel_fused's signature writes as
+// `out[(size_t)y * width + x] = sobel_pixel_from_rgb(rgb, x, y, width, height, border);` (the exercises and
+// --kernel-file's students; it needs no output plane).
+__device__ __forceinline__ u8 sobel_pixel_from_rgb(const u8* rgb, int x, int y, int width, int height, int border) {
+    int gx, gy;
+    gradients_at([&](int sx, int sy) { return grey_at(rgb, sx, sy, width, height, border); }, x, y, gx, gy);
+    return magnitude_of(gx, gy);
+}
+
 #endif  // CUDA_SOBEL_SOBEL_CUH

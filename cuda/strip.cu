@@ -49,11 +49,14 @@
 #define STRIP_HOOK(point)
 #endif
 
-// How many rows beyond the next one each thread prefetches into L2. Measured on the H200 (this kernel,
+// How many rows beyond the next one each thread prefetches into L2. Measured on the H200 (the 3×3 kernel,
 // 7680×4320 / 16384², µs): 0 rows 43.6 / 298; 1 row 40.7 / 271; 2 rows 41.5 / 274; 3 rows 42.7 / 303;
 // 4 rows 45.6 / 326: more look-ahead than the latency needs only crowds the L2 (docs/performance.md v0.6).
+// The 5×5 and 7×7 marches hold more registers (206 and 254 a thread: 8 warps an SM instead of 16), so fewer
+// loads are in flight; prefetching further makes up part of it: 5×5, 1 row 65.0 / 435; 2 rows 55.7 / 382;
+// 3 rows 54.8 / 372 (docs/performance.md v0.23, scripts/strip-tuning.sh).
 #ifndef STRIP_PREFETCH
-#define STRIP_PREFETCH 1
+#define STRIP_PREFETCH (RADIUS == 1 ? 1 : 3)
 #endif
 // Rows are counted from the march's first output row, in its direction. Step k (output row k) feeds the
 // grey row k + RADIUS (whose last running sum completes U's row k + 1), loads row k + RADIUS + 1 for the
@@ -240,8 +243,9 @@ __device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, out_t*
     acc_t r0[CORE], r1[CORE], r2[CORE];
 #pragma unroll
     for (int j = 0; j < 2 * RADIUS - 2; ++j) general_feed(rgb, width, height, border, y + (j - RADIUS) * dir, x0, state, r2);
-    general_feed(rgb, width, height, border, y - 2 * dir, x0, state, r0);
-    general_feed(rgb, width, height, border, y - dir, x0, state, r1);
+    // As the aligned form: rows y + (R − 2)·dir and y + (R − 1)·dir give U's rows −1 and 0.
+    general_feed(rgb, width, height, border, y + (RADIUS - 2) * dir, x0, state, r0);
+    general_feed(rgb, width, height, border, y + (RADIUS - 1) * dir, x0, state, r1);
     int k = 0;
     for (; k + 3 <= n; k += 3, y += 3 * dir) {
         strip_step_general(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);

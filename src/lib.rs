@@ -1,5 +1,5 @@
 //! `cuda_sobel`: the Sobel pipeline (grey → Gx, Gy → magnitude) as CPU and GPU variants that must all
-//! produce the bytes [`sobel`] defines. See README.md for the semantics and the command line.
+//! produce the bytes [`sobel`] defines. See docs/semantics.md for the semantics and docs/cli.md for the command line.
 #![warn(missing_docs)]
 
 pub mod auto;

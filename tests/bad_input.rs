@@ -1,4 +1,4 @@
-//! Every row of the README's "Bad input" table, run: exit code 2, exactly one line on stderr naming the
+//! Every row of the "Bad input" table in docs/cli.md, run: exit code 2, exactly one line on stderr naming the
 //! file and containing the documented message, no panic, nothing written. And the formats that must work.
 
 mod common;
@@ -99,7 +99,7 @@ fn claims_huge(case: &str) -> Vec<u8> {
     }
 }
 
-/// Makes the input for one README case in `dir`; returns (input, output) paths.
+/// Makes the input for one case of the table in `dir`; returns (input, output) paths.
 fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
     let good = dir.join("good.png");
     std::fs::copy("imgs_in/512x512.png", &good).unwrap();
@@ -195,7 +195,7 @@ fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
             std::fs::create_dir_all(dir.join("out/edges_gx.png")).unwrap();
             good
         }
-        other => panic!("README case '{other}' has no fixture in tests/bad_input.rs"),
+        other => panic!("docs/cli.md case '{other}' has no fixture in tests/bad_input.rs"),
     };
     (input, out)
 }
@@ -205,10 +205,10 @@ fn write(dir: &Path, name: &str, bytes: Vec<u8>) -> PathBuf {
     dir.join(name)
 }
 
-/// The README's table: (case, message fragment).
+/// The table of docs/cli.md: (case, message fragment).
 fn readme_cases() -> Vec<(String, String)> {
-    let readme = std::fs::read_to_string("README.md").expect("README.md in the current directory");
-    let section = readme.split("## Bad input").nth(1).expect("README has a Bad input section");
+    let readme = std::fs::read_to_string("docs/cli.md").expect("docs/cli.md under the current directory");
+    let section = readme.split("## Bad input").nth(1).expect("docs/cli.md has a Bad input section");
     section
         .lines()
         .skip_while(|l| !l.starts_with("| case"))

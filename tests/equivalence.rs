@@ -1,8 +1,9 @@
 //! Property tests: on arbitrary images of arbitrary (odd, tiny, wide, tall) sizes, every CPU variant
-//! produces exactly the reference's bytes, for every filter (operator × border × arithmetic).
+//! produces exactly the reference's bytes, for every filter (operator × ksize × border × arithmetic, and each
+//! grey and norm) and every output (edges, gradients as i16/i32/f32, direction, Canny's directions).
 
 use cuda_sobel::cpu;
-use cuda_sobel::sobel::Filter;
+use cuda_sobel::sobel::{Filter, Grey, Norm, Number, Output};
 use image::RgbImage;
 use proptest::prelude::*;
 
@@ -21,6 +22,29 @@ proptest! {
         let reference = cpu::scalar::sobel(&rgb, filter);
         let fast = cpu::rayon::sobel(&rgb, filter);
         prop_assert_eq!(reference.as_raw(), fast.as_raw());
+    }
+
+    #[test]
+    fn rayon_equals_scalar_for_every_grey_norm_and_output(
+        rgb in image_strategy(),
+        filter in prop::sample::select(Filter::all().filter(|f| f.compat == cuda_sobel::sobel::Compat::Exact).collect::<Vec<_>>()),
+        grey in prop::sample::select(Grey::ALL.to_vec()),
+        norm in prop::sample::select(vec![Norm::L2, Norm::L1]),
+        output in prop::sample::select(vec![
+            Output::Edges,
+            Output::Gradients(Number::I16),
+            Output::Gradients(Number::I32),
+            Output::Gradients(Number::F32),
+            Output::Direction,
+            Output::Direction4,
+        ]),
+    ) {
+        let filter = Filter { grey, norm, ..filter };
+        // 16-bit gradients only where the stencil's bound fits (ksize 7 takes i32 or f32).
+        prop_assume!(output != Output::Gradients(Number::I16) || filter.stencil().fits_i16());
+        let stages = cpu::scalar::sobel_stages(&rgb, filter);
+        let src = cpu::rayon::PackedRgb::new(rgb.as_raw(), rgb.width() as usize, rgb.height() as usize);
+        prop_assert_eq!(cpu::rayon::output_bytes(&src, filter, output), cpu::scalar::output_bytes(&stages, output));
     }
 }
 

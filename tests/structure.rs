@@ -95,3 +95,42 @@ fn no_source_file_is_too_long_to_hold() {
         assert!(lines <= 450, "{} has {lines} lines (at most 450)", f.display());
     }
 }
+
+/// docs/architecture.md's "Adding a variant / a size / an operator / an output" lists every file the change
+/// takes: every source file whose code names an existing one of the kind (the template a new one follows)
+/// must be listed under its heading.
+#[test]
+fn the_adding_lists_name_every_file_that_takes_part() {
+    let doc = std::fs::read_to_string("docs/architecture.md").unwrap();
+    let section = |heading: &str| {
+        let start = doc.find(heading).unwrap_or_else(|| panic!("docs/architecture.md has no {heading}"));
+        let rest = &doc[start + heading.len()..];
+        rest[..rest.find("\n### ").or_else(|| rest.find("\n## ")).unwrap_or(rest.len())].to_string()
+    };
+    let mut files: Vec<PathBuf> = ["src", "python/src"].iter().flat_map(|d| rust_files(Path::new(d))).collect();
+    files.extend(["cuda/sobel.cuh", "cuda/row16.cuh", "python/cuda_sobel/__init__.py"].map(PathBuf::from));
+    for entry in std::fs::read_dir("cuda").unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|x| x == "cu") {
+            files.push(p);
+        }
+    }
+    let cases = [
+        ("### Adding a variant", &["GpuTiled"][..]),
+        ("### Adding a size", &["Ksize::K7"][..]),
+        ("### Adding an operator", &["Operator::Scharr"][..]),
+        ("### Adding an output", &["Direction4", "DIRECTION4", "\"direction4\""][..]),
+    ];
+    let mut unlisted = Vec::new();
+    for (heading, tokens) in cases {
+        let listed = section(heading);
+        for file in &files {
+            let text = code(file);
+            let name = file.to_string_lossy().replace('\\', "/");
+            if tokens.iter().any(|t| text.contains(t)) && !listed.contains(name.as_str()) {
+                unlisted.push(format!("{heading}: {name} names {tokens:?} but is not listed"));
+            }
+        }
+    }
+    assert!(unlisted.is_empty(), "{}", unlisted.join("\n"));
+}

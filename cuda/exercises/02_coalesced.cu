@@ -15,5 +15,5 @@ extern "C" __global__ void sobel_coalesced(const u8* rgb, u8* out, int width, in
     int y = blockIdx.x * blockDim.x + threadIdx.x;
     int x = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
-    sobel_pixel_from_rgb(rgb, out, (size_t)width * height, x, y, width, height, border);
+    out[(size_t)y * width + x] = sobel_pixel_from_rgb(rgb, x, y, width, height, border);
 }

@@ -230,6 +230,29 @@ def _torch_fast_path(image: Any, operator: str, ksize: int, border: Optional[str
     return out
 
 
+def _torch_gradients_fast(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: Any) -> Any:
+    """:func:`gradients` of a packed RGB uint8 CUDA tensor in as few Python steps as :func:`_torch_fast_path`
+    takes for the edges (the general path's checks cost more than the kernel at 2048×1024); None otherwise."""
+    torch = _a._TORCH[0]
+    if torch is None or type(image) is not torch.Tensor or bgr or device is not None:
+        return None
+    if not image.is_cuda or image.dtype is not torch.uint8 or image.dim() not in (3, 4) or image.shape[-1] != 3:
+        return None
+    if not image.is_contiguous():
+        return None
+    name = _gradient_dtype(f, dtype, ksize)
+    shape = image.shape[:-1]
+    ordinal = image.get_device()
+    out = torch.empty((2,) + tuple(shape), dtype=getattr(torch, name), device=image.device)
+    engine = _engines.get(ordinal) or _engine(ordinal)
+    h, w = shape[-2], shape[-1]
+    images = shape[0] if len(shape) == 3 else 1
+    if h * w * images:
+        _native.sobel_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, images,
+                             _a.torch_stream(ordinal), f, name)
+    return out[0], out[1]
+
+
 def _host(image: Any, lib: str) -> np.ndarray:
     """A host image as NumPy (a PyTorch CPU tensor shares its memory)."""
     return image.detach().numpy() if lib == "torch" else image
@@ -303,6 +326,9 @@ def gradients(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Op
     :func:`sobel`.
     """
     f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
+    fast = _torch_gradients_fast(image, f, dtype, ksize, bgr, device)
+    if fast is not None:
+        return fast
     return _each(image, None, lambda x, _: _gradients(x, f, dtype, ksize, bgr, device))
 
 

@@ -238,10 +238,10 @@ fn band_in<R: Rows, const OP: u8, const K: usize, G: Lane>(src: &R, y0: usize, f
         // Down the columns: s = Σ smooth·row, d = Σ deriv·row over the ring's rows y − r … y + r.
         let rows: [&[u8]; 2 * Stencil::MAX_RADIUS + 1] = std::array::from_fn(|i| &ring[(y + i) % taps][..padded]);
         column_sums(&rows, taps, st.smooth(), st.deriv(), &mut s, &mut d);
-        // Along the row: Gx = Σ deriv·s, Gy = Σ smooth·d over columns x … x + 2r of the padded row.
-        // Along the row: Gx = Σ deriv·s, Gy = Σ smooth·d over columns x … x + 2r of the padded row, and the
-        // output from them in the same loop (writing Gx and Gy rows first and reading them back cost 5 % at
-        // 2048×1024 for the edges, measured); the gradients themselves are written as rows.
+        // Along the row: Gx = Σ deriv·s, Gy = Σ smooth·d over columns x … x + 2r of the padded row, one pass a
+        // non-zero tap, then the output from the two rows. (Fusing the row sums into the output loop, the taps
+        // unrolled inside it, was 2× slower at 6000² and 2048×1024 once the taps became the stencil's:
+        // docs/performance.md v0.23.)
         match &mut out {
             Out::Gradients(px, py) => {
                 row_sums(&s, taps, st.deriv(), &mut gx);
@@ -251,17 +251,23 @@ fn band_in<R: Rows, const OP: u8, const K: usize, G: Lane>(src: &R, y0: usize, f
             }
             Out::Edges(o) => {
                 let o = &mut o[k * width..(k + 1) * width];
+                row_sums(&s, taps, st.deriv(), &mut gx);
+                row_sums(&d, taps, st.smooth(), &mut gy);
                 match (filter.compat, filter.norm) {
-                    (Compat::Report, _) => fused::<G, _>(&s, &d, &st, o, crate::sobel::magnitude_report),
-                    (_, Norm::L2) => fused::<G, _>(&s, &d, &st, o, crate::sobel::magnitude),
-                    (_, Norm::L1) => fused::<G, _>(&s, &d, &st, o, crate::sobel::magnitude_l1),
+                    (Compat::Report, _) => map2(&gx, &gy, o, crate::sobel::magnitude_report),
+                    (_, Norm::L2) => map2(&gx, &gy, o, crate::sobel::magnitude),
+                    (_, Norm::L1) => map2(&gx, &gy, o, crate::sobel::magnitude_l1),
                 }
             }
             Out::Direction(o) => {
-                fused::<G, _>(&s, &d, &st, &mut o[k * width..(k + 1) * width], crate::sobel::direction)
+                row_sums(&s, taps, st.deriv(), &mut gx);
+                row_sums(&d, taps, st.smooth(), &mut gy);
+                map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction)
             }
             Out::Direction4(o) => {
-                fused::<G, _>(&s, &d, &st, &mut o[k * width..(k + 1) * width], crate::sobel::direction4)
+                row_sums(&s, taps, st.deriv(), &mut gx);
+                row_sums(&d, taps, st.smooth(), &mut gy);
+                map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction4)
             }
         }
     }
@@ -293,21 +299,10 @@ fn column_sums(
     }
 }
 
-/// `o[x] = f(Gx, Gy)` with `Gx = Σ deriv[j]·s[x + j]` and `Gy = Σ smooth[j]·d[x + j]`: one loop over the row,
-/// the taps unrolled inside it (constants: the zero ones vanish).
+/// `o[x] = f(gx[x], gy[x])`.
 #[inline(always)]
-fn fused<G: Lane, T>(s: &[i16], d: &[i16], st: &Stencil, o: &mut [T], f: impl Fn(i32, i32) -> T) {
-    let (w, taps, deriv, smooth) = (o.len(), st.width(), st.deriv(), st.smooth());
-    let sc: [&[i16]; 2 * Stencil::MAX_RADIUS + 1] = std::array::from_fn(|j| &s[j.min(taps - 1)..][..w]);
-    let dc: [&[i16]; 2 * Stencil::MAX_RADIUS + 1] = std::array::from_fn(|j| &d[j.min(taps - 1)..][..w]);
-    for (x, o) in o.iter_mut().enumerate() {
-        let (mut gx, mut gy) = (G::default(), G::default());
-        for j in 0..taps {
-            gx = gx + G::of(deriv[j]) * G::of(sc[j][x] as i32);
-            gy = gy + G::of(smooth[j]) * G::of(dc[j][x] as i32);
-        }
-        *o = f(gx.into(), gy.into());
-    }
+fn map2<G: Lane, T>(gx: &[G], gy: &[G], o: &mut [T], f: impl Fn(i32, i32) -> T) {
+    o.iter_mut().zip(gx.iter().zip(gy)).for_each(|(o, (&x, &y))| *o = f(x.into(), y.into()));
 }
 
 /// `g[x] = Σ t[j]·v[x + j]` over `taps` columns, one pass over the row per non-zero tap.

@@ -75,9 +75,17 @@ fn expand(text: &str) -> String {
 }
 
 /// The full option list for `build` on the architecture `arch`.
+///
+/// `CUDA_SOBEL_DEFINES` (for measuring, as `bench/probe` does with nvcc): more `-D` options, separated by spaces,
+/// that change a kernel's tuning constants — `-DSTRIP_PREFETCH=2`, `-DSTRIP_MIN_BLOCKS=3` — without a rebuild;
+/// the kernel cache keys by the options, so such builds are cached apart, and the machine code built into the
+/// binary is not used for them. Anything but `-D…` words is ignored.
 pub fn options(arch: &str, build: Build) -> Vec<String> {
     let mut o = vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()];
     o.extend(build.defines());
+    if let Some(extra) = std::env::var_os("CUDA_SOBEL_DEFINES") {
+        o.extend(extra.to_string_lossy().split_whitespace().filter(|w| w.starts_with("-D")).map(str::to_owned));
+    }
     o
 }
 

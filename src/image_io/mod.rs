@@ -26,7 +26,8 @@ use crate::memory::Budget;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PngCompression {
-    /// The image crate's and OpenCV's default level: fast, ~6× larger files.
+    /// The image crate's and OpenCV's default level: 4–7× faster to encode; photos' edges 9 % smaller to
+    /// 12 % larger, the synthetic scene's ~5× larger.
     Fast,
     /// Balanced (the default).
     #[default]

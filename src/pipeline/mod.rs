@@ -179,7 +179,7 @@ pub fn default_output(input: &Path) -> PathBuf {
 /// after it, the RGB image (3) + one output byte per selected variant + with the reference, cpu-scalar's
 /// full-size stages (grey 1, Gx 4, Gy 4, magnitude 1: 32-bit gradients hold every kernel size) + one byte for
 /// the |G| image being encoded with `--intermediate`, whichever is larger. One variant without a check: 4.
-/// README "Memory" lists the figures; `tests/memory.rs` holds a real run's peak RSS to it.
+/// docs/cli.md ("Memory") lists the figures; `tests/memory.rs` holds a real run's peak RSS to it.
 pub fn peak_bytes_per_pixel(header: &Header, variants: usize, intermediate: bool, reference: bool) -> u64 {
     let compute =
         3 + variants as u64 + if reference { cpu::scalar::STAGES_BYTES_PER_PIXEL } else { 0 } + u64::from(intermediate);

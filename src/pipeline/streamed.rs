@@ -43,7 +43,7 @@ fn stream_png(opts: &Options, targets: &[Target], rows: image_io::PngRows) -> Re
     if opts.auto {
         notes.push(auto_note(variant, width, height));
     }
-    // Memory is the band buffers' (README "Memory"), whatever the image's height.
+    // Memory is the band buffers' (docs/cli.md, "Memory"), whatever the image's height.
     let needed = crate::engine::stream::buffer_bytes(width, height, opts.filter);
     opts.budget.check(&opts.input, width, height, needed)?;
     let device = if variant.is_gpu() { Device::Auto } else { Device::Cpu };

@@ -22,7 +22,7 @@ pub const MIN_ROWS: u64 = 4;
 
 /// The loaded kernels of this pattern.
 pub struct Strip {
-    /// [general, aligned (width % 16 == 0)]
+    /// [general, aligned (width % 16 == 0, both arrays 16-byte aligned)]
     f: [CudaFunction; 2],
     /// Blocks of each form resident per SM, asked of the driver once: a driver call per launch cost ~2 µs of
     /// the Python package's 24 µs call at 2048×1024 (`docs/performance.md` v0.17).
@@ -44,8 +44,7 @@ impl Strip {
     /// kernel × SMs), each marching down `rows` rows; bands as tall as that allows (the 2 halo rows per band
     /// are then negligible for large images), and every block resident from start to end (no tail wave).
     /// `images` equally sized images go side by side on the grid's y axis.
-    fn config(&self, d: Dims, images: u32, multiprocessors: u32) -> Result<(LaunchConfig, i32), DriverError> {
-        let form = d.aligned16() as usize;
+    fn config(&self, d: Dims, form: usize, images: u32, multiprocessors: u32) -> Result<(LaunchConfig, i32), DriverError> {
         let groups = (d.width as u64).div_ceil(GROUP);
         let per_sm = match self.per_sm[form].get() {
             Some(&n) => n,
@@ -87,8 +86,11 @@ impl Strip {
         border: i32,
         multiprocessors: u32,
     ) -> Result<(), DriverError> {
-        let (cfg, rows) = self.config(d, images, multiprocessors)?;
-        let f = &self.f[d.aligned16() as usize];
+        // The aligned form loads and stores 16-byte words: every row must start 16-byte aligned, which a width
+        // that is a multiple of 16 gives when both arrays do (another library's array may start anywhere).
+        let form = (d.aligned16() && rgb % 16 == 0 && out % 16 == 0) as usize;
+        let (cfg, rows) = self.config(d, form, images, multiprocessors)?;
+        let f = &self.f[form];
         let (mut rgb, mut out, mut width, mut height, mut border, mut rows) =
             (rgb, out, d.width, d.height, border, rows);
         let mut args: [*mut std::ffi::c_void; 6] = [
