@@ -88,19 +88,21 @@ fn report_arithmetic_truncates_and_wraps() {
     assert_eq!(Filter::default().gradient_byte(-300), 255);
 }
 
+/// The full convolution of two tap lists (the polynomial product), as OpenCV builds its kernels.
+fn convolve(a: &[i32], b: &[i32]) -> Vec<i32> {
+    let mut out = vec![0; a.len() + b.len() - 1];
+    for (i, x) in a.iter().enumerate() {
+        for (j, y) in b.iter().enumerate() {
+            out[i + j] += x * y;
+        }
+    }
+    out
+}
+
 /// OpenCV's `getDerivKernels(1, 0, ksize)` for ksize 3, 5, 7: the derivative is [-1 0 1] convolved with
 /// [1 1] (ksize − 3) times, the smoothing [1 1] (ksize − 1) times; ksize 1 does not smooth.
 #[test]
 fn stencils_are_opencvs_kernels() {
-    fn convolve(a: &[i32], b: &[i32]) -> Vec<i32> {
-        let mut out = vec![0; a.len() + b.len() - 1];
-        for (i, x) in a.iter().enumerate() {
-            for (j, y) in b.iter().enumerate() {
-                out[i + j] += x * y;
-            }
-        }
-        out
-    }
     for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
         let k = ksize as usize;
         let mut smooth = vec![1];
@@ -133,15 +135,6 @@ fn stencils_are_opencvs_kernels() {
 /// The factoring the register-blocked GPU kernels use: smooth = [e c e] ⊛ [1 1]^L, deriv = [−1 0 1] ⊛ [1 1]^L.
 #[test]
 fn every_stencil_is_the_3x3_one_after_binomial_smoothing() {
-    fn convolve(a: &[i32], b: &[i32]) -> Vec<i32> {
-        let mut out = vec![0; a.len() + b.len() - 1];
-        for (i, x) in a.iter().enumerate() {
-            for (j, y) in b.iter().enumerate() {
-                out[i + j] += x * y;
-            }
-        }
-        out
-    }
     let stencils = [Ksize::K1, Ksize::K3, Ksize::K5, Ksize::K7].map(|k| Stencil::of(Operator::Sobel, k));
     for st in stencils.into_iter().chain([Stencil::of(Operator::Scharr, Ksize::K3)]) {
         let (e, c, levels) = st.factors();

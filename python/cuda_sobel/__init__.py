@@ -200,56 +200,58 @@ def sobel(
     return _each(image, out, one)
 
 
-def _torch_fast_path(image: Any, operator: str, ksize: int, border: Optional[str], compat: str, grey: str, norm: str,
-                     variant: str, device: Any, out: Any, bgr: bool) -> Any:
-    """The common call inside a PyTorch pipeline — a packed RGB uint8 CUDA tensor (or batch), no conversion
-    asked for — in as few Python steps as possible: at 2048×1024 the kernel takes 8 µs, so each µs of Python
-    shows (`docs/performance.md` v0.17). None when the call needs the general path (which also checks and
-    explains everything this skips)."""
+def _torch_packed_rgb(image: Any, bgr: bool, device: Any) -> Any:
+    """torch, when ``image`` is a C-contiguous packed RGB uint8 CUDA tensor (or batch) with no conversion asked
+    for — the common call inside a PyTorch pipeline, which the fast paths below take — else None."""
     torch = _a._TORCH[0]
     if torch is None or type(image) is not torch.Tensor or bgr or device is not None:
         return None
     if not image.is_cuda or image.dtype is not torch.uint8 or image.dim() not in (3, 4) or image.shape[-1] != 3:
         return None
-    if variant not in ("auto", "gpu-strip") or not image.is_contiguous():
-        return None
-    f = _a.native_filter(operator, ksize, border, compat, grey, norm)
+    return torch if image.is_contiguous() else None
+
+
+def _launch_torch(image: Any, out: Any, f: Any, output: str) -> None:
+    """gpu-strip from a packed RGB CUDA tensor into ``out`` (a tensor of the output's layout), on torch's
+    current stream of the image's device."""
     shape = image.shape[:-1]
     ordinal = image.get_device()
-    if out is None:
-        out = torch.empty(shape, dtype=torch.uint8, device=image.device)
-    elif not (type(out) is torch.Tensor and out.dtype is torch.uint8 and out.shape == shape and out.is_contiguous()
-              and out.get_device() == ordinal):
-        return None
     engine = _engines.get(ordinal) or _engine(ordinal)
     h, w = shape[-2], shape[-1]
     images = shape[0] if len(shape) == 3 else 1
     if h * w * images:
         _native.sobel_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, images,
-                             _a.torch_stream(ordinal), f, "edges")
+                             _a.torch_stream(ordinal), f, output)
+
+
+def _torch_fast_path(image: Any, operator: str, ksize: int, border: Optional[str], compat: str, grey: str, norm: str,
+                     variant: str, device: Any, out: Any, bgr: bool) -> Any:
+    """:func:`sobel` of a packed RGB CUDA tensor in as few Python steps as possible: at 2048×1024 the kernel takes
+    8 µs, so each µs of Python shows (`docs/performance.md` v0.17). None when the call needs the general path
+    (which also checks and explains everything this skips)."""
+    torch = _torch_packed_rgb(image, bgr, device)
+    if torch is None or variant not in ("auto", "gpu-strip"):
+        return None
+    f = _a.native_filter(operator, ksize, border, compat, grey, norm)
+    shape = image.shape[:-1]
+    if out is None:
+        out = torch.empty(shape, dtype=torch.uint8, device=image.device)
+    elif not (type(out) is torch.Tensor and out.dtype is torch.uint8 and out.shape == shape and out.is_contiguous()
+              and out.get_device() == image.get_device()):
+        return None
+    _launch_torch(image, out, f, "edges")
     return out
 
 
 def _torch_gradients_fast(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: Any) -> Any:
-    """:func:`gradients` of a packed RGB uint8 CUDA tensor in as few Python steps as :func:`_torch_fast_path`
-    takes for the edges (the general path's checks cost more than the kernel at 2048×1024); None otherwise."""
-    torch = _a._TORCH[0]
-    if torch is None or type(image) is not torch.Tensor or bgr or device is not None:
-        return None
-    if not image.is_cuda or image.dtype is not torch.uint8 or image.dim() not in (3, 4) or image.shape[-1] != 3:
-        return None
-    if not image.is_contiguous():
+    """:func:`gradients` of a packed RGB CUDA tensor in as few Python steps as :func:`_torch_fast_path` takes for
+    the edges (the general path's checks cost more than the kernel at 2048×1024); None otherwise."""
+    torch = _torch_packed_rgb(image, bgr, device)
+    if torch is None:
         return None
     name = _gradient_dtype(f, dtype, ksize)
-    shape = image.shape[:-1]
-    ordinal = image.get_device()
-    out = torch.empty((2,) + tuple(shape), dtype=getattr(torch, name), device=image.device)
-    engine = _engines.get(ordinal) or _engine(ordinal)
-    h, w = shape[-2], shape[-1]
-    images = shape[0] if len(shape) == 3 else 1
-    if h * w * images:
-        _native.sobel_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, images,
-                             _a.torch_stream(ordinal), f, name)
+    out = torch.empty((2,) + tuple(image.shape[:-1]), dtype=getattr(torch, name), device=image.device)
+    _launch_torch(image, out, f, name)
     return out[0], out[1]
 
 

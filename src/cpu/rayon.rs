@@ -242,33 +242,23 @@ fn band_in<R: Rows, const OP: u8, const K: usize, G: Lane>(src: &R, y0: usize, f
         // non-zero tap, then the output from the two rows. (Fusing the row sums into the output loop, the taps
         // unrolled inside it, was 2× slower at 6000² and 2048×1024 once the taps became the stencil's:
         // docs/performance.md v0.23.)
+        row_sums(&s, taps, st.deriv(), &mut gx);
+        row_sums(&d, taps, st.smooth(), &mut gy);
         match &mut out {
             Out::Gradients(px, py) => {
-                row_sums(&s, taps, st.deriv(), &mut gx);
-                row_sums(&d, taps, st.smooth(), &mut gy);
                 px.put(k, &gx);
                 py.put(k, &gy);
             }
             Out::Edges(o) => {
                 let o = &mut o[k * width..(k + 1) * width];
-                row_sums(&s, taps, st.deriv(), &mut gx);
-                row_sums(&d, taps, st.smooth(), &mut gy);
                 match (filter.compat, filter.norm) {
                     (Compat::Report, _) => map2(&gx, &gy, o, crate::sobel::magnitude_report),
                     (_, Norm::L2) => map2(&gx, &gy, o, crate::sobel::magnitude),
                     (_, Norm::L1) => map2(&gx, &gy, o, crate::sobel::magnitude_l1),
                 }
             }
-            Out::Direction(o) => {
-                row_sums(&s, taps, st.deriv(), &mut gx);
-                row_sums(&d, taps, st.smooth(), &mut gy);
-                map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction)
-            }
-            Out::Direction4(o) => {
-                row_sums(&s, taps, st.deriv(), &mut gx);
-                row_sums(&d, taps, st.smooth(), &mut gy);
-                map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction4)
-            }
+            Out::Direction(o) => map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction),
+            Out::Direction4(o) => map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction4),
         }
     }
 }
