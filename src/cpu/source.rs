@@ -130,7 +130,10 @@ pub fn to_8bit(v: u16) -> u8 {
 }
 
 /// Grey of one 8-bit row (width, channels): packed rows take the fast path; any other strides go pixel by
-/// pixel.
+/// pixel. Compiled for AVX-512 and AVX2 as well as the baseline, like the band loop that calls it: out of
+/// line from that loop's clones it ran SSE2 code, and RGBA at 6000² took 1.30× packed RGB's time with a
+/// quarter of the call in here (perf; docs/performance.md v0.24).
+#[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
 fn grey_row_of(row: ArrayView2<u8>, bgr: bool, filter: Filter, dst: &mut [u8]) {
     let c = row.ncols();
     let rgb_at = if bgr { [2, 1, 0] } else { [0, 1, 2] };
@@ -169,15 +172,23 @@ fn rgb_row<T: Copy>(row: ArrayView2<T>, bgr: bool, to8: impl Fn(T) -> u8, out: &
 fn grey_of_pixels<const C: usize>(row: &[u8], at: [usize; 3], filter: Filter, dst: &mut [u8]) {
     let [r, g, b] = at;
     let pixels = row.chunks_exact(C);
+    // `for` loops, not `for_each`: `for_each` is a `fold` that the compiler may leave out of line, compiled
+    // without the caller's CPU features.
     match (filter.compat, filter.grey) {
         (crate::sobel::Compat::Report, _) => {
-            pixels.zip(dst.iter_mut()).for_each(|(p, d)| *d = crate::sobel::grey_report(p[r], p[g], p[b]))
+            for (p, d) in pixels.zip(dst.iter_mut()) {
+                *d = crate::sobel::grey_report(p[r], p[g], p[b]);
+            }
         }
         (_, crate::sobel::Grey::Percent) => {
-            pixels.zip(dst.iter_mut()).for_each(|(p, d)| *d = crate::sobel::grey(p[r], p[g], p[b]))
+            for (p, d) in pixels.zip(dst.iter_mut()) {
+                *d = crate::sobel::grey(p[r], p[g], p[b]);
+            }
         }
         (_, crate::sobel::Grey::Bt601) => {
-            pixels.zip(dst.iter_mut()).for_each(|(p, d)| *d = crate::sobel::grey_bt601(p[r], p[g], p[b]))
+            for (p, d) in pixels.zip(dst.iter_mut()) {
+                *d = crate::sobel::grey_bt601(p[r], p[g], p[b]);
+            }
         }
     }
 }
