@@ -175,6 +175,15 @@ fn fixture(case: &str, dir: &Path) -> (PathBuf, PathBuf) {
             image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&img).unwrap();
             write(dir, "cut.jpg", jpeg[..jpeg.len() / 2].to_vec())
         }
+        "JPEG claiming 20000×20000 in 600 bytes, end marker and all" => {
+            let mut jpeg = Vec::new();
+            let img = RgbImage::from_fn(16, 16, |x, y| image::Rgb([(x * 9) as u8, (y * 7) as u8, 60]));
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&img).unwrap();
+            // The frame header (FF C0, length, precision, height, width) claims 20000×20000.
+            let sof = jpeg.windows(2).position(|w| w == [0xFF, 0xC0]).expect("a baseline frame header");
+            jpeg[sof + 5..sof + 9].copy_from_slice(&[0x4E, 0x20, 0x4E, 0x20]);
+            write(dir, "claims.jpg", jpeg)
+        }
         "output parent is a file" => return (good, dir.join("good.png/edges.png")),
         "output name too long" => return (good, dir.join(format!("{}.png", "a".repeat(300)))),
         "output format unknown (.gif)" => return (good, dir.join("edges.gif")),

@@ -179,15 +179,14 @@ pub fn decode<R>(path: &Path, opts: &DecodeOptions, admit: impl FnOnce(&Header) 
     let orientation = if opts.keep_orientation { None } else { decoder.orientation().ok() };
     let reorients = orientation.is_some_and(|o| o != image::metadata::Orientation::NoTransforms);
     let stored_bytes_per_pixel = decoder.color_type().bytes_per_pixel() as u64;
+    // Before any pixel is allocated: a cut file claiming a huge size is refused at once.
+    if format == Some(ImageFormat::Jpeg) {
+        let bytes = source.bytes().map_err(read_err)?;
+        super::jpeg::check(&bytes, width, height).map_err(|detail| Error::Decode { path: path.to_owned(), detail })?;
+    }
     let admitted = admit(&Header { width, height, stored_bytes_per_pixel, reorients })?;
 
     let image = DynamicImage::from_decoder(decoder).map_err(decode_err)?;
-    if format == Some(ImageFormat::Jpeg) && !super::jpeg::is_complete(&source.bytes().map_err(read_err)?) {
-        return Err(Error::Decode {
-            path: path.to_owned(),
-            detail: "truncated JPEG: the data ends before the end-of-image marker".into(),
-        });
-    }
     let mut rgb = image.into_rgb8();
     let mut notes = Vec::new();
     if let Some(o) = orientation.filter(|&o| o != image::metadata::Orientation::NoTransforms) {

@@ -1,20 +1,45 @@
-//! Is a JPEG complete? The decoder (zune-jpeg through `image`) fills the rows of a truncated file with grey
-//! and reports success, as browsers do; a tool that is asked for edges must say the file is cut instead.
+//! Is a JPEG complete? The decoders (zune-jpeg through `image`, and nvJPEG) fill what a truncated file lacks
+//! with grey and report success, as browsers do; a tool that is asked for edges must say the file is cut
+//! instead. Both decoders' paths ask [`check`] first.
 //!
 //! A JPEG is a sequence of segments: a marker (`FF xx`), most with a 2-byte length. After each start-of-scan
 //! (`FF DA`) comes entropy-coded data in which `FF` is always followed by `00` (a stuffed byte) or a restart
 //! marker (`FF D0`…`FF D7`), so the next real marker is the first other `FF xx`. The file is complete when
-//! this walk reaches the end-of-image marker (`FF D9`) before the bytes run out.
+//! this walk reaches the end-of-image marker (`FF D9`) before the bytes run out, and its scans hold enough
+//! data for the image it claims: every 8×8 block of the luma plane has a DC coefficient, coded with a
+//! Huffman code of at least one bit, so the scans together hold at least one bit per luma block. (A
+//! 633-byte file that claims 20000×20000 and ends with an end-of-image marker passes the walk but needs
+//! 6.25 million bits.)
 
 const SOI: u8 = 0xD8;
 const EOI: u8 = 0xD9;
 const SOS: u8 = 0xDA;
 
+/// Why `bytes`, a JPEG that claims `width × height` pixels, cannot be a whole image; `Ok` if it can.
+pub fn check(bytes: &[u8], width: u32, height: u32) -> Result<(), String> {
+    let scan = scan_bytes(bytes).ok_or("truncated JPEG: the data ends before the end-of-image marker")?;
+    let blocks = (width as u64).div_ceil(8) * (height as u64).div_ceil(8);
+    if 8 * scan < blocks {
+        return Err(format!(
+            "truncated JPEG: {scan} bytes of scan data cannot hold a {width}×{height} image (at least {} bytes: one \
+             bit per 8×8 block)",
+            blocks.div_ceil(8)
+        ));
+    }
+    Ok(())
+}
+
 /// True when the walk from start-of-image reaches end-of-image.
 pub fn is_complete(bytes: &[u8]) -> bool {
+    scan_bytes(bytes).is_some()
+}
+
+/// The entropy-coded bytes of all scans, when the walk from start-of-image reaches end-of-image.
+fn scan_bytes(bytes: &[u8]) -> Option<u64> {
     if bytes.len() < 4 || bytes[0] != 0xFF || bytes[1] != SOI {
-        return false;
+        return None;
     }
+    let mut scan = 0u64;
     let mut i = 2;
     loop {
         // Fill bytes (FF FF …) may precede a marker.
@@ -22,32 +47,34 @@ pub fn is_complete(bytes: &[u8]) -> bool {
             i += 1;
         }
         if i + 1 >= bytes.len() || bytes[i] != 0xFF {
-            return false;
+            return None;
         }
         let marker = bytes[i + 1];
         i += 2;
         match marker {
-            EOI => return true,
+            EOI => return Some(scan),
             0x01 | 0xD0..=0xD7 => continue, // markers without a length
             _ => {}
         }
         if i + 2 > bytes.len() {
-            return false;
+            return None;
         }
         let len = u16::from_be_bytes([bytes[i], bytes[i + 1]]) as usize;
         if len < 2 {
-            return false;
+            return None;
         }
         i += len;
         if marker == SOS {
             // Entropy-coded data up to the next marker that is neither a stuffed byte nor a restart.
+            let start = i;
             loop {
                 match bytes.get(i..i + 2) {
-                    None => return false,
+                    None => return None,
                     Some([0xFF, next]) if *next != 0x00 && !(0xD0..=0xD7).contains(next) && *next != 0xFF => break,
                     _ => i += 1,
                 }
             }
+            scan += (i - start) as u64;
         }
     }
 }
@@ -73,5 +100,20 @@ mod tests {
         for cut in 0..bytes.len() - 1 {
             assert!(!is_complete(&bytes[..cut]), "cut at {cut} of {}", bytes.len());
         }
+    }
+
+    #[test]
+    fn a_file_whose_scans_are_too_short_for_its_size_is_cut() {
+        let bytes = jpeg();
+        assert_eq!(check(&bytes, 33, 17), Ok(()));
+        // The same bytes claiming a far larger image: the walk passes, the scan data cannot hold it.
+        let scan = scan_bytes(&bytes).unwrap();
+        let side = 8 * (((8 * scan + 8) as f64).sqrt().ceil() as u32);
+        let e = check(&bytes, side, side).unwrap_err();
+        assert!(e.contains("cannot hold"), "{e}");
+        assert_eq!(
+            check(&bytes[..bytes.len() - 2], 33, 17).unwrap_err(),
+            "truncated JPEG: the data ends before the end-of-image marker"
+        );
     }
 }
