@@ -29,11 +29,6 @@ pub fn check(bytes: &[u8], width: u32, height: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// True when the walk from start-of-image reaches end-of-image.
-pub fn is_complete(bytes: &[u8]) -> bool {
-    scan_bytes(bytes).is_some()
-}
-
 /// The entropy-coded bytes of all scans, when the walk from start-of-image reaches end-of-image.
 fn scan_bytes(bytes: &[u8]) -> Option<u64> {
     if bytes.len() < 4 || bytes[0] != 0xFF || bytes[1] != SOI {
@@ -93,12 +88,12 @@ mod tests {
     #[test]
     fn a_whole_jpeg_is_complete_and_every_cut_is_not() {
         let bytes = jpeg();
-        assert!(is_complete(&bytes));
+        assert!(scan_bytes(&bytes).is_some());
         let mut trailing = bytes.clone();
         trailing.extend_from_slice(b"trailing bytes after EOI are tolerated");
-        assert!(is_complete(&trailing));
+        assert!(scan_bytes(&trailing).is_some());
         for cut in 0..bytes.len() - 1 {
-            assert!(!is_complete(&bytes[..cut]), "cut at {cut} of {}", bytes.len());
+            assert!(scan_bytes(&bytes[..cut]).is_none(), "cut at {cut} of {}", bytes.len());
         }
     }
 
