@@ -95,6 +95,7 @@ fn options(
         baseline: false,
         budget: cuda_sobel::memory::Budget::new(None),
         keep_orientation: false,
+        jpeg_decoder: cuda_sobel::batch::JpegDecoder::Auto,
     }
 }
 

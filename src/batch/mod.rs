@@ -25,7 +25,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::cpu;
 use crate::engine::{Device, Engine};
 use crate::error::{one_line, Error};
-use crate::image_io::{self, filtered, output, Format, Picture, PngCompression};
+use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::variant::count_mismatches;
@@ -63,6 +63,20 @@ pub struct BatchOptions {
     pub budget: Budget,
     /// Keep the stored orientation instead of applying the EXIF one.
     pub keep_orientation: bool,
+    /// Where JPEGs are decoded.
+    pub jpeg_decoder: JpegDecoder,
+}
+
+/// Where a batch decodes its JPEGs (`--jpeg-decoder`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum JpegDecoder {
+    /// nvJPEG when the GPU has it, else the CPU.
+    #[default]
+    Auto,
+    /// nvJPEG, or the batch refuses to start (a file nvJPEG refuses still goes to the CPU, with a line).
+    Gpu,
+    /// The CPU decoder (zune-jpeg, through the image crate).
+    Cpu,
 }
 
 /// What a batch run did.
@@ -121,13 +135,28 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
     let mut reasons = Vec::new();
     for ordinal in ordinals {
         match Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| e.with_slots(opts.slots)) {
-            Ok(e) => engines.push(e),
+            Ok(e) if opts.jpeg_decoder == JpegDecoder::Cpu => engines.push(e),
+            Ok(e) => engines.push(e.with_nvjpeg()),
             Err(e) => reasons.push(format!("device {ordinal}: {e}")),
         }
     }
+    let jpeg = match engines.first().map(Engine::jpeg_decoder) {
+        Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
+        Some(Err(why)) => format!("JPEGs decoded on the CPU: {why}"),
+        None => "JPEGs decoded on the CPU: no GPU".to_string(),
+    };
+    if opts.jpeg_decoder == JpegDecoder::Gpu {
+        let why = match engines.first() {
+            None => Some(reasons.join("; ")),
+            Some(e) => e.jpeg_decoder().err(),
+        };
+        if let Some(why) = why {
+            anyhow::bail!("--jpeg-decoder gpu: {why}");
+        }
+    }
     let mut description = match engines.first() {
-        Some(e) => format!("{} ({} device(s)), {} slots each", e.describe(), engines.len(), opts.slots),
-        None => format!("cpu-rayon (GPU variants skipped: {})", reasons.join("; ")),
+        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}", e.describe(), engines.len(), opts.slots),
+        None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
     };
     if !engines.is_empty() && !reasons.is_empty() {
         description.push_str(&format!(" — skipped {}", reasons.join("; ")));
@@ -219,6 +248,26 @@ pub fn run_planned(
                     }
                     let (w, h) = edges.dimensions();
                     return write(w, h, edges.as_raw());
+                }
+            }
+            // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
+            // nvJPEG refuses goes on to the CPU decoder below, and a note says so.
+            if let Some(engine) = engine.filter(|e| e.jpeg_decoder().is_ok() && !opts.baseline) {
+                if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
+                    match engine.sobel_jpeg(&jpeg.bytes, opts.filter, opts.check) {
+                        Ok(Some((edges, rgb))) => {
+                            if let Some(rgb) = rgb {
+                                check_against_scalar(path, &rgb, &edges, opts.filter)?;
+                            }
+                            return write(edges.width(), edges.height(), edges.as_raw());
+                        }
+                        Ok(None) => {}
+                        Err(e) => notes.lock().expect("no panic while locked").push(format!(
+                            "{}: decoded on the CPU ({})",
+                            path.display(),
+                            one_line(&e)
+                        )),
+                    }
                 }
             }
             let (decoded, _reservation) = image_io::decode(path, &decode_opts, admit).map_err(text)?;

@@ -41,6 +41,7 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
             baseline,
             budget: opts.budget,
             keep_orientation: false,
+            jpeg_decoder: crate::batch::JpegDecoder::Auto,
         })
     };
     run(false)?; // warm-up: file cache, contexts

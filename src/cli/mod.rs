@@ -319,6 +319,10 @@ struct BatchArgs {
     /// Decode (whole, on the CPU) and encode only, no Sobel: the codecs' own rate, to compare batch throughput with
     #[arg(long)]
     baseline: bool,
+    /// Where JPEGs are decoded: auto (nvJPEG on the GPU when it loads, else the CPU), gpu (nvJPEG or refuse to
+    /// start), cpu. The decoders' RGB differ slightly (docs/cli.md); the edges are exact for the one that ran
+    #[arg(long, value_enum, default_value_t = crate::batch::JpegDecoder::Auto)]
+    jpeg_decoder: crate::batch::JpegDecoder,
 }
 
 #[derive(Args, Debug)]

@@ -174,6 +174,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         baseline: a.baseline,
         budget: Budget::new(a.safety.max_memory),
         keep_orientation: a.safety.keep_orientation,
+        jpeg_decoder: a.jpeg_decoder,
     })?;
     crate::say!("{}", crate::batch::summary_text(&summary));
     Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })

@@ -19,6 +19,7 @@
 use image::{GrayImage, RgbImage};
 
 use crate::cpu;
+use crate::gpu::nvjpeg::Nvjpeg;
 use crate::gpu::slots::SlotPool;
 pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
@@ -114,6 +115,9 @@ pub struct Engine {
     startup: Option<Startup>,
     /// Batch mode: images through a bounded pool of streams with pinned buffers.
     slots: Option<SlotPool>,
+    /// Batch mode: nvJPEG for the slots' JPEG decodes, or why not (after `slots`: dropped after their
+    /// decode states).
+    nvjpeg: Option<Result<Nvjpeg, String>>,
 }
 
 impl Engine {
@@ -135,13 +139,14 @@ impl Engine {
     /// [`Engine::new`] with the kernel files of `variants` loaded up front (the GPU ones; others load when
     /// first run): what a run that times those variants needs, and no more.
     pub fn for_variants(device: Device, filter: Filter, variants: &[Variant]) -> Result<Engine, GpuError> {
-        let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None };
+        let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None, nvjpeg: None };
         let opened = |ordinal| {
             Gpu::open_device(ordinal, filter, variants).map(|(gpu, startup)| Engine {
                 gpu: Some(gpu),
                 gpu_error: None,
                 startup: Some(startup),
                 slots: None,
+                nvjpeg: None,
             })
         };
         match device {
@@ -258,6 +263,46 @@ impl Engine {
             self.slots = Some(SlotPool::new(gpu, slots)?);
         }
         Ok(self)
+    }
+
+    /// Loads nvJPEG for [`Engine::sobel_jpeg`] (an engine with slots); its absence is kept as the reason
+    /// ([`Engine::jpeg_decoder`]), not an error: JPEGs are then decoded on the CPU.
+    pub fn with_nvjpeg(mut self) -> Engine {
+        if let (Some(gpu), Some(_)) = (&self.gpu, &self.slots) {
+            self.nvjpeg = Some(gpu.ctx.bind_to_thread().map_err(|e| e.to_string()).and_then(|()| Nvjpeg::load()));
+        }
+        self
+    }
+
+    /// Where [`Engine::sobel_jpeg`] decodes: nvJPEG's library, or why JPEGs are decoded on the CPU.
+    pub fn jpeg_decoder(&self) -> Result<&str, String> {
+        match &self.nvjpeg {
+            Some(Ok(n)) => Ok(&n.name),
+            Some(Err(why)) => Err(why.clone()),
+            None if self.slots.is_none() => Err("GPU decoding needs a GPU and batch slots".into()),
+            None => Err("not asked for (--jpeg-decoder cpu)".into()),
+        }
+    }
+
+    /// The edge image of a JPEG decoded by nvJPEG on the GPU ([`Engine::with_nvjpeg`]), and with `want_rgb`
+    /// the RGB it decoded; `None` when this engine has no nvJPEG or the image is too large for a slot, an error
+    /// when nvJPEG refuses the file (CMYK, a layout it does not convert): the caller then decodes on the CPU.
+    /// Bytes identical to [`crate::cpu::scalar::sobel`] of that RGB.
+    pub fn sobel_jpeg(
+        &self,
+        bytes: &[u8],
+        filter: Filter,
+        want_rgb: bool,
+    ) -> Result<Option<(GrayImage, Option<RgbImage>)>, EngineError> {
+        let (Some(g), Some(pool), Some(Ok(nvjpeg))) = (&self.gpu, &self.slots, &self.nvjpeg) else { return Ok(None) };
+        let info = nvjpeg.info(bytes).map_err(GpuError::Peer)?;
+        let (w, h) = (info.width, info.height);
+        if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? < h as usize {
+            return Ok(None);
+        }
+        let (edges, rgb) = pool.with_slot(|slot| slot.run_jpeg(nvjpeg, bytes, info, filter, want_rgb))?;
+        let edges = GrayImage::from_raw(w, h, edges).expect("width × height bytes");
+        Ok(Some((edges, rgb.map(|rgb| RgbImage::from_raw(w, h, rgb).expect("3 · width · height bytes")))))
     }
 
     /// Whether a GPU is open (else [`Engine::sobel`] runs cpu-rayon).

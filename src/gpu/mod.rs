@@ -14,6 +14,7 @@ pub mod events;
 pub mod host_pipeline;
 pub mod kernels;
 pub mod npp;
+pub mod nvjpeg;
 pub mod patterns;
 pub mod pinned;
 pub mod prebuilt;

@@ -11,6 +11,9 @@
 //! A PNG can also arrive still filtered ([`Slot::run_filtered`]): the stored rows go up instead of RGB,
 //! and `cuda/unfilter.cu` turns them into RGB on the device before gpu-strip runs, so that the CPU only
 //! inflates the file (`docs/performance.md` v0.20).
+//!
+//! A JPEG can arrive still compressed ([`Slot::run_jpeg`]): nvJPEG decodes it on the slot's stream straight
+//! into gpu-strip's device input, so the CPU only reads the file.
 
 use std::sync::{Condvar, Mutex};
 
@@ -18,6 +21,7 @@ use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use image::RgbImage;
 
 use super::buffers::DeviceImage;
+use super::nvjpeg::{DecodeState, Info, Nvjpeg};
 use super::patterns::unfilter;
 use super::patterns::Dims;
 use super::{Gpu, GpuError};
@@ -31,6 +35,8 @@ pub struct Slot {
     buffers: Option<SlotBuffers>,
     /// The stored rows of a still-filtered PNG, pinned and on the device, for the last size it ran.
     filtered: Option<RowBuffers>,
+    /// This slot's nvJPEG decode state, made by its first JPEG.
+    jpeg: Option<DecodeState>,
 }
 
 struct RowBuffers {
@@ -132,6 +138,38 @@ impl Slot {
     }
 }
 
+impl Slot {
+    /// gpu-strip on a JPEG that nvJPEG decodes on this slot's stream into the device input. Returns the edge
+    /// image's bytes, and with `want_rgb` the RGB nvJPEG decoded (for `--check`: the edges are exact for it).
+    pub fn run_jpeg(
+        &mut self,
+        nvjpeg: &Nvjpeg,
+        bytes: &[u8],
+        info: Info,
+        filter: Filter,
+        want_rgb: bool,
+    ) -> Result<(Vec<u8>, Option<Vec<u8>>), GpuError> {
+        let d = Dims::new(info.width, info.height)?;
+        let gpu = self.gpu.for_filter(filter)?;
+        // nvJPEG works in the thread's current context.
+        self.gpu.ctx.bind_to_thread()?;
+        let state = match &mut self.jpeg {
+            Some(s) => s,
+            none => none.insert(nvjpeg.state().map_err(GpuError::Peer)?),
+        };
+        let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, info.width, info.height)?;
+        {
+            let stream = gpu.stream.cu_stream();
+            let (rgb, _write) = cudarc::driver::DevicePtrMut::device_ptr_mut(b.device.input_mut(), &gpu.stream);
+            // SAFETY: the input buffer holds 3 · width · height bytes (allocated for this size), belongs to this
+            // context, and is used by nothing else until the stream has run (the guard orders later uses).
+            unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
+        }
+        let rgb = if want_rgb { Some(gpu.stream.clone_dtoh(b.device.input_mut())?) } else { None };
+        Ok((b.strip_and_download(&gpu, d, filter)?, rgb))
+    }
+}
+
 /// A fixed number of slots; `take` waits for a free one.
 pub struct SlotPool {
     free: Mutex<Vec<Slot>>,
@@ -143,7 +181,7 @@ impl SlotPool {
     pub fn new(gpu: &Gpu, slots: usize) -> Result<SlotPool, GpuError> {
         let mut free = Vec::with_capacity(slots.max(1));
         for _ in 0..slots.max(1) {
-            free.push(Slot { gpu: gpu.on_stream(gpu.ctx.new_stream()?), buffers: None, filtered: None });
+            free.push(Slot { gpu: gpu.on_stream(gpu.ctx.new_stream()?), buffers: None, filtered: None, jpeg: None });
         }
         Ok(SlotPool { free: Mutex::new(free), returned: Condvar::new() })
     }

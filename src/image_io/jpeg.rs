@@ -74,6 +74,53 @@ fn scan_bytes(bytes: &[u8]) -> Option<u64> {
     }
 }
 
+/// A JPEG file read whole for a decoder that takes its bytes (nvJPEG), with the size its header claims.
+pub struct JpegFile {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// Reads `path` whole when it is a JPEG another decoder may take as bytes: `Ok(None)` when it is not a JPEG
+/// (by its first bytes), is standard input, or needs its EXIF orientation applied (the CPU decoder does
+/// that). Checked as [`super::decode()`] checks a JPEG — size limits, a cut file ([`check`]) — and `admit`
+/// sees the header before anything the size of the image is allocated.
+pub fn read<R>(
+    path: &std::path::Path,
+    opts: &super::DecodeOptions,
+    admit: impl FnOnce(&super::Header) -> crate::error::Result<R>,
+) -> crate::error::Result<Option<(JpegFile, R)>> {
+    use crate::error::Error;
+    use image::ImageDecoder;
+    use std::io::Read;
+    if path.as_os_str() == super::decode::STDIN {
+        return Ok(None);
+    }
+    super::decode::check_input(path)?;
+    let read_err = |source| Error::Read { path: path.to_owned(), source };
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let mut magic = [0u8; 3];
+    if file.read_exact(&mut magic).is_err() || magic != [0xFF, SOI, 0xFF] {
+        return Ok(None);
+    }
+    let mut bytes = magic.to_vec();
+    file.read_to_end(&mut bytes).map_err(read_err)?;
+    let decode_err = |e: image::ImageError| Error::Decode { path: path.to_owned(), detail: e.to_string() };
+    let mut decoder = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&bytes)).map_err(decode_err)?;
+    let (width, height) = decoder.dimensions();
+    super::decode::check_dimensions(path, width, height)?;
+    let orientation = if opts.keep_orientation { None } else { decoder.orientation().ok() };
+    if orientation.is_some_and(|o| o != image::metadata::Orientation::NoTransforms) {
+        return Ok(None);
+    }
+    check(&bytes, width, height).map_err(|detail| Error::Decode { path: path.to_owned(), detail })?;
+    let admitted = admit(&super::Header { width, height, stored_bytes_per_pixel: 3, reorients: false })?;
+    Ok(Some((JpegFile { bytes, width, height }, admitted)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

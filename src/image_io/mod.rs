@@ -6,7 +6,7 @@
 pub mod decode;
 pub mod filtered;
 pub mod format;
-mod jpeg;
+pub mod jpeg;
 pub mod output;
 pub mod rows;
 
