@@ -162,3 +162,56 @@ fn real_folders_skip_what_is_not_an_image_and_recurse_on_request() {
         );
     }
 }
+
+/// JPEGs through whichever decoder the machine has — nvJPEG on the GPU machine (required there), the CPU
+/// decoder elsewhere — each exact against cpu-scalar on the RGB that decoder produced (`--check`); a grey
+/// JPEG, an odd size and a progressive one among them; a cut file fails with its one line and the batch goes
+/// on; `--jpeg-decoder cpu` is always the CPU's, and `--jpeg-decoder gpu` without nvJPEG refuses to start.
+#[test]
+fn jpegs_are_exact_for_the_rgb_their_decoder_produced() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let rgb = image::open("imgs_in/512x512.png").unwrap().into_rgb8();
+    let encode = |img: &image::DynamicImage, name: &str| {
+        let mut bytes = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, 90).encode_image(img).unwrap();
+        std::fs::write(input.join(name), &bytes).unwrap();
+        bytes
+    };
+    encode(&image::DynamicImage::ImageRgb8(rgb.clone()), "photo.jpg");
+    encode(&image::DynamicImage::ImageRgb8(image::imageops::crop_imm(&rgb, 3, 5, 301, 77).to_image()), "odd.jpg");
+    encode(&image::DynamicImage::ImageLuma8(image::DynamicImage::ImageRgb8(rgb.clone()).into_luma8()), "grey.jpg");
+    let whole = encode(&image::DynamicImage::ImageRgb8(rgb), "whole.jpg");
+    std::fs::write(input.join("cut.jpg"), &whole[..whole.len() / 2]).unwrap();
+
+    let gpu_required = std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some();
+    let run = |decoder: &str| {
+        let out = dir.path().join(format!("out-{decoder}"));
+        let a =
+            bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--check", "--jpeg-decoder", decoder]).assert();
+        (a.get_output().status.code(), String::from_utf8_lossy(&a.get_output().stdout).into_owned(), out)
+    };
+    for decoder in ["auto", "cpu"] {
+        let (code, stdout, out) = run(decoder);
+        assert_eq!(code, Some(2), "{decoder}: the cut file fails the batch: {stdout}");
+        assert!(stdout.contains("batch: 4 of 5 images"), "{decoder}: {stdout}");
+        assert!(stdout.contains("cut.jpg: not a decodable image: truncated JPEG"), "{decoder}: {stdout}");
+        let on_gpu = stdout.contains("JPEGs decoded by nvJPEG");
+        assert_eq!(on_gpu, decoder == "auto" && gpu_required, "{decoder}: which decoder ran: {stdout}");
+        assert!(on_gpu || stdout.contains("JPEGs decoded on the CPU"), "{decoder}: the line says which: {stdout}");
+        for name in ["photo", "odd", "grey", "whole"] {
+            assert!(image::open(out.join(format!("{name}_sobel.png"))).is_ok(), "{decoder}: {name} written");
+        }
+    }
+    if gpu_required {
+        let (code, stdout, _) = run("gpu");
+        assert_eq!(code, Some(2), "only the cut file fails: {stdout}");
+    } else {
+        let out = dir.path().join("out-gpu");
+        let a = bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--jpeg-decoder", "gpu"]).assert().code(2);
+        let stderr = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        assert!(stderr.starts_with("cuda_sobel: --jpeg-decoder gpu: ") && stderr.lines().count() == 1, "{stderr}");
+        assert!(!out.exists(), "refused before any work");
+    }
+}
