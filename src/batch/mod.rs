@@ -207,6 +207,8 @@ pub fn run_planned(
     let failures = Mutex::new(Vec::new());
     let notes = Mutex::new(Vec::new());
     let input_bytes = std::sync::atomic::AtomicU64::new(0);
+    // JPEGs nvJPEG decoded, for the progress bar (which decoder is running, as it runs).
+    let by_nvjpeg = std::sync::atomic::AtomicU64::new(0);
     let start = Instant::now();
 
     jobs.par_iter().enumerate().for_each(|(i, (path, out))| {
@@ -256,6 +258,7 @@ pub fn run_planned(
                 if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
                     match engine.sobel_jpeg(&jpeg.bytes, opts.filter, opts.check) {
                         Ok(Some((edges, rgb))) => {
+                            by_nvjpeg.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             if let Some(rgb) = rgb {
                                 check_against_scalar(path, &rgb, &edges, opts.filter)?;
                             }
@@ -291,7 +294,12 @@ pub fn run_planned(
         match result {
             Ok(bytes) => {
                 let total = input_bytes.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed) + bytes;
-                progress.set_message(format!("{:.0} MB/s", total as f64 / 1e6 / start.elapsed().as_secs_f64()));
+                let mb_s = total as f64 / 1e6 / start.elapsed().as_secs_f64();
+                let nvjpeg = by_nvjpeg.load(std::sync::atomic::Ordering::Relaxed);
+                progress.set_message(match nvjpeg {
+                    0 => format!("{mb_s:.0} MB/s"),
+                    n => format!("{mb_s:.0} MB/s · {n} JPEGs decoded by nvJPEG"),
+                });
             }
             Err(reason) => failures.lock().expect("no panic while locked").push((path.clone(), reason)),
         }
