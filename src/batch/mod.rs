@@ -68,7 +68,7 @@ pub struct BatchOptions {
 }
 
 /// Where a batch decodes its JPEGs (`--jpeg-decoder`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum JpegDecoder {
     /// nvJPEG when the GPU has it, else the CPU.
     #[default]
@@ -77,6 +77,20 @@ pub enum JpegDecoder {
     Gpu,
     /// The CPU decoder (zune-jpeg, through the image crate).
     Cpu,
+}
+
+impl JpegDecoder {
+    /// Every choice, in `--help`'s order.
+    pub const ALL: [JpegDecoder; 3] = [JpegDecoder::Auto, JpegDecoder::Gpu, JpegDecoder::Cpu];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            JpegDecoder::Auto => "auto",
+            JpegDecoder::Gpu => "gpu",
+            JpegDecoder::Cpu => "cpu",
+        }
+    }
 }
 
 /// What a batch run did.

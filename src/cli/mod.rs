@@ -38,7 +38,8 @@ value_enum!(
     pipeline::Product,
     image_io::PngCompression,
     image_io::Format,
-    crate::bench::Peer
+    crate::bench::Peer,
+    crate::batch::JpegDecoder
 );
 
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
