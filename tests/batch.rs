@@ -78,7 +78,9 @@ fn batch_honours_the_operator_and_the_report_arithmetic() {
 fn every_kind_of_png_comes_out_as_cpu_scalar_computes_it() {
     // On the GPU machine, 8-bit RGB and RGBA PNGs are only inflated on the CPU, and their filters undone on
     // the GPU (cuda/unfilter.cu); other files are decoded whole. `--check` holds each to cpu-scalar of the
-    // whole decode, and so does this test, reading the files back.
+    // whole decode, and so does this test, reading the files back. The JPEG goes through the CPU decoder here
+    // (`--jpeg-decoder cpu`), whose RGB `decode_rgb` reproduces; nvJPEG's is tested in
+    // `jpegs_are_exact_for_the_rgb_their_decoder_produced`.
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     std::fs::create_dir(&input).unwrap();
@@ -95,7 +97,13 @@ fn every_kind_of_png_comes_out_as_cpu_scalar_computes_it() {
     rgb.save(input.join("photo.jpg")).unwrap();
 
     let out = dir.path().join("out");
-    let assert = bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--check", "--slots", "2"]).assert();
+    let assert = bin()
+        .arg("batch")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--check", "--slots", "2", "--jpeg-decoder", "cpu"])
+        .assert();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
     assert.success();
     assert!(stdout.contains("batch: 5 of 5 images"), "{stdout}");
