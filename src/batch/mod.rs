@@ -156,18 +156,11 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
     }
     let jpeg = match engines.first().map(Engine::jpeg_decoder) {
         Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
+        Some(Err(why)) if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {why}"),
+        None if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {}", reasons.join("; ")),
         Some(Err(why)) => format!("JPEGs decoded on the CPU: {why}"),
         None => "JPEGs decoded on the CPU: no GPU".to_string(),
     };
-    if opts.jpeg_decoder == JpegDecoder::Gpu {
-        let why = match engines.first() {
-            None => Some(reasons.join("; ")),
-            Some(e) => e.jpeg_decoder().err(),
-        };
-        if let Some(why) = why {
-            anyhow::bail!("--jpeg-decoder gpu: {why}");
-        }
-    }
     let mut description = match engines.first() {
         Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}", e.describe(), engines.len(), opts.slots),
         None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
@@ -268,7 +261,7 @@ pub fn run_planned(
             }
             // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
             // nvJPEG refuses goes on to the CPU decoder below, and a note says so.
-            if let Some(engine) = engine.filter(|e| e.jpeg_decoder().is_ok() && !opts.baseline) {
+            if let Some(engine) = engine.filter(|e| e.decodes_jpeg_on_gpu() && !opts.baseline) {
                 if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
                     match engine.sobel_jpeg(&jpeg.bytes, opts.filter, opts.check) {
                         Ok(Some((edges, rgb))) => {

@@ -274,6 +274,12 @@ impl Engine {
         self
     }
 
+    /// Whether [`Engine::sobel_jpeg`] decodes on the GPU (nvJPEG loaded), so that a caller should read JPEGs
+    /// with [`crate::image_io::jpeg::read`] instead of decoding them.
+    pub fn decodes_jpeg_on_gpu(&self) -> bool {
+        matches!(self.nvjpeg, Some(Ok(_)))
+    }
+
     /// Where [`Engine::sobel_jpeg`] decodes: nvJPEG's library, or why JPEGs are decoded on the CPU.
     pub fn jpeg_decoder(&self) -> Result<&str, String> {
         match &self.nvjpeg {

@@ -58,9 +58,20 @@ fn status(code: c_int) -> String {
     format!("nvJPEG: {what} ({code})")
 }
 
+/// The entry points used, looked up once when the library is loaded.
+struct Fns {
+    destroy: Destroy,
+    state_create: StateCreate,
+    state_destroy: StateDestroy,
+    get_image_info: GetImageInfo,
+    decode: Decode,
+}
+
 /// The library and one handle on the default backend.
 pub struct Nvjpeg {
-    lib: Library,
+    /// Keeps the library loaded while `fns` point into it.
+    _lib: Library,
+    fns: Fns,
     handle: Handle,
     /// Where it was loaded from, for the one line that says which decoder ran.
     pub name: String,
@@ -91,16 +102,14 @@ impl Drop for Nvjpeg {
     fn drop(&mut self) {
         // SAFETY: the handle was created by nvjpegCreateSimple; every state made from it belongs to a slot of the
         // engine that owns this `Nvjpeg` and is dropped first (the engine drops its slots before this).
-        if let Ok(destroy) = unsafe { self.lib.get::<Destroy>(b"nvjpegDestroy\0") } {
-            unsafe { destroy(self.handle) };
-        }
+        unsafe { (self.fns.destroy)(self.handle) };
     }
 }
 
 /// What a JPEG's header says, as nvJPEG reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Info {
-    /// Width and height in pixels.
+    /// Width in pixels.
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
@@ -116,16 +125,27 @@ impl Nvjpeg {
             // SAFETY: loading NVIDIA's nvJPEG runs its initialisers, which have no preconditions.
             match unsafe { Library::new(name) } {
                 Ok(lib) => {
-                    let mut handle: Handle = std::ptr::null_mut();
-                    // SAFETY: the symbol has this signature in nvjpeg.h (CUDA 13); `handle` is written on success.
-                    let code = unsafe {
-                        let create = lib.get::<Create>(b"nvjpegCreateSimple\0").map_err(|e| format!("nvJPEG: {e}"))?;
-                        create(&mut handle)
+                    let missing = |e: libloading::Error| format!("nvJPEG: {e}");
+                    // SAFETY: each symbol has the signature declared above in nvjpeg.h (CUDA 13); the pointers are
+                    // kept beside the library, which stays loaded as long as they do.
+                    let (create, fns) = unsafe {
+                        (
+                            *lib.get::<Create>(b"nvjpegCreateSimple\0").map_err(missing)?,
+                            Fns {
+                                destroy: *lib.get(b"nvjpegDestroy\0").map_err(missing)?,
+                                state_create: *lib.get(b"nvjpegJpegStateCreate\0").map_err(missing)?,
+                                state_destroy: *lib.get(b"nvjpegJpegStateDestroy\0").map_err(missing)?,
+                                get_image_info: *lib.get(b"nvjpegGetImageInfo\0").map_err(missing)?,
+                                decode: *lib.get(b"nvjpegDecode\0").map_err(missing)?,
+                            },
+                        )
                     };
-                    if code != 0 {
-                        return Err(status(code));
+                    let mut handle: Handle = std::ptr::null_mut();
+                    // SAFETY: `handle` is written on success.
+                    match unsafe { create(&mut handle) } {
+                        0 => return Ok(Nvjpeg { _lib: lib, fns, handle, name: name.to_string() }),
+                        code => return Err(status(code)),
                     }
-                    return Ok(Nvjpeg { lib, handle, name: name.to_string() });
                 }
                 Err(e) => why.push(e.to_string()),
             }
@@ -136,15 +156,10 @@ impl Nvjpeg {
     /// A decode state for one slot.
     pub fn state(&self) -> Result<DecodeState, String> {
         let mut state: State = std::ptr::null_mut();
-        // SAFETY: signatures as in nvjpeg.h; the handle is live; `state` is written on success.
-        unsafe {
-            let create = self.lib.get::<StateCreate>(b"nvjpegJpegStateCreate\0").map_err(|e| format!("nvJPEG: {e}"))?;
-            let destroy =
-                *self.lib.get::<StateDestroy>(b"nvjpegJpegStateDestroy\0").map_err(|e| format!("nvJPEG: {e}"))?;
-            match create(self.handle, &mut state) {
-                0 => Ok(DecodeState { state, destroy }),
-                code => Err(status(code)),
-            }
+        // SAFETY: the handle is live; `state` is written on success.
+        match unsafe { (self.fns.state_create)(self.handle, &mut state) } {
+            0 => Ok(DecodeState { state, destroy: self.fns.state_destroy }),
+            code => Err(status(code)),
         }
     }
 
@@ -153,10 +168,9 @@ impl Nvjpeg {
     pub fn info(&self, bytes: &[u8]) -> Result<Info, String> {
         let (mut components, mut subsampling) = (0 as c_int, 0 as c_int);
         let (mut widths, mut heights) = ([0 as c_int; MAX_COMPONENT], [0 as c_int; MAX_COMPONENT]);
-        // SAFETY: signature as in nvjpeg.h; `bytes` is read only; the arrays have NVJPEG_MAX_COMPONENT entries.
+        // SAFETY: the handle is live; `bytes` is read only; the arrays have NVJPEG_MAX_COMPONENT entries.
         let code = unsafe {
-            let get = self.lib.get::<GetImageInfo>(b"nvjpegGetImageInfo\0").map_err(|e| format!("nvJPEG: {e}"))?;
-            get(
+            (self.fns.get_image_info)(
                 self.handle,
                 bytes.as_ptr(),
                 bytes.len(),
@@ -194,11 +208,17 @@ impl Nvjpeg {
             channel: [rgb as *mut c_uchar, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()],
             pitch: [3 * info.width as usize, 0, 0, 0],
         };
-        // SAFETY: signature as in nvjpeg.h; the caller guarantees the output buffer and the stream; the state is
-        // this thread's alone (`&mut`).
+        // SAFETY: the caller guarantees the output buffer and the stream; the state is this thread's alone (`&mut`).
         let code = unsafe {
-            let decode = self.lib.get::<Decode>(b"nvjpegDecode\0").map_err(|e| format!("nvJPEG: {e}"))?;
-            decode(self.handle, state.state, bytes.as_ptr(), bytes.len(), OUTPUT_RGBI, &mut image, stream.cast())
+            (self.fns.decode)(
+                self.handle,
+                state.state,
+                bytes.as_ptr(),
+                bytes.len(),
+                OUTPUT_RGBI,
+                &mut image,
+                stream.cast(),
+            )
         };
         match code {
             0 => Ok(()),

@@ -136,9 +136,7 @@ impl Slot {
         unfilter.enqueue(&gpu.stream, &rows.device, &mut rows.scratch, b.device.input_mut(), d, png.bytes_per_pixel)?;
         b.strip_and_download(&gpu, d, filter)
     }
-}
 
-impl Slot {
     /// gpu-strip on a JPEG that nvJPEG decodes on this slot's stream into the device input. Returns the edge
     /// image's bytes, and with `want_rgb` the RGB nvJPEG decoded (for `--check`: the edges are exact for it).
     pub fn run_jpeg(
