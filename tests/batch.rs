@@ -223,3 +223,86 @@ fn jpegs_are_exact_for_the_rgb_their_decoder_produced() {
         assert!(!out.exists(), "refused before any work");
     }
 }
+
+/// A noisy photo-like `width × height` image (a smooth gradient and noise from a fixed seed): its edges are
+/// what `cuda/deflate.cu` encodes (their PNG data is over DEFLATE_MIN_RATIO of its size once deflated).
+fn noisy(width: u32, height: u32, seed: u32) -> image::RgbImage {
+    let mut state = seed.wrapping_mul(2_654_435_761) | 1;
+    image::RgbImage::from_fn(width, height, |x, y| {
+        let mut noise = || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state % 24) as i32 - 12
+        };
+        let base = ((x * 255) / width.max(1) + (y * 128) / height.max(1)) as i32 / 2;
+        image::Rgb([0, 40, 80].map(|o| (base + o + noise()).clamp(0, 255) as u8))
+    })
+}
+
+/// PNG outputs whose data the GPU deflated (`--png-encoder auto`, the default, on the GPU machine) decode —
+/// with the png crate here, and `--check` reads each back too — to exactly cpu-scalar's edges of the decoded
+/// input, at sizes from 1×1 to rows longer than a segment, from PNG and JPEG inputs; each file is within 10 % of
+/// the CPU encoder's size (`--png-encoder cpu`); the tiled test scene, whose repeats zlib finds, goes to the
+/// CPU encoder. Without a GPU, every output is the CPU's and the line counting GPU-deflated PNGs is absent.
+#[test]
+fn pngs_deflated_on_the_gpu_decode_to_the_exact_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let sizes = [(1, 1), (3, 2), (17, 5), (301, 77), (1001, 777), (70_000, 3), (640, 480)];
+    for (i, &(w, h)) in sizes.iter().enumerate() {
+        noisy(w, h, i as u32).save(input.join(format!("noisy{i}.png"))).unwrap();
+    }
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&noisy(1000, 750, 99)).unwrap();
+    std::fs::write(input.join("photo.jpg"), &jpeg).unwrap();
+    std::fs::copy("imgs_in/512x512.png", input.join("scene.png")).unwrap();
+
+    let run = |encoder: &str, check: bool| {
+        let out = dir.path().join(format!("out-{encoder}-{check}"));
+        let mut cmd = bin();
+        cmd.arg("batch").arg(&input).arg("--out").arg(&out).args(["--png-encoder", encoder]);
+        if check {
+            cmd.arg("--check");
+        }
+        let a = cmd.assert().success();
+        (String::from_utf8_lossy(&a.get_output().stdout).into_owned(), out)
+    };
+    let (stdout, gpu) = run("auto", true);
+    let (_, gpu_unchecked) = run("auto", false);
+    let (cpu_stdout, cpu) = run("cpu", false);
+    assert!(!cpu_stdout.contains("deflated on the GPU"), "{cpu_stdout}");
+    let gpu_required = std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some();
+    if gpu_required {
+        // At least the five large noisy ones; not the scene; the tiniest may go to the CPU (a stream's header
+        // alone is larger than their pixels).
+        let count: usize = stdout
+            .lines()
+            .find_map(|l| l.strip_suffix(" PNGs deflated on the GPU (--png-encoder auto), the others on the CPU"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a line counts them: {stdout}"));
+        assert!((5..=sizes.len() + 1).contains(&count), "{stdout}");
+    } else {
+        assert!(!stdout.contains("deflated on the GPU"), "{stdout}");
+    }
+    let names: Vec<String> =
+        (0..sizes.len()).map(|i| format!("noisy{i}")).chain(["photo".into(), "scene".into()]).collect();
+    for name in &names {
+        let file = format!("{name}_sobel.png");
+        let edges = image::open(gpu.join(&file)).unwrap().into_luma8();
+        let by_cpu = image::open(cpu.join(&file)).unwrap().into_luma8();
+        // The JPEG's RGB depends on the decoder (nvJPEG's on the GPU machine): exact there by --check alone.
+        if name != "photo" {
+            let source = input.join(if name == "scene" { "scene.png".to_string() } else { format!("{name}.png") });
+            let rgb = image::open(source).unwrap().into_rgb8();
+            let expected = cuda_sobel::cpu::scalar::sobel(&rgb, cuda_sobel::sobel::Filter::default());
+            assert_eq!(edges.as_raw(), expected.as_raw(), "{name}: the GPU-deflated PNG decodes to the edges");
+            assert_eq!(by_cpu.as_raw(), expected.as_raw(), "{name}: the CPU's PNG too");
+        }
+        assert_eq!(std::fs::read(gpu.join(&file)).unwrap(), std::fs::read(gpu_unchecked.join(&file)).unwrap());
+        let (g, c) =
+            (std::fs::metadata(gpu.join(&file)).unwrap().len(), std::fs::metadata(cpu.join(&file)).unwrap().len());
+        assert!(g as f64 <= 1.10 * c as f64, "{name}: {g} bytes against the CPU encoder's {c}");
+    }
+}

@@ -96,6 +96,7 @@ fn options(
         budget: cuda_sobel::memory::Budget::new(None),
         keep_orientation: false,
         jpeg_decoder: cuda_sobel::batch::JpegDecoder::Auto,
+        png_encoder: cuda_sobel::batch::PngEncoder::Auto,
     }
 }
 

@@ -23,7 +23,7 @@ use ::rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cpu;
-use crate::engine::{Device, Engine};
+use crate::engine::{Device, Edges, Engine, Want};
 use crate::error::{one_line, Error};
 use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
@@ -65,6 +65,33 @@ pub struct BatchOptions {
     pub keep_orientation: bool,
     /// Where JPEGs are decoded.
     pub jpeg_decoder: JpegDecoder,
+    /// Where PNG outputs are encoded.
+    pub png_encoder: PngEncoder,
+}
+
+/// Where a batch encodes its PNG outputs (`--png-encoder`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PngEncoder {
+    /// Deflated on the GPU (`cuda/deflate.cu`) for images the GPU computed at the fast and default levels,
+    /// unless the image has repeats that zlib finds (its stream under [`crate::engine::DEFLATE_MIN_RATIO`] of
+    /// the data): those, `--png-compression best` and every other image on the CPU.
+    #[default]
+    Auto,
+    /// The CPU (zlib-rs, or fdeflate at the fast level) for every image.
+    Cpu,
+}
+
+impl PngEncoder {
+    /// Every choice, in `--help`'s order.
+    pub const ALL: [PngEncoder; 2] = [PngEncoder::Auto, PngEncoder::Cpu];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PngEncoder::Auto => "auto",
+            PngEncoder::Cpu => "cpu",
+        }
+    }
 }
 
 /// Where a batch decodes its JPEGs (`--jpeg-decoder`).
@@ -110,6 +137,8 @@ pub struct BatchSummary {
     pub skipped: Vec<String>,
     /// One line per thing the user should know about an input (orientation applied, animation).
     pub notes: Vec<String>,
+    /// Outputs whose PNG data the GPU deflated (`--png-encoder auto`).
+    pub gpu_deflated: u64,
 }
 
 impl BatchSummary {
@@ -216,6 +245,8 @@ pub fn run_planned(
     let input_bytes = std::sync::atomic::AtomicU64::new(0);
     // JPEGs nvJPEG decoded, for the progress bar (which decoder is running, as it runs).
     let by_nvjpeg = std::sync::atomic::AtomicU64::new(0);
+    // PNGs deflated on the GPU, likewise.
+    let by_gpu_deflate = std::sync::atomic::AtomicU64::new(0);
     let start = Instant::now();
 
     jobs.par_iter().enumerate().for_each(|(i, (path, out))| {
@@ -242,34 +273,54 @@ pub fn run_planned(
                 output::write(&output::target(out).map_err(text)?, &picture).map_err(text)?;
                 Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
             };
+            // What the slots hand back: the PNG data deflated on the GPU when the outputs are PNGs it may encode,
+            // the edge bytes as well for --check.
+            let want = Want {
+                png: opts.format == Format::Png
+                    && opts.compression != PngCompression::Best
+                    && opts.png_encoder == PngEncoder::Auto,
+                bytes: opts.check,
+            };
+            let write_edges = |edges: Edges| match (&edges.zlib, &edges.bytes) {
+                (Some(zlib), bytes) => {
+                    let target = output::target(out).map_err(text)?;
+                    output::write_png_zlib(&target, edges.width, edges.height, zlib).map_err(text)?;
+                    by_gpu_deflate.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let (true, Some(bytes)) = (opts.check, bytes) {
+                        check_png(out, bytes)?;
+                    }
+                    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+                }
+                (None, Some(bytes)) => write(edges.width, edges.height, bytes),
+                (None, None) => unreachable!("a slot hands back the bytes when it has no PNG data"),
+            };
             // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
             // share of its decode falls by half (docs/performance.md v0.20).
             if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
                 if let Some((png, _reservation)) = filtered::read(path, &decode_opts, admit).map_err(text)? {
                     let edges = engine
-                        .sobel_filtered(&png, opts.filter)
+                        .sobel_filtered(&png, opts.filter, want)
                         .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
                     drop(png);
-                    if opts.check {
+                    if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
                         // The whole decode on the CPU, within the reservation already held.
                         let (decoded, ()) = image_io::decode(path, &decode_opts, |_| Ok(())).map_err(text)?;
-                        check_against_scalar(path, &decoded.rgb, &edges, opts.filter)?;
+                        check_against_scalar(path, &decoded.rgb, bytes, opts.filter)?;
                     }
-                    let (w, h) = edges.dimensions();
-                    return write(w, h, edges.as_raw());
+                    return write_edges(edges);
                 }
             }
             // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
             // nvJPEG refuses goes on to the CPU decoder below, and a note says so.
             if let Some(engine) = engine.filter(|e| e.decodes_jpeg_on_gpu() && !opts.baseline) {
                 if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
-                    match engine.sobel_jpeg(&jpeg.bytes, opts.filter, opts.check) {
+                    match engine.sobel_jpeg(&jpeg.bytes, opts.filter, want, opts.check) {
                         Ok(Some((edges, rgb))) => {
                             by_nvjpeg.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            if let Some(rgb) = rgb {
-                                check_against_scalar(path, &rgb, &edges, opts.filter)?;
+                            if let (Some(rgb), Some(bytes)) = (rgb, &edges.bytes) {
+                                check_against_scalar(path, &rgb, bytes, opts.filter)?;
                             }
-                            return write(edges.width(), edges.height(), edges.as_raw());
+                            return write_edges(edges);
                         }
                         Ok(None) => {}
                         Err(e) => notes.lock().expect("no panic while locked").push(format!(
@@ -284,29 +335,38 @@ pub fn run_planned(
             notes.lock().expect("no panic while locked").extend(decoded.notes);
             let rgb = decoded.rgb;
             let (w, h) = rgb.dimensions();
-            let edges: Arc<Vec<u8>> = if opts.baseline {
-                let mut cache = baseline_edges.lock().expect("no panic while locked");
-                cache.entry((w, h)).or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw())).clone()
-            } else {
-                let engine = engine.expect("an engine unless baseline");
-                let edges =
-                    engine.sobel(&rgb, opts.filter).map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
-                Arc::new(edges.into_raw())
-            };
-            if opts.check && !opts.baseline {
-                check_against_scalar(path, &rgb, &edges, opts.filter)?;
+            if opts.baseline {
+                let edges = baseline_edges
+                    .lock()
+                    .expect("no panic while locked")
+                    .entry((w, h))
+                    .or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw()))
+                    .clone();
+                return write(w, h, &edges);
             }
-            write(w, h, &edges)
+            let engine = engine.expect("an engine unless baseline");
+            let edges = engine
+                .sobel_for_batch(&rgb, opts.filter, want)
+                .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
+            if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
+                check_against_scalar(path, &rgb, bytes, opts.filter)?;
+            }
+            write_edges(edges)
         })();
         match result {
             Ok(bytes) => {
                 let total = input_bytes.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed) + bytes;
                 let mb_s = total as f64 / 1e6 / start.elapsed().as_secs_f64();
-                let nvjpeg = by_nvjpeg.load(std::sync::atomic::Ordering::Relaxed);
-                progress.set_message(match nvjpeg {
-                    0 => format!("{mb_s:.0} MB/s"),
-                    n => format!("{mb_s:.0} MB/s · {n} JPEGs decoded by nvJPEG"),
-                });
+                let mut message = format!("{mb_s:.0} MB/s");
+                match by_nvjpeg.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => {}
+                    n => message.push_str(&format!(" · {n} JPEGs decoded by nvJPEG")),
+                }
+                match by_gpu_deflate.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => {}
+                    n => message.push_str(&format!(" · {n} PNGs deflated on the GPU")),
+                }
+                progress.set_message(message);
             }
             Err(reason) => failures.lock().expect("no panic while locked").push((path.clone(), reason)),
         }
@@ -326,6 +386,7 @@ pub fn run_planned(
         engine: description,
         skipped: Vec::new(),
         notes,
+        gpu_deflated: by_gpu_deflate.into_inner(),
     }
 }
 
@@ -334,6 +395,20 @@ fn check_against_scalar(path: &Path, rgb: &image::RgbImage, edges: &[u8], filter
     let differing = count_mismatches(edges, cpu::scalar::sobel(rgb, filter).as_raw());
     if differing > 0 {
         return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
+    }
+    Ok(())
+}
+
+/// `--check` of a PNG whose data the GPU deflated: the file at `out` decodes (png crate) to `edges`.
+fn check_png(out: &Path, edges: &[u8]) -> Result<(), String> {
+    let failed = |why: String| format!("{}: the GPU-deflated PNG {why}", out.display());
+    let file = std::fs::File::open(out).map_err(|e| failed(format!("cannot be read back: {e}")))?;
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| failed(e.to_string()))?;
+    let mut decoded = vec![0; reader.output_buffer_size().unwrap_or(0)];
+    reader.next_frame(&mut decoded).map_err(|e| failed(format!("does not decode: {e}")))?;
+    let differing = count_mismatches(&decoded, edges);
+    if decoded.len() != edges.len() || differing > 0 {
+        return Err(failed(format!("decodes to other bytes ({differing} differ)")));
     }
     Ok(())
 }
@@ -352,6 +427,9 @@ pub fn summary_text(s: &BatchSummary) -> String {
         s.input_bytes as f64 / 1e6 / s.seconds,
         s.engine
     );
+    if s.gpu_deflated > 0 {
+        let _ = writeln!(t, "{} PNGs deflated on the GPU (--png-encoder auto), the others on the CPU", s.gpu_deflated);
+    }
     for line in &s.skipped {
         let _ = writeln!(t, "{line}");
     }

@@ -42,6 +42,7 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
             budget: opts.budget,
             keep_orientation: false,
             jpeg_decoder: crate::batch::JpegDecoder::Auto,
+            png_encoder: crate::batch::PngEncoder::Auto,
         })
     };
     run(false)?; // warm-up: file cache, contexts

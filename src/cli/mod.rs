@@ -39,7 +39,8 @@ value_enum!(
     image_io::PngCompression,
     image_io::Format,
     crate::bench::Peer,
-    crate::batch::JpegDecoder
+    crate::batch::JpegDecoder,
+    crate::batch::PngEncoder
 );
 
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
@@ -324,6 +325,10 @@ struct BatchArgs {
     /// start), cpu. The decoders' RGB differ slightly (docs/cli.md); the edges are exact for the one that ran
     #[arg(long, value_enum, default_value_t = crate::batch::JpegDecoder::Auto)]
     jpeg_decoder: crate::batch::JpegDecoder,
+    /// Where PNG outputs are encoded: auto (the GPU deflates the edges of the images it computed, at the fast
+    /// and default levels, unless zlib would find repeats in them; docs/cli.md), cpu
+    #[arg(long, value_enum, default_value_t = crate::batch::PngEncoder::Auto)]
+    png_encoder: crate::batch::PngEncoder,
 }
 
 #[derive(Args, Debug)]

@@ -175,6 +175,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         budget: Budget::new(a.safety.max_memory),
         keep_orientation: a.safety.keep_orientation,
         jpeg_decoder: a.jpeg_decoder,
+        png_encoder: a.png_encoder,
     })?;
     crate::say!("{}", crate::batch::summary_text(&summary));
     Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })

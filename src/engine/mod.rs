@@ -20,7 +20,8 @@ use image::{GrayImage, RgbImage};
 
 use crate::cpu;
 use crate::gpu::nvjpeg::Nvjpeg;
-use crate::gpu::slots::SlotPool;
+use crate::gpu::slots::{SlotEdges, SlotPool};
+pub use crate::gpu::slots::{Want, DEFLATE_MIN_RATIO};
 pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
@@ -118,6 +119,20 @@ pub struct Engine {
     /// Batch mode: nvJPEG for the slots' JPEG decodes, or why not (after `slots`: dropped after their
     /// decode states).
     nvjpeg: Option<Result<Nvjpeg, String>>,
+}
+
+/// An edge image as batch mode takes it from [`Engine::sobel_jpeg`] and [`Engine::sobel_filtered`]: its bytes,
+/// its PNG image data already deflated on the GPU, or both — as the [`Want`] asked and the image allowed.
+pub struct Edges {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The edge bytes, row by row (always there when `zlib` is not).
+    pub bytes: Option<Vec<u8>>,
+    /// The PNG image data — rows of a filter byte and the filtered pixels — as one zlib stream
+    /// (`cuda/deflate.cu`).
+    pub zlib: Option<Vec<u8>>,
 }
 
 impl Engine {
@@ -298,16 +313,17 @@ impl Engine {
         &self,
         bytes: &[u8],
         filter: Filter,
+        want: Want,
         want_rgb: bool,
-    ) -> Result<Option<(GrayImage, Option<RgbImage>)>, EngineError> {
+    ) -> Result<Option<(Edges, Option<RgbImage>)>, EngineError> {
         let (Some(g), Some(pool), Some(Ok(nvjpeg))) = (&self.gpu, &self.slots, &self.nvjpeg) else { return Ok(None) };
         let info = nvjpeg.info(bytes).map_err(GpuError::Peer)?;
         let (w, h) = (info.width, info.height);
         if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? < h as usize {
             return Ok(None);
         }
-        let (edges, rgb) = pool.with_slot(|slot| slot.run_jpeg(nvjpeg, bytes, info, filter, want_rgb))?;
-        let edges = GrayImage::from_raw(w, h, edges).expect("width × height bytes");
+        let (edges, rgb) = pool.with_slot(|slot| slot.run_jpeg(nvjpeg, bytes, info, filter, want, want_rgb))?;
+        let edges = Edges { width: w, height: h, bytes: edges.bytes, zlib: edges.zlib };
         Ok(Some((edges, rgb.map(|rgb| RgbImage::from_raw(w, h, rgb).expect("3 · width · height bytes")))))
     }
 
@@ -344,18 +360,30 @@ impl Engine {
     /// otherwise. Bytes identical to [`crate::cpu::scalar::sobel`].
     pub fn sobel(&self, rgb: &RgbImage, filter: Filter) -> Result<GrayImage, EngineError> {
         let (w, h) = rgb.dimensions();
-        let bytes = match &self.gpu {
-            None => return Ok(cpu::rayon::sobel(rgb, filter)),
+        let bytes = self.sobel_for_batch(rgb, filter, Want::default())?.bytes.expect("asked for the bytes");
+        Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
+    }
+
+    /// [`Engine::sobel`] for batch mode: through a slot, the edges may come back as PNG data deflated on the GPU
+    /// (as `want` asks); on the other paths, their bytes.
+    pub fn sobel_for_batch(&self, rgb: &RgbImage, filter: Filter, want: Want) -> Result<Edges, EngineError> {
+        let (width, height) = rgb.dimensions();
+        let edges = match &self.gpu {
+            None => SlotEdges { bytes: Some(cpu::rayon::sobel(rgb, filter).into_raw()), zlib: None },
             Some(g) => match &self.slots {
                 Some(pool)
-                    if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? >= h as usize =>
+                    if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, width as usize)?
+                        >= height as usize =>
                 {
-                    pool.with_slot(|slot| slot.run(rgb, filter))?
+                    pool.with_slot(|slot| slot.run(rgb, filter, want))?
                 }
-                _ => variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output,
+                _ => SlotEdges {
+                    bytes: Some(variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output),
+                    zlib: None,
+                },
             },
         };
-        Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
+        Ok(Edges { width, height, bytes: edges.bytes, zlib: edges.zlib })
     }
 
     /// Whether [`Engine::sobel_filtered`] undoes a PNG's filters on the GPU (a GPU with batch slots), so
@@ -368,17 +396,17 @@ impl Engine {
     /// a slot, the filters undone there (`cuda/unfilter.cu`); otherwise — no slots, or an image too large
     /// for one — unfiltered on the CPU and given to [`Engine::sobel`]. Bytes identical to
     /// [`crate::cpu::scalar::sobel`] of the decoded image.
-    pub fn sobel_filtered(&self, png: &Filtered, filter: Filter) -> Result<GrayImage, EngineError> {
+    pub fn sobel_filtered(&self, png: &Filtered, filter: Filter, want: Want) -> Result<Edges, EngineError> {
         let (w, h) = (png.width, png.height);
-        let bytes = match (&self.gpu, &self.slots) {
+        let edges = match (&self.gpu, &self.slots) {
             (Some(g), Some(pool))
                 if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? >= h as usize =>
             {
-                pool.with_slot(|slot| slot.run_filtered(png, filter))?
+                pool.with_slot(|slot| slot.run_filtered(png, filter, want))?
             }
-            _ => return self.sobel(&png.unfilter(), filter),
+            _ => SlotEdges { bytes: Some(self.sobel(&png.unfilter(), filter)?.into_raw()), zlib: None },
         };
-        Ok(GrayImage::from_raw(w, h, bytes).expect("width × height bytes"))
+        Ok(Edges { width: w, height: h, bytes: edges.bytes, zlib: edges.zlib })
     }
 
     /// Runs one variant on `rgb`, timed in the report's categories: the runner the single-image command and

@@ -71,6 +71,11 @@ impl DeviceImage {
         &mut self.rgb
     }
 
+    /// The output buffer, for a kernel that reads the edges on the device (`cuda/deflate.cu`).
+    pub fn output(&self) -> &CudaSlice<u8> {
+        &self.out
+    }
+
     /// Enqueues the variant's kernels once on a `d`-sized image in these buffers.
     pub fn launch(&mut self, gpu: &Gpu, d: Dims, border: Border) -> Result<(), GpuError> {
         let n1 = self.variant.n1().unwrap_or(N1::ONE);

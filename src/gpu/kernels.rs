@@ -14,7 +14,7 @@ use cudarc::nvrtc::Ptx;
 use super::cache::CodeCache;
 use super::compile::{cache_key, compile_with, options, Code};
 use super::patterns::{
-    const_taps, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
+    const_taps, deflate::Deflate, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
     separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16, KernelSource, Pattern,
     SOURCES,
 };
@@ -174,6 +174,7 @@ pub struct KernelSet {
     selftest: OnceLock<SelfTest>,
     timing: OnceLock<Timing>,
     unfilter: OnceLock<Unfilter>,
+    deflate: OnceLock<Deflate>,
 }
 
 /// A set's cell, loading it (and its files) on first use; `?` returns a load's error from the enclosing
@@ -204,6 +205,7 @@ impl KernelSet {
             selftest: OnceLock::new(),
             timing: OnceLock::new(),
             unfilter: OnceLock::new(),
+            deflate: OnceLock::new(),
         }
     }
 
@@ -299,6 +301,11 @@ impl KernelSet {
     /// cuda/unfilter.cu's kernels (batch mode's PNG decoding).
     pub fn unfilter(&self) -> Result<&Unfilter, GpuError> {
         Ok(lazily!(self.unfilter, Unfilter::load(self.module("unfilter")?)))
+    }
+
+    /// cuda/deflate.cu's kernels (batch mode's PNG encoding).
+    pub fn deflate(&self) -> Result<&Deflate, GpuError> {
+        Ok(lazily!(self.deflate, Deflate::load(self.module("deflate")?)))
     }
 
     /// cuda/selftest.cu's kernels (tests only).

@@ -14,6 +14,11 @@
 //!
 //! A JPEG can arrive still compressed ([`Slot::run_jpeg`]): nvJPEG decodes it on the slot's stream straight
 //! into gpu-strip's device input, so the CPU only reads the file.
+//!
+//! And the edges can leave already encoded ([`Want::png`]): `cuda/deflate.cu` deflates the PNG image data on
+//! the device, and only the compressed stream comes back, so the CPU only writes the file. Where that stream
+//! is small — under [`DEFLATE_MIN_RATIO`] of the data, an image with repeats that zlib's string matching
+//! finds and deflate.cu does not — the edge bytes come back instead and the CPU encodes them as before.
 
 use std::sync::{Condvar, Mutex};
 
@@ -22,12 +27,39 @@ use image::RgbImage;
 
 use super::buffers::DeviceImage;
 use super::nvjpeg::{DecodeState, Info, Nvjpeg};
+use super::patterns::deflate::{self, Deflate};
 use super::patterns::unfilter;
 use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::image_io::filtered::Filtered;
 use crate::sobel::Filter;
 use crate::variant::Variant;
+
+/// The smallest stream, as a share of the image data (rows of a filter byte and the pixels), that a slot
+/// keeps from `cuda/deflate.cu`. Smaller ones are images with repeats, which zlib (string matching) encodes
+/// smaller still — 4–7× on the tiled test scene, whose stream is 0.37 of its data — or smooth images, where
+/// it wins too (a clean photo upscaled 20×: ~0.26, in a CPU stand-in of the encoder); they go to the CPU encoder. At 0.5 and over (photos'
+/// edges, ~0.59), the GPU's files were 0.91–0.97× the CPU encoder's at the default level
+/// (docs/performance.md v0.27).
+pub const DEFLATE_MIN_RATIO: f64 = 0.5;
+
+/// What a slot hands back besides computing the edges.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Want {
+    /// The PNG image data deflated on the GPU, when [`DEFLATE_MIN_RATIO`] allows.
+    pub png: bool,
+    /// The edge bytes, even when the PNG data came back (`--check`).
+    pub bytes: bool,
+}
+
+/// A slot's edge image: its bytes, its PNG image data as one zlib stream, or both (as [`Want`] asked).
+pub struct SlotEdges {
+    /// The edge bytes, row by row.
+    pub bytes: Option<Vec<u8>>,
+    /// The PNG image data (rows of a filter byte and the filtered pixels) as one zlib stream: header,
+    /// deflate blocks, Adler-32.
+    pub zlib: Option<Vec<u8>>,
+}
 
 /// One slot: a `Gpu` view bound to the slot's own stream, and buffers for the last image size it ran.
 pub struct Slot {
@@ -55,6 +87,8 @@ struct SlotBuffers {
     pinned_in: Option<PinnedHostSlice<u8>>,
     pinned_out: PinnedHostSlice<u8>,
     device: DeviceImage,
+    /// cuda/deflate.cu's buffers, made by the first image that asks for PNG data.
+    deflate: Option<deflate::Scratch>,
 }
 
 impl SlotBuffers {
@@ -73,17 +107,63 @@ impl SlotBuffers {
             // before it is read.
             let pinned_out = unsafe { gpu.ctx.alloc_pinned_with_flags(pixels, 0)? };
             let device = DeviceImage::alloc(gpu, Variant::GpuStrip, pixels)?;
-            *buffers = Some(SlotBuffers { width, height, pinned_in: None, pinned_out, device });
+            *buffers = Some(SlotBuffers { width, height, pinned_in: None, pinned_out, device, deflate: None });
         }
         Ok(buffers.as_mut().expect("just set"))
     }
 
-    /// gpu-strip on the device input (uploaded or written there), the edges downloaded; waits for them.
-    fn strip_and_download(&mut self, gpu: &Gpu, d: Dims, filter: Filter) -> Result<Vec<u8>, GpuError> {
+    /// gpu-strip on the device input (uploaded or written there); the edges downloaded, or their PNG data
+    /// deflated on the device and that downloaded (as `want` asks); waits for them.
+    fn strip_and_download(&mut self, gpu: &Gpu, d: Dims, filter: Filter, want: Want) -> Result<SlotEdges, GpuError> {
         self.device.launch(gpu, d, filter.border)?;
-        self.device.download_pinned(gpu, &mut self.pinned_out)?;
+        let zlib = if want.png { self.deflated(gpu, d)? } else { None };
+        let bytes = if zlib.is_none() || want.bytes {
+            self.device.download_pinned(gpu, &mut self.pinned_out)?;
+            gpu.stream.synchronize()?;
+            Some(self.pinned_out.as_slice()?.to_vec())
+        } else {
+            None
+        };
+        Ok(SlotEdges { bytes, zlib })
+    }
+
+    /// The edges' PNG image data as one zlib stream, deflated on the device (`cuda/deflate.cu`); `None` when
+    /// the stream would be under [`DEFLATE_MIN_RATIO`] of the data (or larger than the edges' pinned buffer).
+    fn deflated(&mut self, gpu: &Gpu, d: Dims) -> Result<Option<Vec<u8>>, GpuError> {
+        let kernels: &Deflate = gpu.kernels.deflate()?;
+        let scratch = match &mut self.deflate {
+            Some(s) => s,
+            none => none.insert(deflate::Scratch::alloc(&gpu.stream, d)?),
+        };
+        let edges = self.device.output();
+        kernels.plan(&gpu.stream, edges, scratch)?;
+        // The blocks' lengths decide, before anything is written.
+        let bits = gpu.stream.clone_dtoh(&scratch.bits)?;
+        let bytes = bits.iter().sum::<u64>().div_ceil(8) as usize;
+        let data = (d.width as usize + 1) * d.height as usize;
+        if (bytes as f64) < DEFLATE_MIN_RATIO * data as f64 || bytes > self.pinned_out.len() {
+            return Ok(None);
+        }
+        let sums = gpu.stream.clone_dtoh(&scratch.adler)?;
+        kernels.write(&gpu.stream, edges, scratch)?;
+        let out = &mut self.pinned_out.as_mut_slice()?[..bytes];
+        {
+            let (words, _record) = cudarc::driver::DevicePtr::device_ptr(&scratch.stream, &gpu.stream);
+            // SAFETY: the stream buffer holds at least `bytes` bytes (deflate_write wrote `bits` bits into it);
+            // `out` is pinned memory this slot owns, untouched until the synchronisation just below.
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(out, words, gpu.stream.cu_stream()) }?;
+        }
         gpu.stream.synchronize()?;
-        Ok(self.pinned_out.as_slice()?.to_vec())
+        let rows = scratch.rows_per_segment();
+        let lengths =
+            (0..scratch.segments()).map(|s| (d.height as usize - s * rows).min(rows) * (d.width as usize + 1));
+        let adler = deflate::adler32(&sums, lengths);
+        // zlib's header: deflate with a 32 kB window, no dictionary (0x78 0x01, a multiple of 31).
+        let mut zlib = Vec::with_capacity(bytes + 6);
+        zlib.extend_from_slice(&[0x78, 0x01]);
+        zlib.extend_from_slice(out);
+        zlib.extend_from_slice(&adler.to_be_bytes());
+        Ok(Some(zlib))
     }
 }
 
@@ -98,8 +178,9 @@ unsafe fn upload_buffer(gpu: &Gpu, bytes: usize) -> Result<PinnedHostSlice<u8>, 
 }
 
 impl Slot {
-    /// gpu-strip on `rgb` through this slot's pinned buffers and stream; returns the edge image's bytes.
-    pub fn run(&mut self, rgb: &RgbImage, filter: Filter) -> Result<Vec<u8>, GpuError> {
+    /// gpu-strip on `rgb` through this slot's pinned buffers and stream; returns the edge image (its bytes or
+    /// PNG data, as `want` asks).
+    pub fn run(&mut self, rgb: &RgbImage, filter: Filter, want: Want) -> Result<SlotEdges, GpuError> {
         let d = Dims::new(rgb.width(), rgb.height())?;
         let gpu = self.gpu.for_filter(filter)?;
         let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, rgb.width(), rgb.height())?;
@@ -110,13 +191,13 @@ impl Slot {
         };
         pinned_in.as_mut_slice()?.copy_from_slice(rgb.as_raw());
         b.device.upload_pinned(&gpu, pinned_in)?;
-        b.strip_and_download(&gpu, d, filter)
+        b.strip_and_download(&gpu, d, filter, want)
     }
 
     /// gpu-strip on a PNG whose filters are still to be undone: its stored rows go up, `cuda/unfilter.cu`
     /// writes the RGB image into the device input, gpu-strip runs on it. Returns the edge image's bytes,
-    /// identical to [`Slot::run`] on the decoded image.
-    pub fn run_filtered(&mut self, png: &Filtered, filter: Filter) -> Result<Vec<u8>, GpuError> {
+    /// identical to [`Slot::run`] on the decoded image (or its PNG data, as `want` asks).
+    pub fn run_filtered(&mut self, png: &Filtered, filter: Filter, want: Want) -> Result<SlotEdges, GpuError> {
         let d = Dims::new(png.width, png.height)?;
         let gpu = self.gpu.for_filter(filter)?;
         let unfilter = gpu.kernels.unfilter()?;
@@ -134,19 +215,21 @@ impl Slot {
         rows.pinned.as_mut_slice()?.copy_from_slice(&png.rows);
         gpu.stream.memcpy_htod(&rows.pinned, &mut rows.device)?;
         unfilter.enqueue(&gpu.stream, &rows.device, &mut rows.scratch, b.device.input_mut(), d, png.bytes_per_pixel)?;
-        b.strip_and_download(&gpu, d, filter)
+        b.strip_and_download(&gpu, d, filter, want)
     }
 
     /// gpu-strip on a JPEG that nvJPEG decodes on this slot's stream into the device input. Returns the edge
-    /// image's bytes, and with `want_rgb` the RGB nvJPEG decoded (for `--check`: the edges are exact for it).
+    /// image (its bytes or PNG data, as `want` asks), and with `want_rgb` the RGB nvJPEG decoded (for
+    /// `--check`: the edges are exact for it).
     pub fn run_jpeg(
         &mut self,
         nvjpeg: &Nvjpeg,
         bytes: &[u8],
         info: Info,
         filter: Filter,
+        want: Want,
         want_rgb: bool,
-    ) -> Result<(Vec<u8>, Option<Vec<u8>>), GpuError> {
+    ) -> Result<(SlotEdges, Option<Vec<u8>>), GpuError> {
         let d = Dims::new(info.width, info.height)?;
         let gpu = self.gpu.for_filter(filter)?;
         // nvJPEG works in the thread's current context.
@@ -164,7 +247,7 @@ impl Slot {
             unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
         }
         let rgb = if want_rgb { Some(gpu.stream.clone_dtoh(b.device.input_mut())?) } else { None };
-        Ok((b.strip_and_download(&gpu, d, filter)?, rgb))
+        Ok((b.strip_and_download(&gpu, d, filter, want)?, rgb))
     }
 }
 

@@ -192,6 +192,21 @@ pub fn encode_png(w: impl Write, img: &Picture, pixels: &[u8]) -> std::result::R
     writer.finish()
 }
 
+/// Writes a grey `width × height` PNG whose image data `zlib` is already deflated — one zlib stream over rows of
+/// a filter byte and the pixels, as `cuda/deflate.cu` makes it — at `target`, whole or not at all (as [`write`]).
+/// The chunks around it are [`encode_png`]'s; the data goes in IDAT chunks of 1 MB.
+pub fn write_png_zlib(target: &Target, width: u32, height: u32, zlib: &[u8]) -> Result<()> {
+    let mut staged = Staged::new();
+    staged.stage(target, Format::Png, |w| {
+        let mut writer = png_writer(w, width, height, png::ColorType::Grayscale, PngCompression::Default)?;
+        for chunk in zlib.chunks(1 << 20) {
+            writer.write_chunk(png::chunk::IDAT, chunk)?;
+        }
+        Ok(writer.finish()?)
+    })?;
+    staged.commit()
+}
+
 /// Encodes 16-bit grey `values` as PNG to `w` (big-endian, as PNG stores them), with our `Software` marker.
 pub(crate) fn encode_png16(
     w: impl Write,

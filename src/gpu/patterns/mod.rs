@@ -29,7 +29,8 @@ macro_rules! kernel_files {
             strip,
             selftest,
             timing,
-            unfilter
+            unfilter,
+            deflate
         );
     };
 }
@@ -40,7 +41,7 @@ macro_rules! declare {
         $(pub mod $name;)*
 
         /// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
-        /// mode's PNG unfiltering), in [`kernel_files!`]'s order.
+        /// mode's PNG unfiltering and deflating), in [`kernel_files!`]'s order.
         pub const SOURCES: [KernelSource; [$(stringify!($name)),*].len()] = [$($name::SOURCE),*];
     };
 }
