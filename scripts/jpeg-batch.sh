@@ -4,9 +4,11 @@
 # 1. the awkward files (scripts/make_photos.py --odd) through `batch --jpeg-decoder gpu --check`: every file
 #    that decodes is exact against cpu-scalar on the RGB its decoder produced; cut and hostile ones fail with
 #    one line; the batch goes on;
-# 2. N photos of 4000×3000 (make_photos.py): images/s of the previous release's batch, this one's with the CPU
-#    decoder and with nvJPEG, at default and fast PNG compression (each warmed up once, then 2 runs), and
-#    nvJPEG's decode alone through torchvision when it is installed;
+# 2. N photos of 4000×3000 (make_photos.py): images/s of the previous release's batch and this one's — as it
+#    runs by default (nvJPEG, PNGs deflated on the GPU), with the CPU's PNG encoder, with the CPU's JPEG
+#    decoder — at default and fast PNG compression (each warmed up once, then 2 runs), OpenCV's imread →
+#    Sobel → imwrite through a pool of every core, and nvJPEG's decode alone through torchvision when it is
+#    installed;
 # 3. how far apart the decoders are: edges from nvJPEG's RGB against the CPU decoder's, and (with torchvision
 #    and Pillow) nvJPEG's RGB against the CPU decoder's (zune-jpeg, what `cuda_sobel.read` uses) and
 #    libjpeg-turbo's (Pillow, OpenCV).
@@ -37,11 +39,19 @@ run() { # label, binary, args…
   echo "$label: ${runs[*]} images/s — $(head -1 "$work/last.log" | sed 's/.* — //')"
 }
 run "previous release, default compression" "$prev"
-run "this build, --jpeg-decoder cpu, default compression" "$bin" --jpeg-decoder cpu
-run "this build, nvJPEG, default compression" "$bin" --jpeg-decoder gpu
+run "this build, default compression (nvJPEG, PNGs deflated on the GPU)" "$bin"
+run "this build, default compression, --png-encoder cpu" "$bin" --png-encoder cpu
+run "this build, default compression, --jpeg-decoder cpu" "$bin" --jpeg-decoder cpu
 run "previous release, --png-compression fast" "$prev" --png-compression fast
-run "this build, --jpeg-decoder cpu, --png-compression fast" "$bin" --jpeg-decoder cpu --png-compression fast
-run "this build, nvJPEG, --png-compression fast" "$bin" --jpeg-decoder gpu --png-compression fast
+run "this build, --png-compression fast" "$bin" --png-compression fast
+run "this build, --png-compression fast, --png-encoder cpu" "$bin" --png-compression fast --png-encoder cpu
+if python3 -c 'import cv2' 2>/dev/null; then
+  for r in 1 2; do
+    rm -rf "$work/ocv"; mkdir "$work/ocv"
+    echo "OpenCV imread → Sobel → imwrite, $(nproc) processes: $(python3 scripts/opencv_wait.py folder "$work/photos" "$work/ocv" "$(nproc)")"
+  done
+  rm -rf "$work/ocv"
+fi
 rm -rf "$work/gpu" "$work/cpu"
 "$bin" batch "$work/photos" --out "$work/gpu" --jpeg-decoder gpu --png-compression fast >/dev/null
 "$bin" batch "$work/photos" --out "$work/cpu" --jpeg-decoder cpu --png-compression fast >/dev/null
