@@ -55,7 +55,9 @@
 #define DEFLATE_FILTERS 5        // PNG's row filters: None, Sub, Up, Average, Paeth
 #define ADLER_MOD 65521u
 
-typedef unsigned char u8;
+// u8 comes from sobel.cuh.
+#include "sobel.cuh"
+
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;

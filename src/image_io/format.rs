@@ -266,7 +266,7 @@ fn encode_bytes(w: &mut dyn Write, img: &Picture, pixels: &[u8]) -> Result<(), E
     use image::ImageEncoder as _;
     let (width, height, color) = (img.width, img.height, img.extended_color());
     match img.format {
-        Format::Png => super::output::encode_png(w, img, pixels).map_err(EncodeError::from),
+        Format::Png => super::png_out::encode_png(w, img, pixels).map_err(EncodeError::from),
         Format::Jpeg => {
             let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(w, JPEG_QUALITY);
             enc.set_exif_metadata(exif_marker()).map_err(|e| EncodeError::Codec(e.to_string()))?;
@@ -289,7 +289,7 @@ fn encode_bytes(w: &mut dyn Write, img: &Picture, pixels: &[u8]) -> Result<(), E
 /// Unsigned 16-bit grey (gradients offset by 32 768) as PNG or PGM.
 fn encode_u16(w: &mut dyn Write, img: &Picture, values: &[u16]) -> Result<(), EncodeError> {
     if img.format == Format::Png {
-        return super::output::encode_png16(w, img, values).map_err(EncodeError::from);
+        return super::png_out::encode_png16(w, img, values).map_err(EncodeError::from);
     }
     // PNM stores 16-bit samples big-endian (maxval 65535).
     let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
@@ -404,7 +404,7 @@ pub fn is_own_output(path: &Path) -> bool {
     let mut reader = BufReader::new(file);
     let Ok(head) = reader.fill_buf() else { return false };
     match image::guess_format(head) {
-        Ok(image::ImageFormat::Png) => super::output::png_has_marker(reader),
+        Ok(image::ImageFormat::Png) => super::png_out::png_has_marker(reader),
         Ok(image::ImageFormat::Jpeg | image::ImageFormat::WebP) => exif::Reader::new()
             .read_from_container(&mut reader)
             .ok()

@@ -8,6 +8,7 @@ pub mod filtered;
 pub mod format;
 pub mod jpeg;
 pub mod output;
+pub mod png_out;
 pub mod rows;
 
 use std::path::{Path, PathBuf};
