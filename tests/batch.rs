@@ -306,3 +306,36 @@ fn pngs_deflated_on_the_gpu_decode_to_the_exact_edges() {
         assert!(g as f64 <= 1.10 * c as f64, "{name}: {g} bytes against the CPU encoder's {c}");
     }
 }
+
+/// The single-image command deflates its PNG on the GPU too (a note says so, on the GPU machine, where it is
+/// required): the file decodes to cpu-scalar's edges and is no more than 10 % larger than the CPU encoder's
+/// (`--png-compression best` always encodes on the CPU).
+#[test]
+fn the_single_image_command_deflates_its_png_on_the_gpu_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("noisy.png");
+    let rgb = noisy(1200, 900, 7);
+    rgb.save(&input).unwrap();
+    let run = |variant: &str, compression: &str, name: &str| {
+        let out = dir.path().join(name);
+        let a = bin()
+            .arg(&input)
+            .args(["--variant", variant, "--png-compression", compression, "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        (String::from_utf8_lossy(&a.get_output().stdout).into_owned(), out)
+    };
+    let (stdout, gpu) = run("gpu-strip", "default", "gpu.png");
+    let (best_stdout, best) = run("gpu-strip", "best", "best.png");
+    assert!(!best_stdout.contains("deflated on the GPU"), "{best_stdout}");
+    let on_gpu = stdout.contains("PNG data deflated on the GPU");
+    assert_eq!(on_gpu, std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some(), "{stdout}");
+    let expected = cuda_sobel::cpu::scalar::sobel(&rgb, cuda_sobel::sobel::Filter::default());
+    for out in [&gpu, &best] {
+        assert_eq!(image::open(out).unwrap().into_luma8().as_raw(), expected.as_raw(), "{}", out.display());
+    }
+    let (_, cpu) = run("cpu-rayon", "default", "cpu.png");
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() as f64;
+    assert!(size(&gpu) <= 1.10 * size(&cpu), "{} against {}", size(&gpu), size(&cpu));
+}

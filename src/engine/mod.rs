@@ -386,6 +386,17 @@ impl Engine {
         Ok(Edges { width, height, bytes: edges.bytes, zlib: edges.zlib })
     }
 
+    /// The PNG image data of a `width × height` edge image already on the host, deflated on the GPU
+    /// (`cuda/deflate.cu`, as batch does in its slots): one zlib stream for
+    /// [`crate::image_io::output::Staged::png_zlib`]. `None` without a GPU, or for an image with repeats that the
+    /// CPU's zlib encodes smaller (its stream under [`DEFLATE_MIN_RATIO`] of the data).
+    pub fn png_data_on_gpu(&self, edges: &[u8], width: u32, height: u32) -> Result<Option<Vec<u8>>, EngineError> {
+        match &self.gpu {
+            Some(g) => Ok(crate::gpu::slots::deflate_host_edges(g, edges, width, height)?),
+            None => Ok(None),
+        }
+    }
+
     /// Whether [`Engine::sobel_filtered`] undoes a PNG's filters on the GPU (a GPU with batch slots), so
     /// that a caller should read PNGs with [`crate::image_io::filtered::read`] instead of decoding them.
     pub fn unfilters_on_gpu(&self) -> bool {

@@ -130,41 +130,65 @@ impl SlotBuffers {
     /// The edges' PNG image data as one zlib stream, deflated on the device (`cuda/deflate.cu`); `None` when
     /// the stream would be under [`DEFLATE_MIN_RATIO`] of the data (or larger than the edges' pinned buffer).
     fn deflated(&mut self, gpu: &Gpu, d: Dims) -> Result<Option<Vec<u8>>, GpuError> {
-        let kernels: &Deflate = gpu.kernels.deflate()?;
         let scratch = match &mut self.deflate {
             Some(s) => s,
             none => none.insert(deflate::Scratch::alloc(&gpu.stream, d)?),
         };
-        let edges = self.device.output();
-        kernels.plan(&gpu.stream, edges, scratch)?;
-        // The blocks' lengths decide, before anything is written.
-        let bits = gpu.stream.clone_dtoh(&scratch.bits)?;
-        let bytes = bits.iter().sum::<u64>().div_ceil(8) as usize;
-        let data = (d.width as usize + 1) * d.height as usize;
-        if (bytes as f64) < DEFLATE_MIN_RATIO * data as f64 || bytes > self.pinned_out.len() {
-            return Ok(None);
-        }
-        let sums = gpu.stream.clone_dtoh(&scratch.adler)?;
-        kernels.write(&gpu.stream, edges, scratch)?;
-        let out = &mut self.pinned_out.as_mut_slice()?[..bytes];
-        {
-            let (words, _record) = cudarc::driver::DevicePtr::device_ptr(&scratch.stream, &gpu.stream);
-            // SAFETY: the stream buffer holds at least `bytes` bytes (deflate_write wrote `bits` bits into it);
-            // `out` is pinned memory this slot owns, untouched until the synchronisation just below.
-            unsafe { cudarc::driver::result::memcpy_dtoh_async(out, words, gpu.stream.cu_stream()) }?;
-        }
-        gpu.stream.synchronize()?;
-        let rows = scratch.rows_per_segment();
-        let lengths =
-            (0..scratch.segments()).map(|s| (d.height as usize - s * rows).min(rows) * (d.width as usize + 1));
-        let adler = deflate::adler32(&sums, lengths);
-        // zlib's header: deflate with a 32 kB window, no dictionary (0x78 0x01, a multiple of 31).
-        let mut zlib = Vec::with_capacity(bytes + 6);
-        zlib.extend_from_slice(&[0x78, 0x01]);
-        zlib.extend_from_slice(out);
-        zlib.extend_from_slice(&adler.to_be_bytes());
-        Ok(Some(zlib))
+        deflate_on_device(gpu, self.device.output(), scratch, self.pinned_out.as_mut_slice()?)
     }
+}
+
+/// The PNG image data of the edge image in `edges` (device memory, `scratch.dims()` in size) as one zlib
+/// stream, deflated on the device (`cuda/deflate.cu`) and downloaded through `host` (pinned memory for the
+/// copy's speed, or any buffer); `None` when the stream would be under [`DEFLATE_MIN_RATIO`] of the data or
+/// larger than `host`. Waits for the stream.
+pub(crate) fn deflate_on_device(
+    gpu: &Gpu,
+    edges: &CudaSlice<u8>,
+    scratch: &mut deflate::Scratch,
+    host: &mut [u8],
+) -> Result<Option<Vec<u8>>, GpuError> {
+    let kernels: &Deflate = gpu.kernels.deflate()?;
+    let d = scratch.dims();
+    kernels.plan(&gpu.stream, edges, scratch)?;
+    // The blocks' lengths decide, before anything is written.
+    let bits = gpu.stream.clone_dtoh(&scratch.bits)?;
+    let bytes = bits.iter().sum::<u64>().div_ceil(8) as usize;
+    let data = (d.width as usize + 1) * d.height as usize;
+    if (bytes as f64) < DEFLATE_MIN_RATIO * data as f64 || bytes > host.len() {
+        return Ok(None);
+    }
+    let sums = gpu.stream.clone_dtoh(&scratch.adler)?;
+    kernels.write(&gpu.stream, edges, scratch)?;
+    let out = &mut host[..bytes];
+    {
+        let (words, _record) = cudarc::driver::DevicePtr::device_ptr(&scratch.stream, &gpu.stream);
+        // SAFETY: the stream buffer holds at least `bytes` bytes (deflate_write wrote `bits` bits into it);
+        // `out` is borrowed mutably here, untouched until the synchronisation just below.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(out, words, gpu.stream.cu_stream()) }?;
+    }
+    gpu.stream.synchronize()?;
+    let rows = scratch.rows_per_segment();
+    let lengths = (0..scratch.segments()).map(|s| (d.height as usize - s * rows).min(rows) * (d.width as usize + 1));
+    let adler = deflate::adler32(&sums, lengths);
+    // zlib's header: deflate with a 32 kB window, no dictionary (0x78 0x01, a multiple of 31).
+    let mut zlib = Vec::with_capacity(bytes + 6);
+    zlib.extend_from_slice(&[0x78, 0x01]);
+    zlib.extend_from_slice(out);
+    zlib.extend_from_slice(&adler.to_be_bytes());
+    Ok(Some(zlib))
+}
+
+/// The PNG image data of the `width × height` edge image `edges` (host bytes) deflated on the GPU, as
+/// [`deflate_on_device`]: uploaded, deflated, the stream downloaded. For the single-image command, whose
+/// edges are already on the host.
+pub fn deflate_host_edges(gpu: &Gpu, edges: &[u8], width: u32, height: u32) -> Result<Option<Vec<u8>>, GpuError> {
+    let d = Dims::new(width, height)?;
+    assert_eq!(edges.len(), d.pixels(), "width × height edge bytes");
+    let device = gpu.stream.clone_htod(edges)?;
+    let mut scratch = deflate::Scratch::alloc(&gpu.stream, d)?;
+    let mut host = vec![0u8; edges.len()];
+    deflate_on_device(gpu, &device, &mut scratch, &mut host)
 }
 
 /// `bytes` of write-combined pinned memory, for an upload's source (fast to upload from, slow for the CPU to

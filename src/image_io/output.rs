@@ -191,7 +191,7 @@ fn probe_new(path: &Path) -> std::io::Result<()> {
 /// a filter byte and the pixels, as `cuda/deflate.cu` makes it — at `target`, whole or not at all (as [`write`]).
 pub fn write_png_zlib(target: &Target, width: u32, height: u32, zlib: &[u8]) -> Result<()> {
     let mut staged = Staged::new();
-    staged.stage(target, Format::Png, |w| Ok(png_out::encode_png_zlib(w, width, height, zlib)?))?;
+    staged.png_zlib(target, width, height, zlib)?;
     staged.commit()
 }
 
@@ -250,6 +250,12 @@ impl Staged {
         rows: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
         self.stage(target, Format::Png, |w| png_out::encode_png_rows(w, width, height, compression, rows))
+    }
+
+    /// A grey `width × height` PNG for `target` whose image data `zlib` is already deflated (one zlib stream,
+    /// as `cuda/deflate.cu` makes it).
+    pub fn png_zlib(&mut self, target: &Target, width: u32, height: u32, zlib: &[u8]) -> Result<()> {
+        self.stage(target, Format::Png, |w| Ok(png_out::encode_png_zlib(w, width, height, zlib)?))
     }
 
     /// Runs `encode` (of a `format` file) into `target`'s temporary file (a regular file) or into memory

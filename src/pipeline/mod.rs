@@ -333,7 +333,25 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         }
     };
     let stages = reference.as_ref().map(|(stages, _)| stages);
-    let (written, encode_ms) = timed(|| product::write(opts, &targets, width, height, &edges, stages));
+    let (written, encode_ms) = timed(|| {
+        // An 8-bit edge image for a PNG file is deflated on the GPU when one is open (as in batch mode); an
+        // image with repeats, `best`, or a failure there (named in a note) leaves it to the CPU encoder.
+        let on_gpu = output == crate::sobel::Output::Edges
+            && opts.compression != image_io::PngCompression::Best
+            && image_io::output::format_of(&opts.output).is_ok_and(|f| f == image_io::Format::Png);
+        let zlib = match on_gpu.then(|| engine.png_data_on_gpu(&edges, width, height)) {
+            Some(Ok(Some(zlib))) => {
+                notes.push("PNG data deflated on the GPU (cuda/deflate.cu)".to_string());
+                Some(zlib)
+            }
+            Some(Err(e)) => {
+                notes.push(format!("PNG encoded on the CPU: deflating on the GPU failed ({e})"));
+                None
+            }
+            _ => None,
+        };
+        product::write(opts, &targets, width, height, &edges, stages, zlib.as_deref())
+    });
     written?;
     crate::trace::mark("outputs written");
     let io_ms = decode_ms + encode_ms;

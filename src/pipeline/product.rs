@@ -140,6 +140,7 @@ pub(super) fn write(
     height: u32,
     bytes: &[u8],
     stages: Option<&cpu::scalar::Stages>,
+    zlib: Option<&[u8]>,
 ) -> Result<()> {
     let compression = opts.compression;
     let picture = |path: &Path, samples| -> Result<Picture> {
@@ -149,7 +150,11 @@ pub(super) fn write(
     let output = opts.product.output(&opts.filter.stencil());
     let product = values(opts.product, output, bytes, width as usize * height as usize);
     let mut staged = Staged::new();
-    staged.image(&targets[0], &picture(&opts.output, product.samples())?)?;
+    match zlib {
+        // The edges' PNG data, already deflated on the GPU.
+        Some(zlib) => staged.png_zlib(&targets[0], width, height, zlib)?,
+        None => staged.image(&targets[0], &picture(&opts.output, product.samples())?)?,
+    }
     if let (true, Some(stages)) = (opts.intermediate, stages) {
         // |Gx| and |Gy| as bytes: saturated at 255, or wrapped mod 256 as the report stored them.
         let abs8 = |g: &[i32]| g.iter().map(|&v| opts.filter.gradient_byte(v)).collect::<Vec<u8>>();
