@@ -324,7 +324,9 @@ fn the_single_image_command_deflates_its_png_on_the_gpu_too() {
             .arg(&out)
             .assert()
             .success();
-        (String::from_utf8_lossy(&a.get_output().stdout).into_owned(), out)
+        // Notes go to standard error, the table to standard output: both, as a user sees them.
+        let o = a.get_output();
+        (format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)), out)
     };
     let (stdout, gpu) = run("gpu-strip", "default", "gpu.png");
     let (best_stdout, best) = run("gpu-strip", "best", "best.png");
