@@ -251,7 +251,7 @@ pub fn run_planned(
 
     jobs.par_iter().enumerate().for_each(|(i, (path, out))| {
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
-        let result = (|| -> Result<u64, String> {
+        let result = (|| -> Result<(), String> {
             let text = |e: Error| one_line(&e);
             let admit = |h: &image_io::Header| {
                 let needed = memory::image_bytes(
@@ -270,15 +270,13 @@ pub fn run_planned(
                     compression: opts.compression,
                     format: opts.format,
                 };
-                output::write(&output::target(out).map_err(text)?, &picture).map_err(text)?;
-                Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+                output::write(&output::target(out).map_err(text)?, &picture).map_err(text)
             };
             // What the slots hand back: the PNG data deflated on the GPU when the outputs are PNGs it may encode,
             // the edge bytes as well for --check.
             let want = Want {
-                png: opts.format == Format::Png
-                    && opts.compression != PngCompression::Best
-                    && opts.png_encoder == PngEncoder::Auto,
+                png: opts.png_encoder == PngEncoder::Auto
+                    && crate::engine::deflates_on_gpu(opts.format, opts.compression),
                 bytes: opts.check,
             };
             let write_edges = |edges: Edges| match (&edges.zlib, &edges.bytes) {
@@ -286,10 +284,10 @@ pub fn run_planned(
                     let target = output::target(out).map_err(text)?;
                     output::write_png_zlib(&target, edges.width, edges.height, zlib).map_err(text)?;
                     by_gpu_deflate.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if let (true, Some(bytes)) = (opts.check, bytes) {
-                        check_png(out, bytes)?;
+                    match (opts.check, bytes) {
+                        (true, Some(bytes)) => check_png(out, bytes),
+                        _ => Ok(()),
                     }
-                    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
                 }
                 (None, Some(bytes)) => write(edges.width, edges.height, bytes),
                 (None, None) => unreachable!("a slot hands back the bytes when it has no PNG data"),
@@ -354,17 +352,17 @@ pub fn run_planned(
             write_edges(edges)
         })();
         match result {
-            Ok(bytes) => {
+            Ok(()) => {
+                let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 let total = input_bytes.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed) + bytes;
-                let mb_s = total as f64 / 1e6 / start.elapsed().as_secs_f64();
-                let mut message = format!("{mb_s:.0} MB/s");
-                match by_nvjpeg.load(std::sync::atomic::Ordering::Relaxed) {
-                    0 => {}
-                    n => message.push_str(&format!(" · {n} JPEGs decoded by nvJPEG")),
-                }
-                match by_gpu_deflate.load(std::sync::atomic::Ordering::Relaxed) {
-                    0 => {}
-                    n => message.push_str(&format!(" · {n} PNGs deflated on the GPU")),
+                let mut message = format!("{:.0} MB/s", total as f64 / 1e6 / start.elapsed().as_secs_f64());
+                for (count, what) in
+                    [(&by_nvjpeg, "JPEGs decoded by nvJPEG"), (&by_gpu_deflate, "PNGs deflated on the GPU")]
+                {
+                    match count.load(std::sync::atomic::Ordering::Relaxed) {
+                        0 => {}
+                        n => message.push_str(&format!(" · {n} {what}")),
+                    }
                 }
                 progress.set_message(message);
             }

@@ -20,8 +20,8 @@ use image::{GrayImage, RgbImage};
 
 use crate::cpu;
 use crate::gpu::nvjpeg::Nvjpeg;
-use crate::gpu::slots::{SlotEdges, SlotPool};
-pub use crate::gpu::slots::{Want, DEFLATE_MIN_RATIO};
+use crate::gpu::slots::SlotPool;
+pub use crate::gpu::slots::{Edges, Want, DEFLATE_MIN_RATIO};
 pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
@@ -121,18 +121,10 @@ pub struct Engine {
     nvjpeg: Option<Result<Nvjpeg, String>>,
 }
 
-/// An edge image as batch mode takes it from [`Engine::sobel_jpeg`] and [`Engine::sobel_filtered`]: its bytes,
-/// its PNG image data already deflated on the GPU, or both — as the [`Want`] asked and the image allowed.
-pub struct Edges {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// The edge bytes, row by row (always there when `zlib` is not).
-    pub bytes: Option<Vec<u8>>,
-    /// The PNG image data — rows of a filter byte and the filtered pixels — as one zlib stream
-    /// (`cuda/deflate.cu`).
-    pub zlib: Option<Vec<u8>>,
+/// Whether an 8-bit edge image written as `format` at `compression` may have its PNG data deflated on the GPU
+/// (`cuda/deflate.cu`): PNG files at the fast and default levels; `best` stays with the CPU's zlib.
+pub fn deflates_on_gpu(format: crate::image_io::Format, compression: crate::image_io::PngCompression) -> bool {
+    format == crate::image_io::Format::Png && compression != crate::image_io::PngCompression::Best
 }
 
 impl Engine {
@@ -323,7 +315,6 @@ impl Engine {
             return Ok(None);
         }
         let (edges, rgb) = pool.with_slot(|slot| slot.run_jpeg(nvjpeg, bytes, info, filter, want, want_rgb))?;
-        let edges = Edges { width: w, height: h, bytes: edges.bytes, zlib: edges.zlib };
         Ok(Some((edges, rgb.map(|rgb| RgbImage::from_raw(w, h, rgb).expect("3 · width · height bytes")))))
     }
 
@@ -368,8 +359,8 @@ impl Engine {
     /// (as `want` asks); on the other paths, their bytes.
     pub fn sobel_for_batch(&self, rgb: &RgbImage, filter: Filter, want: Want) -> Result<Edges, EngineError> {
         let (width, height) = rgb.dimensions();
-        let edges = match &self.gpu {
-            None => SlotEdges { bytes: Some(cpu::rayon::sobel(rgb, filter).into_raw()), zlib: None },
+        Ok(match &self.gpu {
+            None => Edges::of_bytes(width, height, cpu::rayon::sobel(rgb, filter).into_raw()),
             Some(g) => match &self.slots {
                 Some(pool)
                     if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, width as usize)?
@@ -377,13 +368,12 @@ impl Engine {
                 {
                     pool.with_slot(|slot| slot.run(rgb, filter, want))?
                 }
-                _ => SlotEdges {
-                    bytes: Some(variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output),
-                    zlib: None,
-                },
+                _ => {
+                    let bytes = variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output;
+                    Edges::of_bytes(width, height, bytes)
+                }
             },
-        };
-        Ok(Edges { width, height, bytes: edges.bytes, zlib: edges.zlib })
+        })
     }
 
     /// The PNG image data of a `width × height` edge image already on the host, deflated on the GPU
@@ -405,19 +395,18 @@ impl Engine {
 
     /// The edge image of a PNG read still filtered ([`crate::image_io::filtered::read`]): on the GPU through
     /// a slot, the filters undone there (`cuda/unfilter.cu`); otherwise — no slots, or an image too large
-    /// for one — unfiltered on the CPU and given to [`Engine::sobel`]. Bytes identical to
+    /// for one — unfiltered on the CPU and given to [`Engine::sobel_for_batch`]. Bytes identical to
     /// [`crate::cpu::scalar::sobel`] of the decoded image.
     pub fn sobel_filtered(&self, png: &Filtered, filter: Filter, want: Want) -> Result<Edges, EngineError> {
         let (w, h) = (png.width, png.height);
-        let edges = match (&self.gpu, &self.slots) {
+        match (&self.gpu, &self.slots) {
             (Some(g), Some(pool))
                 if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? >= h as usize =>
             {
-                pool.with_slot(|slot| slot.run_filtered(png, filter, want))?
+                Ok(pool.with_slot(|slot| slot.run_filtered(png, filter, want))?)
             }
-            _ => SlotEdges { bytes: Some(self.sobel(&png.unfilter(), filter)?.into_raw()), zlib: None },
-        };
-        Ok(Edges { width: w, height: h, bytes: edges.bytes, zlib: edges.zlib })
+            _ => self.sobel_for_batch(&png.unfilter(), filter, want),
+        }
     }
 
     /// Runs one variant on `rgb`, timed in the report's categories: the runner the single-image command and

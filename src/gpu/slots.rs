@@ -52,13 +52,25 @@ pub struct Want {
     pub bytes: bool,
 }
 
-/// A slot's edge image: its bytes, its PNG image data as one zlib stream, or both (as [`Want`] asked).
-pub struct SlotEdges {
-    /// The edge bytes, row by row.
+/// An edge image as a slot hands it back (and batch mode takes it from the engine): its bytes, its PNG image
+/// data as one zlib stream, or both — as the [`Want`] asked and the image allowed.
+pub struct Edges {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The edge bytes, row by row (always there when `zlib` is not).
     pub bytes: Option<Vec<u8>>,
     /// The PNG image data (rows of a filter byte and the filtered pixels) as one zlib stream: header,
-    /// deflate blocks, Adler-32.
+    /// deflate blocks, Adler-32 (`cuda/deflate.cu`).
     pub zlib: Option<Vec<u8>>,
+}
+
+impl Edges {
+    /// An edge image computed where no PNG data is made (the CPU, or the GPU outside a slot): its bytes.
+    pub fn of_bytes(width: u32, height: u32, bytes: Vec<u8>) -> Edges {
+        Edges { width, height, bytes: Some(bytes), zlib: None }
+    }
 }
 
 /// One slot: a `Gpu` view bound to the slot's own stream, and buffers for the last image size it ran.
@@ -114,7 +126,7 @@ impl SlotBuffers {
 
     /// gpu-strip on the device input (uploaded or written there); the edges downloaded, or their PNG data
     /// deflated on the device and that downloaded (as `want` asks); waits for them.
-    fn strip_and_download(&mut self, gpu: &Gpu, d: Dims, filter: Filter, want: Want) -> Result<SlotEdges, GpuError> {
+    fn strip_and_download(&mut self, gpu: &Gpu, d: Dims, filter: Filter, want: Want) -> Result<Edges, GpuError> {
         self.device.launch(gpu, d, filter.border)?;
         let zlib = if want.png { self.deflated(gpu, d)? } else { None };
         let bytes = if zlib.is_none() || want.bytes {
@@ -124,7 +136,7 @@ impl SlotBuffers {
         } else {
             None
         };
-        Ok(SlotEdges { bytes, zlib })
+        Ok(Edges { width: d.width as u32, height: d.height as u32, bytes, zlib })
     }
 
     /// The edges' PNG image data as one zlib stream, deflated on the device (`cuda/deflate.cu`); `None` when
@@ -204,7 +216,7 @@ unsafe fn upload_buffer(gpu: &Gpu, bytes: usize) -> Result<PinnedHostSlice<u8>, 
 impl Slot {
     /// gpu-strip on `rgb` through this slot's pinned buffers and stream; returns the edge image (its bytes or
     /// PNG data, as `want` asks).
-    pub fn run(&mut self, rgb: &RgbImage, filter: Filter, want: Want) -> Result<SlotEdges, GpuError> {
+    pub fn run(&mut self, rgb: &RgbImage, filter: Filter, want: Want) -> Result<Edges, GpuError> {
         let d = Dims::new(rgb.width(), rgb.height())?;
         let gpu = self.gpu.for_filter(filter)?;
         let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, rgb.width(), rgb.height())?;
@@ -221,7 +233,7 @@ impl Slot {
     /// gpu-strip on a PNG whose filters are still to be undone: its stored rows go up, `cuda/unfilter.cu`
     /// writes the RGB image into the device input, gpu-strip runs on it. Returns the edge image's bytes,
     /// identical to [`Slot::run`] on the decoded image (or its PNG data, as `want` asks).
-    pub fn run_filtered(&mut self, png: &Filtered, filter: Filter, want: Want) -> Result<SlotEdges, GpuError> {
+    pub fn run_filtered(&mut self, png: &Filtered, filter: Filter, want: Want) -> Result<Edges, GpuError> {
         let d = Dims::new(png.width, png.height)?;
         let gpu = self.gpu.for_filter(filter)?;
         let unfilter = gpu.kernels.unfilter()?;
@@ -253,7 +265,7 @@ impl Slot {
         filter: Filter,
         want: Want,
         want_rgb: bool,
-    ) -> Result<(SlotEdges, Option<Vec<u8>>), GpuError> {
+    ) -> Result<(Edges, Option<Vec<u8>>), GpuError> {
         let d = Dims::new(info.width, info.height)?;
         let gpu = self.gpu.for_filter(filter)?;
         // nvJPEG works in the thread's current context.

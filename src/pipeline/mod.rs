@@ -337,8 +337,8 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         // An 8-bit edge image for a PNG file is deflated on the GPU when one is open (as in batch mode); an
         // image with repeats, `best`, or a failure there (named in a note) leaves it to the CPU encoder.
         let on_gpu = output == crate::sobel::Output::Edges
-            && opts.compression != image_io::PngCompression::Best
-            && image_io::output::format_of(&opts.output).is_ok_and(|f| f == image_io::Format::Png);
+            && image_io::output::format_of(&opts.output)
+                .is_ok_and(|f| crate::engine::deflates_on_gpu(f, opts.compression));
         let zlib = match on_gpu.then(|| engine.png_data_on_gpu(&edges, width, height)) {
             Some(Ok(Some(zlib))) => {
                 notes.push("PNG data deflated on the GPU (cuda/deflate.cu)".to_string());
