@@ -40,17 +40,22 @@ pub(crate) fn encode_png16(
     let mut enc = png::Encoder::new(w, img.width, img.height);
     enc.set_color(png::ColorType::Grayscale);
     enc.set_depth(png::BitDepth::Sixteen);
-    enc.set_compression(match img.compression {
-        PngCompression::Fast => png::Compression::Fast,
-        PngCompression::Default => png::Compression::Balanced,
-        PngCompression::Best => png::Compression::High,
-    });
+    enc.set_compression(level(img.compression));
     enc.add_text_chunk(SOFTWARE_KEY.into(), SOFTWARE.into())?;
     enc.add_text_chunk("Comment".into(), "signed values + 32768".into())?;
     let mut writer = enc.write_header()?;
     let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
     writer.write_image_data(&be)?;
     writer.finish()
+}
+
+/// The png crate's level for ours (the `image` crate's mapping: default → Balanced, zlib level 6).
+fn level(compression: PngCompression) -> png::Compression {
+    match compression {
+        PngCompression::Fast => png::Compression::Fast,
+        PngCompression::Default => png::Compression::Balanced,
+        PngCompression::Best => png::Compression::High,
+    }
 }
 
 /// A PNG writer with its header and our `Software` marker written, ready for the image data.
@@ -73,11 +78,7 @@ fn png_writer<W: Write>(
         enc.set_deflate_compression(png::DeflateCompression::Level(5));
         enc.set_filter(png::Filter::Sub);
     } else {
-        enc.set_compression(match compression {
-            PngCompression::Fast => png::Compression::Fast,
-            PngCompression::Default => png::Compression::Balanced,
-            PngCompression::Best => png::Compression::High,
-        });
+        enc.set_compression(level(compression));
         enc.set_filter(png::Filter::Adaptive);
     }
     enc.add_text_chunk(SOFTWARE_KEY.into(), SOFTWARE.into())?;
