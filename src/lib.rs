@@ -7,6 +7,7 @@ pub mod bands;
 pub mod batch;
 pub mod bench;
 pub mod cli;
+pub mod conv;
 pub mod cpu;
 pub mod engine;
 pub mod error;

@@ -65,6 +65,14 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
         ("timing", &["spin", "noop"]),
         ("unfilter", &["unfilter_rgb", "unfilter_rgba"]),
         ("deflate", &["deflate_plan", "deflate_write"]),
+        ("conv_single", &["conv_single"]),
+        ("conv_constant", &["conv_constant"]),
+        ("conv_double", &["conv_double"]),
+        ("conv_predefined", &["conv_predefined"]),
+        ("conv_local", &["conv_local"]),
+        ("conv_separable", &["conv_rows", "conv_columns", "conv_separable_fused"]),
+        ("conv_block", &["conv_block"]),
+        ("conv_rolling", &["conv_rolling"]),
     ];
     // `cuda/` holds exactly the files of the kernel table (patterns::kernel_files!), in no other order.
     let mut on_disk: Vec<String> = std::fs::read_dir("cuda")
@@ -89,6 +97,9 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
                     for &build in chunk {
                         for (src, (name, entries)) in SOURCES.iter().zip(expected) {
                             assert_eq!(src.name, *name);
+                            if name.starts_with("conv_") {
+                                continue; // the filter's files take the filter's builds: the next test
+                            }
                             let ptx =
                                 match compile::compile(src, &compile::arch_option(9, 0, compile::Code::Ptx), build) {
                                     Ok(p) => p,
@@ -108,6 +119,60 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
                             if ptx.contains(".local") {
                                 failures.push(format!("{name}.cu {build:?} declares local memory"));
                             }
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The filter's kernel files (`filter --variant gpu-*`) compile for every kind of kernel — smoothing and gradient,
+/// radius 1 to 7, 32- and 64-bit sums, taps compiled in or not — and every tuning the studies use, export their
+/// kernels and keep every array in registers or shared memory.
+#[test]
+fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
+    use cuda_sobel::conv::{ConvKernel, Strategy};
+    use cuda_sobel::gpu::conv::{build_of, Tuning};
+    if !nvrtc_or_skip("every_filter_strategy_compiles_for_every_kind_of_kernel") {
+        return;
+    }
+    let laplacian = ConvKernel::from_text("laplacian", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1\n").unwrap();
+    let kernels = ["box:3", "box:15", "gaussian:15", "scharr:9", "sobel:7"].map(|s| ConvKernel::parse(s).unwrap());
+    let tunings = [
+        Tuning::default(),
+        Tuning { block: Some((8, 4)), tile_loaders: Some(1), ..Tuning::default() },
+        Tuning { local_predefined: true, ..Tuning::default() },
+    ];
+    let arch = compile::arch_option(9, 0, compile::Code::Ptx);
+    let mut jobs = Vec::new();
+    for k in kernels.iter().chain([&laplacian]) {
+        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu()) {
+            if s.needs_rank_one() && k.factors().is_none() {
+                continue;
+            }
+            let ts: &[Tuning] = if s == Strategy::GpuLocal { &tunings } else { &tunings[..1] };
+            jobs.extend(ts.iter().map(|&t| build_of(&arch, k, s, t)));
+        }
+    }
+    jobs.dedup();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(jobs.len().div_ceil(4))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for (file, options) in chunk {
+                        let src = SOURCES.iter().find(|s| s.name == *file).unwrap();
+                        match compile::compile_with(src, options, compile::Code::Ptx) {
+                            Ok(ptx) if String::from_utf8_lossy(&ptx).contains(".local") => {
+                                failures.push(format!("{file}.cu {options:?} declares local memory"))
+                            }
+                            Ok(_) => {}
+                            Err(e) => failures.push(format!("{options:?}: {e}")),
                         }
                     }
                     failures

@@ -17,6 +17,7 @@ mod measure;
 pub mod plots;
 pub mod report_tables;
 mod results;
+pub mod study;
 pub mod terminal;
 pub mod wait;
 

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use super::{BenchResults, Category};
 use crate::variant::{Variant, N1};
 
-type Line = (String, Vec<(f64, f64)>);
+pub(crate) type Line = (String, Vec<(f64, f64)>);
 
 /// Writes every SVG plot into `dir` and returns the paths written.
 pub fn write_all(r: &BenchResults, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -220,7 +220,7 @@ fn panel_chart(path: &Path, title: &str, panels: &[(String, Vec<Line>)]) -> Resu
 }
 
 /// A log-log line chart; a chart with no data says so instead of drawing axes.
-fn log_log_chart(
+pub(crate) fn log_log_chart(
     path: &Path,
     title: &str,
     x_desc: &str,

@@ -40,7 +40,9 @@ value_enum!(
     image_io::Format,
     crate::bench::Peer,
     crate::batch::JpegDecoder,
-    crate::batch::PngEncoder
+    crate::batch::PngEncoder,
+    crate::conv::Strategy,
+    crate::bench::study::Study
 );
 
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
@@ -267,6 +269,9 @@ enum Command {
     /// Many images: decode and encode on all cores, the GPU fed through a bounded pool of streams with
     /// pinned buffers; a bad file is listed, not fatal
     Batch(BatchArgs),
+    /// A 2-D convolution of the grey image (or of each RGB channel): box blurs, Gaussians, the filter studies' Scharr
+    /// family, Sobel, or an integer matrix from a file, in exact integers, by any of the studies' strategies
+    Filter(FilterCmdArgs),
     /// The report's experiments: whole-pipeline ten-run averages per size and variant, the n:1 sweep,
     /// computation-only medians against the copy-bandwidth roofline; tables, CSV, JSON and SVG plots
     Bench(BenchArgs),
@@ -282,6 +287,34 @@ enum Command {
         #[arg(long, value_parser = memory::parse_size)]
         max_memory: Option<u64>,
     },
+}
+
+#[derive(Args, Debug)]
+struct FilterCmdArgs {
+    /// The image to filter
+    image: PathBuf,
+    /// The kernel: box:D, gaussian:D (D odd, up to 15), scharr:D (3 to 15: the filter study's Scharr dilated),
+    /// sobel:K (1, 3, 5, 7), or a file holding an integer matrix (docs/filter.md)
+    #[arg(long)]
+    kernel: String,
+    /// The output PNG [default: <stem>_<kernel>.png beside the input]
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Filter R, G and B each and write RGB [default: the grey image, one channel]
+    #[arg(long)]
+    rgb: bool,
+    /// What the filter sees beyond the image edge
+    #[arg(long, value_enum, default_value_t)]
+    border: Border,
+    /// The strategy [default: gpu-rolling where a GPU opens, else cpu-rayon]
+    #[arg(long, value_enum)]
+    variant: Option<crate::conv::Strategy>,
+    /// Also compute cpu-scalar and fail (exit 1) if any byte differs
+    #[arg(long)]
+    check: bool,
+    /// Host memory it may use (see the image command's --max-memory)
+    #[arg(long, value_parser = memory::parse_size)]
+    max_memory: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -333,13 +366,17 @@ struct BatchArgs {
 
 #[derive(Args, Debug)]
 struct BenchArgs {
+    /// Rerun one of the convolution studies on this GPU instead (docs/patterns.md): filter-sizes, constant-local,
+    /// box-blur or prefetch; 20 timed runs per case unless --runs says otherwise
+    #[arg(long, value_enum)]
+    study: Option<crate::bench::study::Study>,
     /// Image sizes (made on demand when not in imgs_in/)
     #[arg(long, value_delimiter = ',', value_parser = generate::parse_size,
           default_value = "512x512,1024x512,1024x1024,2048x1024")]
     sizes: Vec<(u32, u32)>,
-    /// Whole-pipeline runs per size and variant (after one warm-up run)
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    runs: u32,
+    /// Whole-pipeline runs per size and variant (after one warm-up run) [default: 10; --study: 20]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: Option<u32>,
     /// Computation-only repetitions (the median is reported)
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     kernel_reps: u32,

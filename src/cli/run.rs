@@ -33,9 +33,45 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Bench(args)) => run_bench(args),
+        Some(Command::Filter(args)) => run_filter(args),
         Some(Command::Batch(args)) => run_batch(args),
         None => run_image(cli.run),
     }
+}
+
+fn run_filter(a: FilterCmdArgs) -> anyhow::Result<ExitCode> {
+    use crate::conv::{self, ConvKernel, Planes};
+    let kernel = ConvKernel::parse(&a.kernel)?;
+    let out = a.out.unwrap_or_else(|| conv::default_output(&a.image, &kernel));
+    let target = image_io::output::plan(&out, std::slice::from_ref(&a.image))?;
+    let budget = Budget::new(a.max_memory);
+    let opts = image_io::decode::DecodeOptions { budget, keep_orientation: false };
+    // Decoded RGB, its planes, the result and its interleaved copy: at most 3 + 3 + 3 + 3 bytes a pixel.
+    let (decoded, ()) = image_io::decode::decode(&a.image, &opts, |h| {
+        budget.check(&a.image, h.width, h.height, memory::image_bytes(h.width, h.height, 12))
+    })?;
+    let planes = if a.rgb { Planes::channels(&decoded.rgb) } else { Planes::grey(&decoded.rgb) };
+    drop(decoded);
+    let (result, note) = crate::engine::filter::apply(&planes, &kernel, a.variant, a.border)?;
+    if let Some(note) = note {
+        eprintln!("cuda_sobel: {note}");
+    }
+    if a.check && conv::filter_scalar(&planes, &kernel, a.border) != result {
+        eprintln!("cuda_sobel: {}: --check: the result differs from cpu-scalar's", a.image.display());
+        return Ok(ExitCode::from(1));
+    }
+    let pixels = result.interleaved();
+    let picture = image_io::Picture {
+        width: result.width as u32,
+        height: result.height as u32,
+        samples: image_io::format::Samples::U8(&pixels),
+        color: if a.rgb { png::ColorType::Rgb } else { png::ColorType::Grayscale },
+        compression: image_io::PngCompression::Default,
+        format: image_io::output::format_of(&out)?,
+    };
+    image_io::output::write(&target, &picture)?;
+    crate::say!("wrote {}\n", out.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -182,9 +218,16 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    if let Some(study) = a.study {
+        let paths = crate::bench::study::run(study, a.runs.unwrap_or(20) as usize, &a.out)?;
+        for p in paths {
+            crate::say!("wrote {}\n", p.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut opts = crate::bench::BenchOptions {
         sizes: a.sizes,
-        runs: a.runs as usize,
+        runs: a.runs.unwrap_or(10) as usize,
         kernel_reps: a.kernel_reps as usize,
         cpu_budget_s: 2.0,
         ns: a.ns,

@@ -28,6 +28,7 @@ pub use crate::gpu::variants::RawImages;
 pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 use crate::image_io::filtered::Filtered;
 
+pub mod filter;
 mod measure;
 mod outputs;
 pub mod stream;

@@ -18,7 +18,11 @@ use super::GpuError;
 pub const HEADER: &str = include_str!("../../cuda/sobel.cuh");
 
 /// Every header a kernel file may include, by the name it is included by.
-pub const HEADERS: [(&str, &str); 2] = [("sobel.cuh", HEADER), ("row16.cuh", include_str!("../../cuda/row16.cuh"))];
+pub const HEADERS: [(&str, &str); 3] = [
+    ("sobel.cuh", HEADER),
+    ("row16.cuh", include_str!("../../cuda/row16.cuh")),
+    ("conv.cuh", include_str!("../../cuda/conv.cuh")),
+];
 
 /// What NVRTC is asked to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -319,12 +319,12 @@ fn index_of(name: &str) -> usize {
 }
 
 /// One kernel file's machine code, and whether it came from the cache.
-type Fetched = (Vec<u8>, bool);
+pub(super) type Fetched = (Vec<u8>, bool);
 
 /// One kernel file's machine code: built into the binary when made from this very source and options for
 /// this architecture ([`super::prebuilt`]), else from the cache when an intact entry is there, else
 /// compiled (and cached). Counts which in `stats`.
-fn code_for(
+pub(super) fn code_for(
     src: &KernelSource,
     options: &[String],
     cache: &CodeCache,
@@ -348,7 +348,7 @@ fn code_for(
 /// `code` (from [`code_for`]) loaded as a module. If the driver refuses code that came from the cache
 /// (intact by its checksum, but e.g. written by an NVRTC this driver is too old for), the file is compiled
 /// afresh once.
-fn load_module(
+pub(super) fn load_module(
     ctx: &Arc<CudaContext>,
     src: &KernelSource,
     options: &[String],

@@ -10,6 +10,7 @@
 pub mod buffers;
 pub mod cache;
 pub mod compile;
+pub mod conv;
 pub mod events;
 pub mod host_pipeline;
 pub mod kernels;
@@ -51,6 +52,9 @@ pub enum GpuError {
     /// An image the GPU variants cannot take (sizes over their limits).
     #[error("the GPU variants do not support {0}")]
     Unsupported(String),
+    /// A strategy that cannot take what it was asked to do, saying which can.
+    #[error("{0}")]
+    Refused(String),
     /// A peer library (NPP) that could not be loaded or failed.
     #[error("{0}")]
     Peer(String),

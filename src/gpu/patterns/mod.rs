@@ -30,7 +30,15 @@ macro_rules! kernel_files {
             selftest,
             timing,
             unfilter,
-            deflate
+            deflate,
+            conv_single,
+            conv_constant,
+            conv_double,
+            conv_predefined,
+            conv_local,
+            conv_separable,
+            conv_block,
+            conv_rolling
         );
     };
 }

@@ -1,0 +1,160 @@
+// conv.cuh — the filter command's exact arithmetic in CUDA C (src/conv/mod.rs restated), shared by the conv_*.cu
+// files: one file per strategy of the convolution studies, each the same filter computed another way.
+//
+// Equivalence contract: every conv_*.cu kernel produces the bytes of `filter --variant cpu-scalar`:
+//  - S(x, y) = Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r) (a correlation, as OpenCV's filter2D), pixels outside the
+//    image from the border rule (`resolve` in sobel.cuh), at any distance;
+//  - a smoothing kernel: clamp(floor((S + ⌊d/2⌋) / d), 0, 255) with d = CONV_DIVISOR;
+//  - a gradient kernel (CONV_GRADIENT=1): Gx = S with K, Gy = S with Kᵀ, the pixel min(255, round(√(Gx² + Gy²)))
+//    (`magnitude_of` in sobel.cuh, after clamping each to ±255, which changes no answer);
+//  - sums in 32 bits, or 64 where 255·Σ|K| + ⌊d/2⌋ passes 2^31 (CONV_WIDE=1: gaussian:13 and :15).
+//
+// The host compiles each file once per kernel (`defines` in src/gpu/conv.rs): the radius, kind and divisor always, so
+// every loop over the window unrolls; the taps themselves (CONV_TAPS, row by row) for the strategies that compile
+// them in. The others read them at run time: from global memory (conv_single.cu) or from `__constant__` memory
+// (c_taps below; conv_separable.cu's factors), which the host fills before launching.
+// Without options a file compiles as box:3.
+#ifndef CUDA_SOBEL_CONV_CUH
+#define CUDA_SOBEL_CONV_CUH
+#include "sobel.cuh"
+
+#ifndef CONV_R
+#define CONV_R 1
+#define CONV_TAPS 1, 1, 1, 1, 1, 1, 1, 1, 1
+#define CONV_DIVISOR 9
+#endif
+#ifndef CONV_TAPS
+#define CONV_TAPS 0  // this build reads its taps at run time
+#endif
+#ifndef CONV_GRADIENT
+#define CONV_GRADIENT 0
+#endif
+#ifndef CONV_WIDE
+#define CONV_WIDE 0
+#endif
+#define CONV_D (2 * CONV_R + 1)
+
+#if CONV_WIDE
+typedef long long acc_t;
+#else
+typedef int acc_t;
+#endif
+
+// The taps in constant memory (conv_constant.cu, conv_double.cu, conv_local.cu): every thread of a warp reads the
+// same tap at the same time, which the constant cache serves in one broadcast.
+__constant__ int c_taps[CONV_D * CONV_D];
+
+// Tap (i, j) of K, or of Kᵀ, compiled in: a constant once the loops are unrolled, so zero taps vanish.
+__device__ __forceinline__ int compiled_tap(int i, int j, bool transposed) {
+    const int t[CONV_D * CONV_D] = {CONV_TAPS};
+    return transposed ? t[j * CONV_D + i] : t[i * CONV_D + j];
+}
+
+// A gradient's sum clamped to ±255: all the magnitude needs.
+__device__ __forceinline__ int clamp255(acc_t g) { return (int)(g < -255 ? -255 : g > 255 ? 255 : g); }
+
+// The byte of a smoothing sum: floor((s + ⌊d/2⌋) / d) clamped to 0..255 (C's division truncates towards zero, so
+// a negative quotient with a remainder is one too high).
+__device__ __forceinline__ u8 smooth_out(acc_t s) {
+    const acc_t d = CONV_DIVISOR;
+    acc_t n = s + d / 2, q = n / d;
+    if (n % d != 0 && n < 0) q -= 1;
+    return (u8)(q < 0 ? 0 : q > 255 ? 255 : q);
+}
+
+// The byte of a gradient pair.
+__device__ __forceinline__ u8 edge_out(acc_t gx, acc_t gy) { return magnitude_of(clamp255(gx), clamp255(gy)); }
+
+// Two ways to read pixel (x', y') of a plane: directly, where the whole window of the output is inside the image
+// (almost every pixel), and through the border rule elsewhere.
+struct DirectFetch {
+    const u8* p;
+    int w;
+    __device__ __forceinline__ int operator()(int x, int y) const { return p[(size_t)y * w + x]; }
+};
+struct BorderFetch {
+    const u8* p;
+    int w, h, border;
+    __device__ __forceinline__ int operator()(int x, int y) const { return grey_pixel(p, x, y, w, h, border); }
+};
+
+// Whether the whole window of (x, y) is inside a w × h image.
+__device__ __forceinline__ bool window_inside(int x, int y, int w, int h) {
+    return x >= CONV_R && x < w - CONV_R && y >= CONV_R && y < h - CONV_R;
+}
+
+// The sum of the taps tap(i, j) over the window of (x, y), pixels from fetch(x', y').
+template <typename Tap, typename Fetch>
+__device__ __forceinline__ acc_t window_sum(Tap tap, Fetch fetch, int x, int y) {
+    acc_t s = 0;
+#pragma unroll
+    for (int i = 0; i < CONV_D; ++i)
+#pragma unroll
+        for (int j = 0; j < CONV_D; ++j) s += (acc_t)tap(i, j) * fetch(x + j - CONV_R, y + i - CONV_R);
+    return s;
+}
+
+// Both sums of a gradient kernel, K's and Kᵀ's, from one read of the window ("double" in the filter-size study).
+template <typename Tap, typename Fetch>
+__device__ __forceinline__ void window_sums(Tap tap, Fetch fetch, int x, int y, acc_t& s, acc_t& t) {
+    s = 0, t = 0;
+#pragma unroll
+    for (int i = 0; i < CONV_D; ++i)
+#pragma unroll
+        for (int j = 0; j < CONV_D; ++j) {
+            acc_t v = fetch(x + j - CONV_R, y + i - CONV_R);
+            s += (acc_t)tap(i, j, false) * v;
+            t += (acc_t)tap(i, j, true) * v;
+        }
+}
+
+// What one launch computes (the kernels' `pass` argument): the whole filter (a gradient kernel's two sums from one
+// read of the window), or a gradient kernel in two launches as the study's "single" strategy: PASS_GX writes Gx
+// (clamped to ±255) into an int plane, PASS_GY computes Gy and combines it with that plane.
+#define PASS_WHOLE 0
+#define PASS_GX 1
+#define PASS_GY 2
+
+// One output pixel (index i of out and gx_plane) for `pass`, the sums from tap(i, j, transposed) and fetch.
+template <typename Tap, typename Fetch>
+__device__ __forceinline__ void conv_pixel(int pass, Tap tap, Fetch fetch, int x, int y, u8* out, int* gx_plane,
+                                           size_t i) {
+#if CONV_GRADIENT
+    if (pass == PASS_GX) {
+        gx_plane[i] = clamp255(window_sum([&](int a, int b) { return tap(a, b, false); }, fetch, x, y));
+    } else if (pass == PASS_GY) {
+        out[i] = edge_out(gx_plane[i], window_sum([&](int a, int b) { return tap(a, b, true); }, fetch, x, y));
+    } else {
+        acc_t s, t;
+        window_sums(tap, fetch, x, y, s, t);
+        out[i] = edge_out(s, t);
+    }
+#else
+    out[i] = smooth_out(window_sum([&](int a, int b) { return tap(a, b, false); }, fetch, x, y));
+#endif
+}
+
+// The byte of a pixel whose sums are s (K's) and t (Kᵀ's, used by gradient kernels only).
+__device__ __forceinline__ u8 conv_finish(acc_t s, acc_t t) {
+#if CONV_GRADIENT
+    return edge_out(s, t);
+#else
+    return smooth_out(s);
+#endif
+}
+
+// The map strategies' kernel body: one thread per output pixel of plane blockIdx.z, any block shape.
+template <typename Tap>
+__device__ __forceinline__ void conv_map(Tap tap, const u8* in, u8* out, int* gx_plane, int width, int height,
+                                         int border, int pass) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) return;
+    size_t plane = (size_t)width * height * blockIdx.z, i = plane + (size_t)y * width + x;
+    const u8* p = in + plane;
+    if (window_inside(x, y, width, height))
+        conv_pixel(pass, tap, DirectFetch{p, width}, x, y, out, gx_plane, i);
+    else
+        conv_pixel(pass, tap, BorderFetch{p, width, height, border}, x, y, out, gx_plane, i);
+}
+
+#endif  // CUDA_SOBEL_CONV_CUH

@@ -1,0 +1,104 @@
+//! The filter on the CPU: the scalar reference (the definition in [`super`], read literally: every tap of
+//! every pixel, every neighbour through the border rule, 64-bit sums) and its rayon twin (rows in parallel,
+//! interior pixels read without the border rule, sums in the kernel's width), which tests hold to it.
+
+use rayon::prelude::*;
+
+use super::{ConvKernel, Planes};
+use crate::sobel::Border;
+
+/// One plane under one kernel and border.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    plane: &'a [u8],
+    w: usize,
+    h: usize,
+    k: &'a ConvKernel,
+    border: Border,
+}
+
+/// The sum of `k` (or of its transpose) at (x, y) of one plane, every neighbour through the border rule.
+fn sum_at(v: View, x: usize, y: usize, t: bool) -> i64 {
+    let View { plane, w, h, k, border } = v;
+    let (d, r) = (k.side(), k.radius as isize);
+    let mut s = 0i64;
+    for i in 0..d {
+        for j in 0..d {
+            let (sx, sy) = (x as isize + j as isize - r, y as isize + i as isize - r);
+            if let (Some(sx), Some(sy)) = (border.resolve(sx, w), border.resolve(sy, h)) {
+                s += k.tap(i, j, t) as i64 * plane[sy * w + sx] as i64;
+            }
+        }
+    }
+    s
+}
+
+/// One output byte by the definition.
+fn pixel(v: View, x: usize, y: usize) -> u8 {
+    let s = sum_at(v, x, y, false);
+    let t = match v.k.kind {
+        super::Kind::Gradient => sum_at(v, x, y, true),
+        super::Kind::Smooth { .. } => 0,
+    };
+    v.k.finish(s, t)
+}
+
+/// The reference: one thread, every pixel by the definition.
+pub fn filter_scalar(img: &Planes, k: &ConvKernel, border: Border) -> Planes {
+    let (w, h) = (img.width, img.height);
+    let data = img
+        .data
+        .chunks(w * h)
+        .flat_map(|plane| {
+            let v = View { plane, w, h, k, border };
+            (0..h).flat_map(move |y| (0..w).map(move |x| pixel(v, x, y)))
+        })
+        .collect();
+    Planes { data, ..*img }
+}
+
+/// One plane's row `y` into `out`: interior pixels (the whole window inside) in the kernel's own width
+/// without the border rule, the rest by the definition.
+fn row_into(v: View, y: usize, out: &mut [u8]) {
+    let View { plane, w, h, k, .. } = v;
+    let (d, r) = (k.side(), k.radius);
+    let gradient = matches!(k.kind, super::Kind::Gradient);
+    let inside_rows = y >= r && y + r < h;
+    for (x, o) in out.iter_mut().enumerate() {
+        if !(inside_rows && x >= r && x + r < w) {
+            *o = pixel(v, x, y);
+            continue;
+        }
+        let (mut s, mut t) = (0i64, 0i64);
+        for i in 0..d {
+            let row = &plane[(y + i - r) * w + x - r..][..d];
+            for (j, &p) in row.iter().enumerate() {
+                s += k.tap(i, j, false) as i64 * p as i64;
+                if gradient {
+                    t += k.tap(i, j, true) as i64 * p as i64;
+                }
+            }
+        }
+        *o = k.finish(s, t);
+    }
+}
+
+/// The filter on every core: rows in parallel.
+pub fn filter_rayon(img: &Planes, k: &ConvKernel, border: Border) -> Planes {
+    let (w, h) = (img.width, img.height);
+    let mut data = vec![0u8; img.data.len()];
+    data.par_chunks_mut(w).enumerate().for_each(|(n, out)| {
+        let (p, y) = (n / h, n % h);
+        row_into(View { plane: &img.data[p * w * h..][..w * h], w, h, k, border }, y, out);
+    });
+    Planes { data, ..*img }
+}
+
+/// The filter by a CPU strategy: the reference, or rayon.
+pub fn filter_plane(img: &Planes, k: &ConvKernel, border: Border, parallel: bool) -> Planes {
+    if parallel {
+        filter_rayon(img, k, border)
+    } else {
+        filter_scalar(img, k, border)
+    }
+}

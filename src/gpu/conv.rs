@@ -1,0 +1,364 @@
+//! The filter command on the GPU: each strategy's kernel file compiled for a [`ConvKernel`] (its radius, kind and
+//! divisor always; its taps where the strategy compiles them in), loaded once per run, its taps copied where it reads
+//! them (global or constant memory), and launched on planes already on the device — the launches themselves are in
+//! the strategies' twins, `src/gpu/patterns/conv_*.rs`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
+
+use super::cache::CodeCache;
+use super::kernels::{code_for, load_module, Fetched, LoadStats};
+use super::patterns::{
+    conv_block, conv_constant, conv_double, conv_local, conv_predefined, conv_rolling, conv_separable, conv_single,
+    Dims, KernelSource, SOURCES,
+};
+use super::{Gpu, GpuError};
+use crate::conv::{ConvKernel, Kind, Planes, Strategy};
+use crate::sobel::Border;
+
+/// Settings the studies vary; the filter command uses the defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    /// Threads per block (gpu-local: its tile too); `None`: the file's own.
+    pub block: Option<(u32, u32)>,
+    /// gpu-local: how many threads load the tile (`None`: all of them).
+    pub tile_loaders: Option<u32>,
+    /// gpu-local: the taps compiled in instead of read from constant memory ("local + predefined").
+    pub local_predefined: bool,
+    /// A gradient kernel in two launches (Gx, then Gy): the default of gpu-single and gpu-constant; the others read
+    /// the window once for both unless this is `Some(true)` (gpu-local, gpu-predefined).
+    pub two_pass: Option<bool>,
+}
+
+/// One launch's image: `planes` planes of `d`, one after another, and the border.
+pub struct ConvJob<'a> {
+    /// The stream to launch on.
+    pub stream: &'a Arc<CudaStream>,
+    /// One plane's size.
+    pub d: Dims,
+    /// How many planes.
+    pub planes: u32,
+    /// `BORDER_*` of `cuda/sobel.cuh`.
+    pub border: i32,
+    /// The kernel's side.
+    pub side: usize,
+    /// Threads per block.
+    pub block: (u32, u32),
+    /// Sums a pixel of the separable passes' temporary image: 2 for a gradient kernel, else 1.
+    pub sums: usize,
+    /// Bytes a sum (`acc_t`): 4, or 8 for a wide kernel.
+    pub acc_bytes: usize,
+}
+
+impl ConvJob<'_> {
+    /// Pixels of all planes.
+    pub fn pixels(&self) -> usize {
+        self.planes as usize * self.d.pixels()
+    }
+
+    /// A grid of `block`s covering every pixel, one thread each, grid.z the planes.
+    pub fn grid(&self, block: (u32, u32)) -> LaunchConfig {
+        self.grid_of(block, block)
+    }
+
+    /// A grid of `block`s each covering `cover` pixels, grid.z the planes.
+    pub fn grid_of(&self, cover: (u32, u32), block: (u32, u32)) -> LaunchConfig {
+        let (w, h) = (self.d.width as u32, self.d.height as u32);
+        LaunchConfig {
+            grid_dim: (w.div_ceil(cover.0), h.div_ceil(cover.1), self.planes),
+            block_dim: (block.0, block.1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// The module contract's size check of a kernel that reads the planes and writes as many bytes, and of the
+    /// separable passes' temporary image when given. Panics (a caller's bug) before anything is launched.
+    pub fn check_io(&self, input: &CudaSlice<u8>, out: &CudaSlice<u8>, tmp: &mut Option<&mut CudaSlice<u8>>) {
+        let n = self.pixels();
+        assert!(input.len() >= n && out.len() >= n, "buffers smaller than the planes");
+        if let Some(t) = tmp {
+            assert!(t.len() >= n * self.sums * self.acc_bytes, "a temporary image smaller than the planes' sums");
+        }
+    }
+
+    /// [`ConvJob::check_io`] for a map pass, and the Gx plane (`planes·w·h` ints) for passes 1 and 2.
+    pub fn check(&self, input: &CudaSlice<u8>, out: &CudaSlice<u8>, gx: &CudaSlice<u8>, pass: i32) {
+        self.check_io(input, out, &mut None);
+        assert!(pass == 0 || gx.len() >= 4 * self.pixels(), "a Gx plane smaller than the planes");
+    }
+}
+
+/// The `-D` options of `kernel` for a file: the radius, the kind, the divisor, the sums' width, and (`taps`) the
+/// taps themselves; `cuda/conv.cuh` says what each means.
+pub fn defines(kernel: &ConvKernel, taps: bool) -> Vec<String> {
+    let divisor = match kernel.kind {
+        Kind::Smooth { divisor } => divisor,
+        Kind::Gradient => 1,
+    };
+    let mut d = vec![format!("-DCONV_R={}", kernel.radius), format!("-DCONV_DIVISOR={divisor}")];
+    if kernel.kind == Kind::Gradient {
+        d.push("-DCONV_GRADIENT=1".into());
+    }
+    if kernel.wide() {
+        d.push("-DCONV_WIDE=1".into());
+    }
+    if taps {
+        let list: Vec<String> = kernel.taps.iter().map(i32::to_string).collect();
+        d.push(format!("-DCONV_TAPS={}", list.join(",")));
+    }
+    d
+}
+
+/// The kernel file and the NVRTC options (`arch`, then the `-D` constants) that GPU `strategy` is compiled with
+/// for `kernel`: the taps compiled in for gpu-predefined, gpu-block, gpu-rolling and "local + predefined"; gpu-local's
+/// tile shape and loaders.
+pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> (&'static str, Vec<String>) {
+    let file = strategy.file().expect("a GPU strategy");
+    let compiled =
+        matches!(strategy, Strategy::GpuPredefined | Strategy::GpuBlock | Strategy::GpuRolling) || t.local_predefined;
+    let mut options = super::compile::options(arch, super::kernels::Build::default());
+    // The Sobel build's constants are not the filter's: only the architecture and the arithmetic options stay.
+    options.retain(|o| !o.starts_with("-D"));
+    options.extend(defines(kernel, compiled));
+    if strategy == Strategy::GpuLocal {
+        if let Some((w, h)) = t.block {
+            options.extend([format!("-DTILE_W={w}"), format!("-DTILE_H={h}")]);
+        }
+        if let Some(n) = t.tile_loaders {
+            options.push(format!("-DTILE_LOADERS={n}"));
+        }
+        if t.local_predefined {
+            options.push("-DLOCAL_PREDEFINED=1".into());
+        }
+    }
+    (file, options)
+}
+
+/// A strategy ready to launch for one kernel: its functions loaded, its taps where it reads them.
+pub struct Prepared {
+    strategy: Strategy,
+    functions: Vec<CudaFunction>,
+    /// gpu-single's taps in global memory.
+    taps: Option<CudaSlice<i32>>,
+    block: (u32, u32),
+    two_pass: bool,
+    side: usize,
+    sums: usize,
+    acc_bytes: usize,
+    _module: Arc<CudaModule>,
+}
+
+impl Prepared {
+    /// Device bytes of scratch it needs for `pixels` pixels (all planes): the Gx plane of a two-pass gradient, or
+    /// the separable passes' temporary image.
+    pub fn scratch_bytes(&self, pixels: usize) -> usize {
+        match self.strategy {
+            Strategy::GpuSeparable => pixels * self.sums * self.acc_bytes,
+            _ if self.two_pass => 4 * pixels,
+            _ => 0,
+        }
+    }
+
+    /// Enqueues the filter once on `stream`: `planes` planes of `d` in `input`, the result in `out`.
+    pub fn enqueue(
+        &self,
+        stream: &Arc<CudaStream>,
+        (d, planes, border): (Dims, u32, Border),
+        input: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        scratch: &mut CudaSlice<u8>,
+    ) -> Result<(), GpuError> {
+        let job = ConvJob {
+            stream,
+            d,
+            planes,
+            border: border as i32,
+            side: self.side,
+            block: self.block,
+            sums: self.sums,
+            acc_bytes: self.acc_bytes,
+        };
+        let f = &self.functions;
+        let passes: &[i32] = if self.two_pass { &[1, 2] } else { &[0] };
+        for &pass in passes {
+            match self.strategy {
+                Strategy::GpuSingle => {
+                    let taps = self.taps.as_ref().expect("gpu-single's taps");
+                    conv_single::launch(&job, &f[0], (input, out, scratch), pass, taps)?
+                }
+                Strategy::GpuConstant => conv_constant::launch(&job, &f[0], (input, out, scratch), pass)?,
+                Strategy::GpuPredefined => conv_predefined::launch(&job, &f[0], (input, out, scratch), pass)?,
+                Strategy::GpuLocal => conv_local::launch(&job, &f[0], (input, out, scratch), pass)?,
+                Strategy::GpuDouble => conv_double::launch(&job, &f[0], input, out)?,
+                Strategy::GpuBlock => conv_block::launch(&job, &f[0], input, out)?,
+                Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
+                Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
+                Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
+                Strategy::CpuScalar | Strategy::CpuRayon => unreachable!("a GPU strategy"),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `strategy` cannot run `kernel`, in one line naming the strategies that can.
+pub fn refusal(kernel: &ConvKernel, strategy: Strategy) -> Option<String> {
+    (strategy.needs_rank_one() && kernel.factors().is_none()).then(|| {
+        format!(
+            "{} is not a column ⊗ row product, which {} needs; every other --variant takes it",
+            kernel.name,
+            strategy.name()
+        )
+    })
+}
+
+/// A kernel file and the options it is compiled with.
+type FileBuild = (&'static str, Vec<String>);
+
+/// The filter's kernel files on one device, each (file, options) compiled or read from the cache once.
+pub struct ConvGpu {
+    gpu: Gpu,
+    modules: Mutex<HashMap<FileBuild, Arc<CudaModule>>>,
+    stats: Mutex<LoadStats>,
+}
+
+impl ConvGpu {
+    /// The filter's kernels on `gpu`'s device and stream.
+    pub fn new(gpu: Gpu) -> ConvGpu {
+        ConvGpu { gpu, modules: Mutex::default(), stats: Mutex::default() }
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Files compiled and read from the cache so far.
+    pub fn stats(&self) -> LoadStats {
+        *self.stats.lock().expect("no panic while holding the stats")
+    }
+
+    fn source(file: &str) -> &'static KernelSource {
+        SOURCES.iter().find(|s| s.name == file).expect("a kernel file of SOURCES")
+    }
+
+    /// Compiles (or reads from the cache) every build `jobs` need that is not loaded yet, one thread each — a
+    /// study's first run waits for its slowest file, not for the sum — and loads them.
+    pub fn preload(&self, jobs: &[(ConvKernel, Strategy, Tuning)]) -> Result<(), GpuError> {
+        let mut wanted: Vec<FileBuild> = Vec::new();
+        for (k, s, t) in jobs.iter().filter(|(_, s, _)| s.is_gpu()) {
+            let b = self.build(k, *s, *t);
+            if !wanted.contains(&b)
+                && !self.modules.lock().expect("no panic while holding the modules").contains_key(&b)
+            {
+                wanted.push(b);
+            }
+        }
+        let cache = CodeCache::in_default_folder();
+        let codes: Vec<Result<(Fetched, LoadStats), GpuError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = wanted
+                .iter()
+                .map(|(file, options)| {
+                    let cache = &cache;
+                    scope.spawn(move || {
+                        let mut s = LoadStats::default();
+                        code_for(ConvGpu::source(file), options, cache, &mut s).map(|code| (code, s))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a compile thread does not panic")).collect()
+        });
+        for (b, code) in wanted.into_iter().zip(codes) {
+            let (code, s) = code?;
+            let mut stats = self.stats.lock().expect("no panic while holding the stats");
+            *stats += s;
+            let m = load_module(&self.gpu.ctx, ConvGpu::source(b.0), &b.1, &cache, code, &mut stats)?;
+            self.modules.lock().expect("no panic while holding the modules").insert(b, m);
+        }
+        Ok(())
+    }
+
+    /// The file and options of a strategy for a kernel on this device.
+    fn build(&self, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> FileBuild {
+        build_of(&self.gpu.arch, kernel, strategy, t)
+    }
+
+    /// `strategy` loaded for `kernel`: refused in one line where it cannot take the kernel.
+    pub fn prepare(&self, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> Result<Prepared, GpuError> {
+        if let Some(why) = refusal(kernel, strategy) {
+            return Err(GpuError::Refused(why));
+        }
+        self.preload(&[(kernel.clone(), strategy, t)])?;
+        let b = self.build(kernel, strategy, t);
+        let module = self.modules.lock().expect("no panic while holding the modules")[&b].clone();
+        let names: &[&str] = match strategy {
+            Strategy::GpuSeparable => &["conv_rows", "conv_columns"],
+            Strategy::GpuSeparableFused => &["conv_separable_fused"],
+            _ => &[b.0],
+        };
+        let functions = names.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
+        let stream = &self.gpu.stream;
+        let bytes = |v: &[i32]| v.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>();
+        let set = |name: &str, v: &[i32]| -> Result<(), GpuError> {
+            let mut symbol = module.get_global(name, stream)?;
+            stream.memcpy_htod(&bytes(v), &mut symbol)?;
+            Ok(())
+        };
+        let mut taps = None;
+        match strategy {
+            Strategy::GpuSingle => taps = Some(stream.clone_htod(&kernel.taps)?),
+            Strategy::GpuConstant | Strategy::GpuDouble | Strategy::GpuLocal => set("c_taps", &kernel.taps)?,
+            Strategy::GpuSeparable | Strategy::GpuSeparableFused => {
+                let (column, row) = kernel.factors().expect("checked by refusal");
+                set("c_column", &column)?;
+                set("c_row", &row)?;
+            }
+            _ => {}
+        }
+        let gradient = kernel.kind == Kind::Gradient;
+        let block = match strategy {
+            Strategy::GpuBlock => conv_block::BLOCK,
+            Strategy::GpuRolling => conv_rolling::BLOCK,
+            Strategy::GpuSeparable | Strategy::GpuSeparableFused => conv_separable::BLOCK,
+            _ => t.block.unwrap_or(conv_single::BLOCK),
+        };
+        let two_pass = gradient
+            && match strategy {
+                Strategy::GpuSingle | Strategy::GpuConstant => t.two_pass.unwrap_or(true),
+                Strategy::GpuLocal | Strategy::GpuPredefined => t.two_pass.unwrap_or(false),
+                _ => false,
+            };
+        Ok(Prepared {
+            strategy,
+            functions,
+            taps,
+            block,
+            two_pass,
+            side: kernel.side(),
+            sums: 1 + gradient as usize,
+            acc_bytes: if kernel.wide() { 8 } else { 4 },
+            _module: module,
+        })
+    }
+
+    /// The filter of `img` by a GPU strategy: uploaded, filtered, downloaded (the filter command's path).
+    pub fn run(
+        &self,
+        img: &Planes,
+        kernel: &ConvKernel,
+        strategy: Strategy,
+        border: Border,
+    ) -> Result<Planes, GpuError> {
+        let prepared = self.prepare(kernel, strategy, Tuning::default())?;
+        let d = Dims::new(img.width as u32, img.height as u32)?;
+        let stream = &self.gpu.stream;
+        let input = stream.clone_htod(&img.data)?;
+        let mut out = stream.alloc_zeros::<u8>(img.data.len())?;
+        let mut scratch = stream.alloc_zeros::<u8>(prepared.scratch_bytes(img.data.len()).max(1))?;
+        prepared.enqueue(stream, (d, img.planes as u32, border), &input, &mut out, &mut scratch)?;
+        let data = stream.clone_dtoh(&out)?;
+        Ok(Planes { data, ..img.clone() })
+    }
+}

@@ -1,0 +1,40 @@
+//! `cuda/conv_constant.cu` — MAP with the taps in constant memory. `filter --variant gpu-constant`.
+//!
+//! `conv_constant(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` reads
+//! `planes·w·h` bytes and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1),
+//! which pass 2 reads.
+
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+
+use super::KernelSource;
+use crate::gpu::conv::ConvJob;
+
+/// The kernel file, embedded.
+pub const SOURCE: KernelSource =
+    KernelSource { name: "conv_constant", source: include_str!("../../../cuda/conv_constant.cu") };
+
+/// The default block shape (any shape computes the same).
+pub const BLOCK: (u32, u32) = (32, 8);
+
+/// Launches one pass.
+pub fn launch(
+    job: &ConvJob,
+    f: &CudaFunction,
+    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    pass: i32,
+) -> Result<(), DriverError> {
+    job.check(input, out, gx, pass);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass);
+    // SAFETY: see the module contract of `patterns`; `ConvJob::check` checked every buffer against what the
+    // kernel touches, and the arguments follow the C signature above.
+    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn launch_shape_matches_the_cu_file() {
+        assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
+    }
+}

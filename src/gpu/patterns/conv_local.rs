@@ -1,0 +1,44 @@
+//! `cuda/conv_local.cu` — TILING WITH HALO in shared memory. `filter --variant gpu-local`.
+//!
+//! `conv_local(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` reads
+//! `planes·w·h` bytes and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1).
+//! Its blocks must be exactly the TILE_W × TILE_H it was compiled with (`-DTILE_W`, `-DTILE_H`; [`BLOCK`] by
+//! default): the host passes the same shape to both.
+
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+
+use super::KernelSource;
+use crate::gpu::conv::ConvJob;
+
+/// The kernel file, embedded.
+pub const SOURCE: KernelSource = KernelSource { name: "conv_local", source: include_str!("../../../cuda/conv_local.cu") };
+
+/// TILE_W × TILE_H by default: one thread per output of the tile.
+pub const BLOCK: (u32, u32) = (32, 8);
+
+/// Launches one pass; `job.block` must be the tile the module was compiled with.
+pub fn launch(
+    job: &ConvJob,
+    f: &CudaFunction,
+    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    pass: i32,
+) -> Result<(), DriverError> {
+    job.check(input, out, gx, pass);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass);
+    // SAFETY: see the module contract of `patterns`; `ConvJob::check` checked every buffer against what the kernel
+    // touches, the arguments follow the C signature above, and the block is the compiled tile (the kernel indexes
+    // its shared tile by threadIdx within TILE_W × TILE_H).
+    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn launch_shape_matches_the_cu_file() {
+        assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
+        for (name, v) in [("TILE_W", super::BLOCK.0), ("TILE_H", super::BLOCK.1)] {
+            assert!(super::SOURCE.source.contains(&format!("#define {name} {v}\n")), "conv_local.cu: {name} {v}");
+        }
+    }
+}

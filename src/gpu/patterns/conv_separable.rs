@@ -1,0 +1,69 @@
+//! `cuda/conv_separable.cu` — SEPARATION: a rank-one kernel as a row pass and a column pass, through a temporary
+//! image (`filter --variant gpu-separable`) or through shared memory in one launch (`gpu-separable-fused`).
+//!
+//! - `conv_rows(const u8* in, acc_t* tmp, int width, int height, int border)`: reads `planes·w·h` bytes, writes
+//!   `sums·planes·w·h` sums (`sums` = 2 for a gradient kernel, else 1; `acc_t` 4 or 8 bytes, [`ConvJob::acc_bytes`]);
+//! - `conv_columns(const acc_t* tmp, u8* out, int width, int height, int border)`: reads those, writes `planes·w·h`
+//!   bytes;
+//! - `conv_separable_fused(const u8* in, u8* out, int width, int height, int border)`: reads `planes·w·h` bytes,
+//!   writes `planes·w·h` bytes, in blocks of exactly [`BLOCK`].
+
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+
+use super::KernelSource;
+use crate::gpu::conv::ConvJob;
+
+/// The kernel file, embedded.
+pub const SOURCE: KernelSource =
+    KernelSource { name: "conv_separable", source: include_str!("../../../cuda/conv_separable.cu") };
+
+/// SEP_W × SEP_H: the fused kernel's tile, one thread per output (the two-pass kernels take any shape).
+pub const BLOCK: (u32, u32) = (32, 8);
+
+/// Launches the two passes through `tmp`.
+pub fn launch_two_pass(
+    job: &ConvJob,
+    (rows, columns): (&CudaFunction, &CudaFunction),
+    input: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+    tmp: &mut CudaSlice<u8>,
+) -> Result<(), DriverError> {
+    let mut scratch = Some(&mut *tmp);
+    job.check_io(input, out, &mut scratch);
+    let (w, h, border) = (&job.d.width, &job.d.height, &job.border);
+    let mut b = job.stream.launch_builder(rows);
+    b.arg(input).arg(&mut *tmp).arg(w).arg(h).arg(border);
+    // SAFETY: see the module contract of `patterns`; `ConvJob::check_io` checked the image, the output and the
+    // temporary image against what the two kernels touch; the arguments follow the C signatures above.
+    unsafe { b.launch(job.grid(BLOCK)) }?;
+    let mut b = job.stream.launch_builder(columns);
+    b.arg(&*tmp).arg(out).arg(w).arg(h).arg(border);
+    // SAFETY: as above.
+    unsafe { b.launch(job.grid(BLOCK)) }.map(drop)
+}
+
+/// Launches the fused kernel.
+pub fn launch_fused(
+    job: &ConvJob,
+    f: &CudaFunction,
+    input: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+) -> Result<(), DriverError> {
+    job.check_io(input, out, &mut None);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border);
+    // SAFETY: see the module contract of `patterns`; buffers checked above; blocks of exactly SEP_W × SEP_H, which
+    // the kernel's shared tile is indexed by.
+    unsafe { b.launch(job.grid(BLOCK)) }.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn launch_shape_matches_the_cu_file() {
+        assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
+        for (name, v) in [("SEP_W", super::BLOCK.0), ("SEP_H", super::BLOCK.1)] {
+            assert!(super::SOURCE.source.contains(&format!("#define {name} {v}\n")), "conv_separable.cu: {name} {v}");
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! `cuda/conv_single.cu` — MAP, the plain convolution: taps read from global memory. `filter --variant gpu-single`.
+//!
+//! `conv_single(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass, const int* taps)`
+//! reads `planes·w·h` bytes and `side²` taps, and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of
+//! the Gx plane (pass 1), which pass 2 reads.
+
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+
+use super::KernelSource;
+use crate::gpu::conv::ConvJob;
+
+/// The kernel file, embedded.
+pub const SOURCE: KernelSource =
+    KernelSource { name: "conv_single", source: include_str!("../../../cuda/conv_single.cu") };
+
+/// The default block shape (any shape computes the same).
+pub const BLOCK: (u32, u32) = (32, 8);
+
+/// Launches one pass.
+pub fn launch(
+    job: &ConvJob,
+    f: &CudaFunction,
+    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    pass: i32,
+    taps: &CudaSlice<i32>,
+) -> Result<(), DriverError> {
+    job.check(input, out, gx, pass);
+    assert!(taps.len() >= job.side * job.side, "a tap buffer smaller than the kernel");
+    let mut b = job.stream.launch_builder(f);
+    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass).arg(taps);
+    // SAFETY: see the module contract of `patterns`; `ConvJob::check` and the assert above checked every buffer
+    // against what the kernel touches, and the arguments follow the C signature above.
+    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn launch_shape_matches_the_cu_file() {
+        assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
+    }
+}

@@ -1,0 +1,265 @@
+//! The filter command (`cuda_sobel filter --kernel SPEC`): the kernels' definitions worked by hand on literal
+//! images, every CPU and GPU strategy held to the scalar reference on random images of awkward sizes (narrower and
+//! shorter than the filter included) for every border and every kind of kernel, and the command's files and
+//! refusals. GPU tests skip without a GPU, saying why (`CUDA_SOBEL_REQUIRE_GPU=1` makes that a failure).
+
+mod common;
+
+use std::io::Write;
+
+use cuda_sobel::conv::{self, ConvKernel, Kind, Planes, Strategy};
+use cuda_sobel::gpu::conv::{ConvGpu, Tuning};
+use cuda_sobel::gpu::Gpu;
+use cuda_sobel::sobel::Border;
+
+fn plane(width: usize, height: usize, data: &[u8]) -> Planes {
+    Planes { width, height, planes: 1, data: data.to_vec() }
+}
+
+fn scalar(img: &Planes, spec: &str, border: Border) -> Vec<u8> {
+    conv::filter_scalar(img, &ConvKernel::parse(spec).unwrap(), border).data
+}
+
+#[test]
+fn the_named_kernels_are_the_documented_matrices() {
+    let b = ConvKernel::parse("box:3").unwrap();
+    assert_eq!((b.radius, b.taps.clone(), b.kind), (1, vec![1; 9], Kind::Smooth { divisor: 9 }));
+    let g = ConvKernel::parse("gaussian:5").unwrap();
+    assert_eq!(&g.taps[..5], &[1, 4, 6, 4, 1]);
+    assert_eq!(g.taps[12], 36);
+    assert_eq!(g.kind, Kind::Smooth { divisor: 256 });
+    assert!(!g.wide() && ConvKernel::parse("gaussian:15").unwrap().wide(), "2^28·255 needs 64 bits");
+    let s = ConvKernel::parse("scharr:5").unwrap();
+    #[rustfmt::skip]
+    let want = vec![
+        -3, 0, 0, 0, 3,
+         0, 0, 0, 0, 0,
+        -10, 0, 0, 0, 10,
+         0, 0, 0, 0, 0,
+        -3, 0, 0, 0, 3,
+    ];
+    assert_eq!((s.taps.clone(), s.kind, s.nonzero_taps()), (want, Kind::Gradient, 6));
+    let (column, row) = s.factors().expect("rank one");
+    let product: Vec<i32> = column.iter().flat_map(|c| row.iter().map(move |r| c * r)).collect();
+    assert_eq!(product, s.taps, "column ⊗ row is the kernel");
+    let sobel = ConvKernel::parse("sobel:3").unwrap();
+    assert_eq!(sobel.taps, vec![-1, 0, 1, -2, 0, 2, -1, 0, 1]);
+    let laplacian = ConvKernel::from_text("l", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1").unwrap();
+    assert_eq!(laplacian.factors(), None, "rank two");
+}
+
+#[test]
+fn literal_images_worked_by_hand() {
+    // One pixel of 100: replicate and reflect101 see 100 everywhere; the zero border sees it once:
+    // box:3 → (100 + 4) / 9 = 11.
+    let one = plane(1, 1, &[100]);
+    assert_eq!(scalar(&one, "box:3", Border::Replicate), [100]);
+    assert_eq!(scalar(&one, "box:3", Border::Reflect101), [100]);
+    assert_eq!(scalar(&one, "box:3", Border::Zero), [11]);
+    // A row 0 90 180, box:3, replicate: every column sum is three times one row's.
+    // x=0: 3·(0 + 0 + 90) = 270 → (270 + 4) / 9 = 30; x=1: 3·270·… = 810 → 90; x=2: 3·(90 + 180 + 180) = 1350 → 150.
+    assert_eq!(scalar(&plane(3, 1, &[0, 90, 180]), "box:3", Border::Replicate), [30, 90, 150]);
+    // Reflect101: x=0 sees 90 0 90 → 3·180 = 540 → 60; x=2 sees 90 180 90 → 1080 → 120.
+    assert_eq!(scalar(&plane(3, 1, &[0, 90, 180]), "box:3", Border::Reflect101), [60, 90, 120]);
+    // Gaussian:3 taps 1 2 1 ⊗ 1 2 1 / 16, one row 0 160 0 (zero border): centre 2·160·2 = 640 → 40; the sides 320
+    // → 20.
+    assert_eq!(scalar(&plane(3, 1, &[0, 160, 0]), "gaussian:3", Border::Zero), [20, 40, 20]);
+    // scharr:5 on a 5×5 image whose last two columns are 10: at the centre Gx = 3·10 + 10·10 + 3·10 = 160 (column +2),
+    // Gy = 0 (every row alike): 160. At (0, 0), replicate: Gx reads columns −2 → 0 and +2 → 0: 0.
+    let step: Vec<u8> = (0..25).map(|i| if i % 5 >= 3 { 10 } else { 0 }).collect();
+    let out = scalar(&plane(5, 5, &step), "scharr:5", Border::Replicate);
+    assert_eq!((out[12], out[0], out[2 * 5 + 1]), (160, 0, 160));
+    // A file kernel: the identity shifted one to the right, divisor 1: each pixel takes its right neighbour.
+    let shift = ConvKernel::from_text("shift", "0 0 1").unwrap();
+    assert_eq!(conv::filter_scalar(&plane(3, 1, &[1, 2, 3]), &shift, Border::Replicate).data, [2, 3, 3]);
+}
+
+#[test]
+fn bad_kernels_are_refused_in_one_line() {
+    for (spec, words) in [
+        ("box:4", "odd"),
+        ("box:17", "to 15"),
+        ("gaussian:0", "odd"),
+        ("scharr:1", "from 3"),
+        ("sobel:9", "1, 3, 5 or 7"),
+        ("nonsense", "no such file"),
+    ] {
+        let e = ConvKernel::parse(spec).unwrap_err().to_string();
+        assert!(e.contains(words) && !e.contains('\n'), "{spec}: {e}");
+    }
+    for (text, words) in [
+        ("1 2", "odd"),
+        ("1 2 3\n1 2", "2 taps"),
+        ("1 -1 0", "sum to 0"),
+        ("1 x 1", "not a row"),
+        ("gradient\n1 0 -1\ndivisor 2", "no divisor"),
+        ("", "no rows"),
+    ] {
+        let e = ConvKernel::from_text("k.txt", text).unwrap_err().to_string();
+        assert!(e.contains("k.txt") && e.contains(words), "{text:?}: {e}");
+    }
+}
+
+/// Kernels of every kind: smoothing and gradient, radius 0 to 7, 64-bit sums, rank one and not.
+fn kernels() -> Vec<ConvKernel> {
+    let mut k: Vec<ConvKernel> =
+        ["box:1", "box:3", "box:15", "gaussian:7", "gaussian:15", "scharr:3", "scharr:9", "sobel:7"]
+            .iter()
+            .map(|s| ConvKernel::parse(s).unwrap())
+            .collect();
+    k.push(ConvKernel::from_text("laplacian", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1").unwrap());
+    k.push(ConvKernel::from_text("skew", "1 2 3 0 -1\n").unwrap()); // 1×5 padded to 5×5, sum 5
+    k.push(ConvKernel::from_text("emboss", "gradient\n-2 -1 0\n-1 1 1\n0 1 2").unwrap());
+    k
+}
+
+/// Random images: tiny ones (smaller than every filter), odd ones and one wider than a block of gpu-block.
+const SIZES: [(usize, usize); 8] = [(1, 1), (2, 3), (7, 1), (1, 9), (13, 11), (33, 17), (64, 5), (1100, 40)];
+
+fn random(w: usize, h: usize, planes: usize, seed: u64) -> Planes {
+    let img = cuda_sobel::generate::noise(w as u32, (h * planes) as u32, seed);
+    Planes { width: w, height: h, planes, data: img.as_raw().iter().step_by(3).copied().collect() }
+}
+
+#[test]
+fn cpu_rayon_equals_the_reference_everywhere() {
+    for (n, k) in kernels().iter().enumerate() {
+        for (m, &(w, h)) in SIZES.iter().enumerate() {
+            for border in Border::ALL {
+                let img = random(w, h, 1 + (m % 2) * 2, (n * 31 + m) as u64);
+                assert_eq!(
+                    conv::filter_rayon(&img, k, border),
+                    conv::filter_scalar(&img, k, border),
+                    "{} {w}×{h} {border:?}",
+                    k.name
+                );
+            }
+        }
+    }
+}
+
+fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    match Gpu::open() {
+        Ok(gpu) => Some(gpu),
+        Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("{test}: GPU required: {e}"),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn every_gpu_strategy_equals_the_reference_for_every_kernel_size_and_border() {
+    let Some(gpu) = gpu_or_skip("every_gpu_strategy_equals_the_reference_for_every_kernel_size_and_border") else {
+        return;
+    };
+    let conv = ConvGpu::new(gpu);
+    let mut failures = Vec::new();
+    for (n, k) in kernels().iter().enumerate() {
+        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu()) {
+            if s.needs_rank_one() && k.factors().is_none() {
+                let e = conv.prepare(k, s, Tuning::default()).err().expect("refused").to_string();
+                assert!(e.contains("column ⊗ row"), "{e}");
+                continue;
+            }
+            for (m, &(w, h)) in SIZES.iter().enumerate() {
+                for border in Border::ALL {
+                    let img = random(w, h, 1 + (m % 2) * 2, (n * 31 + m) as u64);
+                    let want = conv::filter_scalar(&img, k, border);
+                    match conv.run(&img, k, s, border) {
+                        Ok(got) if got == want => {}
+                        Ok(_) => failures.push(format!("{} {} {w}×{h} {border:?}: bytes differ", s.name(), k.name)),
+                        Err(e) => failures.push(format!("{} {} {w}×{h}: {e}", s.name(), k.name)),
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn the_studies_tunings_compute_the_same_bytes() {
+    let Some(gpu) = gpu_or_skip("the_studies_tunings_compute_the_same_bytes") else { return };
+    let conv = ConvGpu::new(gpu);
+    let tunings = [
+        (Strategy::GpuLocal, Tuning { block: Some((8, 4)), tile_loaders: Some(1), ..Tuning::default() }),
+        (Strategy::GpuLocal, Tuning { block: Some((8, 4)), tile_loaders: Some(30), ..Tuning::default() }),
+        (Strategy::GpuLocal, Tuning { local_predefined: true, two_pass: Some(true), ..Tuning::default() }),
+        (Strategy::GpuConstant, Tuning { block: Some((8, 4)), two_pass: Some(false), ..Tuning::default() }),
+        (Strategy::GpuPredefined, Tuning { two_pass: Some(true), ..Tuning::default() }),
+    ];
+    for k in ["gaussian:3", "scharr:7", "box:9"].map(|s| ConvKernel::parse(s).unwrap()) {
+        for (s, t) in tunings {
+            for (w, h) in [(1, 1), (9, 5), (131, 67)] {
+                for border in Border::ALL {
+                    let img = random(w, h, 1, 7);
+                    let p = conv.prepare(&k, s, t).unwrap();
+                    let d = cuda_sobel::gpu::patterns::Dims::new(w as u32, h as u32).unwrap();
+                    let stream = &conv.gpu().stream;
+                    let input = stream.clone_htod(&img.data).unwrap();
+                    let mut out = stream.alloc_zeros::<u8>(w * h).unwrap();
+                    let mut scratch = stream.alloc_zeros::<u8>(p.scratch_bytes(w * h).max(1)).unwrap();
+                    p.enqueue(stream, (d, 1, border), &input, &mut out, &mut scratch).unwrap();
+                    let got = stream.clone_dtoh(&out).unwrap();
+                    assert_eq!(got, conv::filter_scalar(&img, &k, border).data, "{} {s:?} {t:?} {w}×{h}", k.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_filter_command_writes_the_reference_bytes_and_refuses_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let rgb = cuda_sobel::generate::noise(37, 23, 5);
+    let input = dir.path().join("in.png");
+    rgb.save(&input).unwrap();
+    for (spec, rgb_flag, variant) in
+        [("box:5", false, "cpu-rayon"), ("scharr:9", true, "cpu-scalar"), ("gaussian:15", false, "cpu-rayon")]
+    {
+        let out = dir.path().join(format!("{}.png", spec.replace(':', "")));
+        let mut cmd = common::bin();
+        cmd.args(["filter", input.to_str().unwrap(), "--kernel", spec, "--variant", variant, "--border", "reflect101"]);
+        cmd.arg("--out").arg(&out);
+        if rgb_flag {
+            cmd.arg("--rgb");
+        }
+        cmd.assert().success();
+        let k = ConvKernel::parse(spec).unwrap();
+        let planes = if rgb_flag { Planes::channels(&rgb) } else { Planes::grey(&rgb) };
+        let want = conv::filter_scalar(&planes, &k, Border::Reflect101).interleaved();
+        let got = image::open(&out).unwrap();
+        let got = if rgb_flag { got.to_rgb8().into_raw() } else { got.to_luma8().into_raw() };
+        assert_eq!(got, want, "{spec}");
+    }
+    // The default output name, beside the input; sobel:5 is the edge command's --ksize 5.
+    common::bin().args(["filter", input.to_str().unwrap(), "--kernel", "sobel:5"]).assert().success();
+    let filtered = image::open(dir.path().join("in_sobel5.png")).unwrap().to_luma8();
+    let edges = dir.path().join("edges.png");
+    let edge_args =
+        [input.to_str().unwrap(), "--ksize", "5", "--variant", "cpu-scalar", "--out", edges.to_str().unwrap()];
+    common::bin().args(edge_args).assert().success();
+    assert_eq!(filtered, image::open(&edges).unwrap().to_luma8());
+    // Refusals: one line, non-zero, nothing written.
+    let laplacian = dir.path().join("laplacian.txt");
+    std::fs::write(&laplacian, "0 1 0\n1 -4 1\n0 1 0\ndivisor 1\n").unwrap();
+    for args in [
+        vec!["--kernel", "box:4"],
+        vec!["--kernel", "nothing-here"],
+        vec!["--kernel", laplacian.to_str().unwrap(), "--variant", "gpu-separable"],
+    ] {
+        let separable = args.contains(&"gpu-separable");
+        let out = dir.path().join("refused.png");
+        let a = common::bin()
+            .args(["filter", input.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .args(&args)
+            .assert()
+            .failure();
+        let stderr = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?}");
+        assert!(!separable || stderr.contains("column ⊗ row"), "refused before any GPU is needed: {stderr}");
+    }
+}
