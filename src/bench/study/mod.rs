@@ -1,4 +1,4 @@
-//! `cuda_sobel bench --study NAME`: the four convolution studies beside the report (../shared/SEEDS.md), rerun on
+//! `cuda_sobel bench --study NAME`: the four convolution studies beside the report, rerun on
 //! this GPU with the filter's strategies (`src/gpu/conv.rs`). Each times its cases with CUDA events after a warm-up
 //! run (filter time only, as the studies did: no transfers, no compile), checks every output against the CPU
 //! reference, and writes a table (mean ± σ, GB/s, % of the copy bandwidth measured in the same run), an SVG of time
