@@ -5,7 +5,7 @@
 //! The semantics, defined once here and restated for the kernels in `cuda/conv.cuh`:
 //! - a [`ConvKernel`] is a square, odd-sized integer matrix `K` (a rectangular one from a file is padded with
 //!   zero taps to a square, which changes no output), applied as a correlation, as OpenCV's `filter2D` does:
-//!   `S(x, y) = Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r)`, with pixels outside the image from the [`Border`]
+//!   `S(x, y) = Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r)`, with pixels outside the image from the [`crate::sobel::Border`]
 //!   rule at any distance;
 //! - a smoothing kernel ([`Kind::Smooth`], divisor `d > 0`, by default the sum of its taps) gives
 //!   `clamp(⌊(S + ⌊d/2⌋) / d⌋, 0, 255)` — the division rounds half up, towards +∞, for sums of either sign;
@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use crate::sobel::{Border, Ksize, Operator, Stencil};
+use crate::sobel::{Ksize, Operator, Stencil};
 
 pub mod reference;
 mod spec;
@@ -250,9 +250,6 @@ impl Planes {
         (0..n).flat_map(|i| (0..self.planes).map(move |c| (c, i))).map(|(c, i)| self.data[c * n + i]).collect()
     }
 }
-
-/// Every border mode, re-exported for the filter's callers.
-pub const BORDERS: [Border; 3] = Border::ALL;
 
 /// Where `filter` writes by default: `<stem>_<kernel>.png` beside the input (`box:5` → `box5`; a matrix file by its
 /// stem).

@@ -23,6 +23,17 @@ fn best<'a>(rows: &'a [Row], set: &str, size: usize) -> Option<(&'a str, f64)> {
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// The bandwidth target on the 16384² image: its fastest case as a share of the copy bandwidth.
+fn roofline_at_16384(rows: &[Row], what: &str) -> Option<String> {
+    let r = rows.iter().filter(|r| r.images.starts_with("16384")).max_by(|a, b| a.gbps.total_cmp(&b.gbps))?;
+    Some(format!(
+        "16384² {what}: the best is {}, {:.1} % of the copy bandwidth (target ≥ 80 %: {}).",
+        r.label,
+        r.percent_of_copy,
+        if r.percent_of_copy >= 80.0 { "met" } else { "not met" }
+    ))
+}
+
 /// The findings of `study` against `rows`.
 pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
@@ -85,16 +96,7 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
                     ));
                 }
             }
-            if let Some(r) =
-                rows.iter().filter(|r| r.images.starts_with("16384")).max_by(|a, b| a.gbps.total_cmp(&b.gbps))
-            {
-                out.push(format!(
-                    "16384² at 9×9: the best is {}, {:.1} % of the copy bandwidth (target ≥ 80 %: {}).",
-                    r.label,
-                    r.percent_of_copy,
-                    if r.percent_of_copy >= 80.0 { "met" } else { "not met" }
-                ));
-            }
+            out.extend(roofline_at_16384(rows, "at 9×9"));
         }
         Study::ConstantLocal => {
             let p = "1818";
@@ -127,16 +129,7 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
                     verdict(all)
                 ));
             }
-            if let Some(r) =
-                rows.iter().filter(|r| r.images.starts_with("16384")).max_by(|a, b| a.gbps.total_cmp(&b.gbps))
-            {
-                out.push(format!(
-                    "16384² box:15: the best is {}, {:.1} % of the copy bandwidth (target ≥ 80 %: {}).",
-                    r.label,
-                    r.percent_of_copy,
-                    if r.percent_of_copy >= 80.0 { "met" } else { "not met" }
-                ));
-            }
+            out.extend(roofline_at_16384(rows, "box:15"));
         }
         Study::Prefetch => {
             let p = "1920";

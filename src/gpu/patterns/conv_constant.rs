@@ -4,7 +4,7 @@
 //! `planes·w·h` bytes and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1),
 //! which pass 2 reads.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError};
 
 use super::KernelSource;
 use crate::gpu::conv::ConvJob;
@@ -20,15 +20,10 @@ pub const BLOCK: (u32, u32) = (32, 8);
 pub fn launch(
     job: &ConvJob,
     f: &CudaFunction,
-    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    buffers: (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
     pass: i32,
 ) -> Result<(), DriverError> {
-    job.check(input, out, gx, pass);
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass);
-    // SAFETY: see the module contract of `patterns`; `ConvJob::check` checked every buffer against what the
-    // kernel touches, and the arguments follow the C signature above.
-    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+    super::launch_conv_pass(job, f, buffers, pass, job.grid(job.block))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! `conv_double(const u8* in, u8* out, int width, int height, int border)` reads `planes·w·h` bytes and writes
 //! `planes·w·h` bytes.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError};
 
 use super::KernelSource;
 use crate::gpu::conv::ConvJob;
@@ -18,12 +18,7 @@ pub const BLOCK: (u32, u32) = (32, 8);
 
 /// Launches the kernel.
 pub fn launch(job: &ConvJob, f: &CudaFunction, input: &CudaSlice<u8>, out: &mut CudaSlice<u8>) -> Result<(), DriverError> {
-    job.check_io(input, out, &mut None);
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border);
-    // SAFETY: see the module contract of `patterns`; `ConvJob::check_io` checked both buffers against what the
-    // kernel touches, and the arguments follow the C signature above.
-    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+    super::launch_conv_io(job, f, input, out, job.grid(job.block))
 }
 
 #[cfg(test)]

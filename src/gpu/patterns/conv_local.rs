@@ -5,7 +5,7 @@
 //! Its blocks must be exactly the TILE_W × TILE_H it was compiled with (`-DTILE_W`, `-DTILE_H`; [`BLOCK`] by
 //! default): the host passes the same shape to both.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError};
 
 use super::KernelSource;
 use crate::gpu::conv::ConvJob;
@@ -20,16 +20,10 @@ pub const BLOCK: (u32, u32) = (32, 8);
 pub fn launch(
     job: &ConvJob,
     f: &CudaFunction,
-    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    buffers: (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
     pass: i32,
 ) -> Result<(), DriverError> {
-    job.check(input, out, gx, pass);
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass);
-    // SAFETY: see the module contract of `patterns`; `ConvJob::check` checked every buffer against what the kernel
-    // touches, the arguments follow the C signature above, and the block is the compiled tile (the kernel indexes
-    // its shared tile by threadIdx within TILE_W × TILE_H).
-    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+    super::launch_conv_pass(job, f, buffers, pass, job.grid(job.block))
 }
 
 #[cfg(test)]

@@ -42,19 +42,14 @@ pub fn launch_two_pass(
     unsafe { b.launch(job.grid(BLOCK)) }.map(drop)
 }
 
-/// Launches the fused kernel.
+/// Launches the fused kernel, in blocks of exactly SEP_W × SEP_H (its shared tile is indexed by them).
 pub fn launch_fused(
     job: &ConvJob,
     f: &CudaFunction,
     input: &CudaSlice<u8>,
     out: &mut CudaSlice<u8>,
 ) -> Result<(), DriverError> {
-    job.check_io(input, out, &mut None);
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border);
-    // SAFETY: see the module contract of `patterns`; buffers checked above; blocks of exactly SEP_W × SEP_H, which
-    // the kernel's shared tile is indexed by.
-    unsafe { b.launch(job.grid(BLOCK)) }.map(drop)
+    super::launch_conv_io(job, f, input, out, job.grid(BLOCK))
 }
 
 #[cfg(test)]

@@ -243,3 +243,43 @@ fn launch_rgb_kernel(
     // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
     unsafe { b.launch(cfg) }.map(drop)
 }
+
+/// Launches a filter map pass of the C signature
+/// `(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` (conv_constant.cu,
+/// conv_predefined.cu, conv_local.cu, which differ in their `.cu` file alone): reads `planes·w·h` bytes, writes as
+/// many bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1), which pass 2 reads.
+pub(crate) fn launch_conv_pass(
+    job: &crate::gpu::conv::ConvJob,
+    f: &cudarc::driver::CudaFunction,
+    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    pass: i32,
+    cfg: LaunchConfig,
+) -> Result<(), DriverError> {
+    use cudarc::driver::PushKernelArg;
+    job.check(input, out, gx, pass);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass);
+    // SAFETY: see the module contract; `ConvJob::check` checked every buffer against what the kernel touches, the
+    // arguments follow the C signature above, and a kernel with a shared tile gets the block it was compiled for
+    // (the caller's `cfg`).
+    unsafe { b.launch(cfg) }.map(drop)
+}
+
+/// Launches a filter kernel of the C signature `(const u8* in, u8* out, int width, int height, int border)`
+/// (conv_double.cu, conv_block.cu, conv_rolling.cu, conv_separable.cu's fused kernel): reads `planes·w·h` bytes and
+/// writes as many.
+pub(crate) fn launch_conv_io(
+    job: &crate::gpu::conv::ConvJob,
+    f: &cudarc::driver::CudaFunction,
+    input: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+    cfg: LaunchConfig,
+) -> Result<(), DriverError> {
+    use cudarc::driver::PushKernelArg;
+    job.check_io(input, out, &mut None);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border);
+    // SAFETY: see the module contract; `ConvJob::check_io` checked both buffers against what the kernel touches, the
+    // arguments follow the C signature above, and the caller's `cfg` is the block shape the kernel indexes by.
+    unsafe { b.launch(cfg) }.map(drop)
+}
