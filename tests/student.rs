@@ -9,7 +9,7 @@ use std::path::Path;
 use common::bin;
 use predicates::prelude::*;
 
-const EXERCISES: [&str; 4] = ["01_map", "02_coalesced", "03_tile_halo", "04_rolling_window"];
+const EXERCISES: [&str; 5] = ["01_map", "02_coalesced", "03_tile_halo", "04_rolling_window", "05_tile_any_radius"];
 
 fn nvrtc_or_skip(test: &str) -> bool {
     if cuda_sobel::gpu::nvrtc_present() {
@@ -37,14 +37,16 @@ fn every_exercise_compiles_without_a_gpu() {
     let dir = tempfile::tempdir().unwrap();
     for name in EXERCISES {
         let file = format!("cuda/exercises/{name}.cu");
-        bin()
-            .args(["--kernel-file", &file, "--emit-ptx"])
-            .arg(dir.path())
-            .assert()
-            .success()
-            .stdout(predicate::str::contains(format!("{name}.ptx")));
-        let ptx = std::fs::read_to_string(dir.path().join(format!("{name}.ptx"))).unwrap();
-        assert!(ptx.contains(".entry "), "{name}: one entry point");
+        for ksize in ksizes_of(name) {
+            bin()
+                .args(["--ksize", ksize, "--kernel-file", &file, "--emit-ptx"])
+                .arg(dir.path())
+                .assert()
+                .success()
+                .stdout(predicate::str::contains(format!("{name}.ptx")));
+            let ptx = std::fs::read_to_string(dir.path().join(format!("{name}.ptx"))).unwrap();
+            assert!(ptx.contains(".entry "), "{name}: one entry point");
+        }
     }
 }
 
@@ -92,6 +94,15 @@ fn files_and_entries_are_checked_before_compiling() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no/such.cu: cannot read"));
+}
+
+/// The Sobel sizes an exercise is written for: the first four are 3×3 kernels, the fifth any radius.
+fn ksizes_of(name: &str) -> &'static [&'static str] {
+    if name == "05_tile_any_radius" {
+        &["3", "5", "7"]
+    } else {
+        &["3"]
+    }
 }
 
 /// Runs a student file on the 1024×512 image with the sweep; returns the assert for more checks.
@@ -144,6 +155,10 @@ fn solved(name: &str) -> String {
             "tile[ty + 1][tx + 1] = (u8)grey_at(rgb, bx + tx, by + ty, width, height, border);",
             "__syncthreads();\n for (int i = ty * TILE_W + tx; i < (TILE_W + 2) * (TILE_H + 2); i += TILE_W * TILE_H) { int cx = i % (TILE_W + 2), cy = i / (TILE_W + 2); tile[cy][cx] = (u8)grey_at(rgb, bx + cx - 1, by + cy - 1, width, height, border); }",
         ),
+        "05_tile_any_radius" => (
+            "#define HALO 1  // TODO: the stencil reaches RADIUS pixels out, not 1.",
+            "#define HALO RADIUS",
+        ),
         _ => (
             "// TODO: roll the window down one row.",
             "for (int dx = 0; dx < 3; ++dx) { g[0][dx] = g[1][dx]; g[1][dx] = g[2][dx]; }\n load_row(rgb, x, y + 2, width, height, border, g[2]);",
@@ -161,15 +176,24 @@ fn the_exercises_fail_until_completed_and_pass_when_completed() {
     let dir = tempfile::tempdir().unwrap();
     for name in EXERCISES {
         let block: &[&str] = match name {
-            "03_tile_halo" => &["--block", "32x8"],
+            "03_tile_halo" | "05_tile_any_radius" => &["--block", "32x8"],
             "04_rolling_window" => &["--block", "128x1"],
             _ => &[],
         };
-        run(Path::new(&format!("cuda/exercises/{name}.cu")), "replicate", block).code(1);
+        let skeleton = format!("cuda/exercises/{name}.cu");
         let done = dir.path().join(format!("{name}.cu"));
         std::fs::write(&done, solved(name)).unwrap();
-        for border in ["replicate", "zero", "reflect101"] {
-            run(&done, border, block).success().stdout(predicate::str::contains("identical"));
+        for &ksize in ksizes_of(name) {
+            let args = [block, &["--ksize", ksize]].concat();
+            // The tile exercise's one-pixel halo is right at ksize 3 only; every other skeleton fails.
+            if !(name == "05_tile_any_radius" && ksize == "3") {
+                run(Path::new(&skeleton), "replicate", &args)
+                    .code(1)
+                    .stdout(predicate::str::contains("but cpu-scalar gives"));
+            }
+            for border in ["replicate", "zero", "reflect101"] {
+                run(&done, border, &args).success().stdout(predicate::str::contains("identical"));
+            }
         }
     }
 }
