@@ -22,6 +22,7 @@
 #define CONV_R 1
 #define CONV_TAPS 1, 1, 1, 1, 1, 1, 1, 1, 1
 #define CONV_DIVISOR 9
+#define CONV_NONNEG 1
 #endif
 #ifndef CONV_TAPS
 #define CONV_TAPS 0  // this build reads its taps at run time
@@ -31,6 +32,9 @@
 #endif
 #ifndef CONV_WIDE
 #define CONV_WIDE 0
+#endif
+#ifndef CONV_NONNEG
+#define CONV_NONNEG 0
 #endif
 #define CONV_D (2 * CONV_R + 1)
 
@@ -54,16 +58,31 @@ __device__ __forceinline__ int compiled_tap(int i, int j, bool transposed) {
 __device__ __forceinline__ int clamp255(acc_t g) { return (int)(g < -255 ? -255 : g > 255 ? 255 : g); }
 
 // The byte of a smoothing sum: floor((s + ⌊d/2⌋) / d) clamped to 0..255 (C's division truncates towards zero, so
-// a negative quotient with a remainder is one too high).
+// a negative quotient with a remainder is one too high). A kernel without negative taps (CONV_NONNEG: box,
+// Gaussian) has s ≥ 0, so the division is unsigned and needs neither correction: a multiply-high and a shift
+// instead of ~10 instructions (measured in conv_strip.cu, docs/performance.md v0.29).
 __device__ __forceinline__ u8 smooth_out(acc_t s) {
     const acc_t d = CONV_DIVISOR;
+#if CONV_NONNEG
+#if CONV_WIDE
+    unsigned long long q = (unsigned long long)(s + d / 2) / (unsigned long long)d;
+#else
+    unsigned q = (unsigned)(s + d / 2) / (unsigned)d;
+#endif
+    return (u8)(q > 255 ? 255 : q);
+#else
     acc_t n = s + d / 2, q = n / d;
     if (n % d != 0 && n < 0) q -= 1;
     return (u8)(q < 0 ? 0 : q > 255 ? 255 : q);
+#endif
 }
 
-// The byte of a gradient pair.
-__device__ __forceinline__ u8 edge_out(acc_t gx, acc_t gy) { return magnitude_of(clamp255(gx), clamp255(gy)); }
+// The byte of a gradient pair: min(255, round(√(gx² + gy²))) after clamping each to ±255 (which changes no
+// answer), with sobel.cuh's one-rounding square root (exact for every sum of squares; the selftest checks it).
+__device__ __forceinline__ u8 edge_out(acc_t gx, acc_t gy) {
+    unsigned x = abs(clamp255(gx)), y = abs(clamp255(gy));
+    return (u8)magnitude_fast_sq(x * x + y * y);
+}
 
 // Two ways to read pixel (x', y') of a plane: directly, where the whole window of the output is inside the image
 // (almost every pixel), and through the border rule elsewhere.

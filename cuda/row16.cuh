@@ -90,25 +90,7 @@ __device__ __forceinline__ acc_t as_acc(int g) {
 #endif
 }
 
-// min(255, round(sqrt(s))) exactly, for any s, in the LOW BYTE of the result (callers narrow to a byte;
-// the upper bytes hold the float exponent 0x4B40_00xx). Clamp, exact float of s, one approximate sqrt,
-// then round to nearest by adding 1.5·2^23, whose float spacing is 1.
-// Why one rounding is exact: for integers s ≤ 64 771 (m ≤ 255), √s is never within 1/(8m + 4) ≥ 4.9·10⁻⁴
-// of a half-integer (the closest case is s = m² + m), while sqrt.approx is off by a few ulp (~6·10⁻⁵
-// at 255), so r and √s round the same way. The selftest kernel checks every s on the GPU.
-// Measured (docs/performance.md v0.6): dropping the old integer correction (the m² + m test) saved 4 of
-// gpu-strip's ~26 instructions a pixel (317 → 302 µs at 16384²); returning the bits instead of
-// subtracting the exponent, one more (~0.3 µs at 7680×4320).
-__device__ __forceinline__ unsigned magnitude_fast_f(float s) {
-    s = fminf(s, (float)SATURATED_SQUARE);
-    float r;
-    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
-    return __float_as_uint(__fadd_rn(r, 12582912.0f));  // 0x4B400000 + round(r): low byte = round(r)
-}
-__device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) {
-    s = min(s, SATURATED_SQUARE);
-    return magnitude_fast_f(__uint_as_float(s | 0x4B000000u) - 8388608.0f);  // s < 2^23: exact, no conversion
-}
+// magnitude_fast_f and magnitude_fast_sq: sobel.cuh (the filter's gradient kernels use them too).
 
 // The edge byte of one pixel's gradients, in the low byte.
 __device__ __forceinline__ unsigned edge_fast(int gx, int gy) {

@@ -68,9 +68,7 @@
 #define STRIP_ZIGZAG 1
 #endif
 
-// Ask the L2 cache for the line holding p, a group's first byte (no register is written, nothing waits).
-// One address per thread covers every 128-byte line of its warp's row segment.
-__device__ __forceinline__ void prefetch_l2(const u8* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+// prefetch_l2 (sobel.cuh): one address per thread covers every 128-byte line of its warp's row segment.
 
 // Where a band's march is. The march walks pointers, so that the code is the same in both directions:
 // `in` is the group's bytes in the first output row, `in_step` the distance to the next row (± one image row),

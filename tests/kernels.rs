@@ -73,6 +73,7 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
         ("conv_separable", &["conv_rows", "conv_columns", "conv_separable_fused"]),
         ("conv_block", &["conv_block"]),
         ("conv_rolling", &["conv_rolling"]),
+        ("conv_strip", &["conv_strip"]),
     ];
     // `cuda/` holds exactly the files of the kernel table (patterns::kernel_files!), in no other order.
     let mut on_disk: Vec<String> = std::fs::read_dir("cuda")

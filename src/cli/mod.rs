@@ -306,7 +306,8 @@ struct FilterCmdArgs {
     /// What the filter sees beyond the image edge
     #[arg(long, value_enum, default_value_t)]
     border: Border,
-    /// The strategy [default: gpu-rolling where a GPU opens, else cpu-rayon]
+    /// The strategy [default, where a GPU opens: the one the studies measured fastest for the kernel's kind
+    /// (docs/filter.md); else cpu-rayon]
     #[arg(long, value_enum)]
     variant: Option<crate::conv::Strategy>,
     /// Also compute cpu-scalar and fail (exit 1) if any byte differs

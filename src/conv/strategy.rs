@@ -26,13 +26,16 @@ pub enum Strategy {
     GpuPredefined,
     /// 16 pixels per thread with 16-byte vector loads (cuda/conv_block.cu).
     GpuBlock,
-    /// A rolling window of row sums down each column (cuda/conv_rolling.cu): the default on a GPU.
+    /// A rolling window of row sums down each column (cuda/conv_rolling.cu).
     GpuRolling,
+    /// A rank-one kernel's row pass once per input row, in a ring of rows in registers down a strip of 4 columns
+    /// (cuda/conv_strip.cu).
+    GpuStrip,
 }
 
 impl Strategy {
     /// Every strategy, in the order the help lists them.
-    pub const ALL: [Strategy; 11] = [
+    pub const ALL: [Strategy; 12] = [
         Strategy::CpuScalar,
         Strategy::CpuRayon,
         Strategy::GpuSingle,
@@ -44,11 +47,12 @@ impl Strategy {
         Strategy::GpuPredefined,
         Strategy::GpuBlock,
         Strategy::GpuRolling,
+        Strategy::GpuStrip,
     ];
 
     /// The name the command line uses.
     pub fn name(self) -> &'static str {
-        const NAMES: [&str; 11] = [
+        const NAMES: [&str; 12] = [
             "cpu-scalar",
             "cpu-rayon",
             "gpu-single",
@@ -60,8 +64,28 @@ impl Strategy {
             "gpu-predefined",
             "gpu-block",
             "gpu-rolling",
+            "gpu-strip",
         ];
         NAMES[self as usize]
+    }
+
+    /// The GPU strategy the filter runs when none is named, chosen from the studies on the H200
+    /// (`bench/h200/issue30/`, docs/performance.md v0.29):
+    /// - gpu-strip for a column ⊗ row smoothing kernel: the fastest at every box diameter 3–15 on both box-blur images
+    ///   (1.1–2.6× the next) and at 16384² (3.3×); and for a 3×3 column ⊗ row gradient (the pyramid's scharr:3:
+    ///   0.335 ms, double 0.425);
+    /// - gpu-predefined for the other gradient kernels: the fastest on the pyramid at 5×5, 7×7 and 9×9 (its images
+    ///   are photo-sized; at 16384² gpu-block is 1.5× faster);
+    /// - gpu-block for the rest (smoothing matrices that do not separate): 16 pixels a thread beat one pixel a thread
+    ///   at every box diameter on both images when the box is computed without its row pass (1.04–1.9×).
+    pub fn auto_for(kernel: &super::ConvKernel) -> Strategy {
+        let gradient = kernel.kind == super::Kind::Gradient;
+        match (kernel.factors().is_some(), gradient) {
+            (true, false) => Strategy::GpuStrip,
+            (true, true) if kernel.radius == 1 => Strategy::GpuStrip,
+            (_, true) => Strategy::GpuPredefined,
+            (false, false) => Strategy::GpuBlock,
+        }
     }
 
     /// Whether it runs on the GPU.
@@ -71,7 +95,7 @@ impl Strategy {
 
     /// Whether it needs a rank-one kernel (`column ⊗ row`).
     pub fn needs_rank_one(self) -> bool {
-        matches!(self, Strategy::GpuSeparable | Strategy::GpuSeparableFused)
+        matches!(self, Strategy::GpuSeparable | Strategy::GpuSeparableFused | Strategy::GpuStrip)
     }
 
     /// The kernel file it runs (`cuda/<file>.cu`), for a GPU strategy.
@@ -86,6 +110,26 @@ impl Strategy {
             Strategy::GpuPredefined => "conv_predefined",
             Strategy::GpuBlock => "conv_block",
             Strategy::GpuRolling => "conv_rolling",
+            Strategy::GpuStrip => "conv_strip",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Strategy;
+    use crate::conv::ConvKernel;
+
+    #[test]
+    fn the_default_is_what_the_studies_measured_fastest() {
+        let auto = |spec: &str| Strategy::auto_for(&ConvKernel::parse(spec).unwrap());
+        for spec in ["box:3", "box:15", "gaussian:5", "gaussian:15", "scharr:3", "sobel:3"] {
+            assert_eq!(auto(spec), Strategy::GpuStrip, "{spec}");
+        }
+        for spec in ["scharr:5", "scharr:9", "sobel:7"] {
+            assert_eq!(auto(spec), Strategy::GpuPredefined, "{spec}");
+        }
+        let laplacian = ConvKernel::from_text("laplacian", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1\n").unwrap();
+        assert_eq!(Strategy::auto_for(&laplacian), Strategy::GpuBlock);
     }
 }

@@ -8,15 +8,15 @@ pub use crate::gpu::Gpu;
 use crate::gpu::GpuError;
 use crate::sobel::Border;
 
-/// The filter of `img` by `strategy`, or by the default one (`None`: gpu-rolling where a GPU opens, else cpu-rayon,
-/// with a note saying why). Returns the result and that note.
+/// The filter of `img` by `strategy`, or by the default one (`None`: [`Strategy::auto_for`] the kernel where a GPU
+/// opens, else cpu-rayon, with a note saying why). Returns the result and that note.
 pub fn apply(
     img: &Planes,
     kernel: &ConvKernel,
     strategy: Option<Strategy>,
     border: Border,
 ) -> Result<(Planes, Option<String>), GpuError> {
-    let chosen = strategy.unwrap_or(Strategy::GpuRolling);
+    let chosen = strategy.unwrap_or_else(|| Strategy::auto_for(kernel));
     if let Some(why) = refusal(kernel, chosen) {
         return Err(GpuError::Refused(why));
     }

@@ -12,7 +12,7 @@ use super::cache::CodeCache;
 use super::kernels::{code_for, load_module, Fetched, LoadStats};
 use super::patterns::{
     conv_block, conv_constant, conv_double, conv_local, conv_predefined, conv_rolling, conv_separable, conv_single,
-    Dims, KernelSource, SOURCES,
+    conv_strip, Dims, KernelSource, SOURCES,
 };
 use super::{Gpu, GpuError};
 use crate::conv::{ConvKernel, Kind, Planes, Strategy};
@@ -104,9 +104,27 @@ pub fn defines(kernel: &ConvKernel, taps: bool) -> Vec<String> {
     if kernel.wide() {
         d.push("-DCONV_WIDE=1".into());
     }
+    if kernel.taps.iter().all(|&t| t >= 0) {
+        d.push("-DCONV_NONNEG=1".into());
+    }
     if taps {
-        let list: Vec<String> = kernel.taps.iter().map(i32::to_string).collect();
-        d.push(format!("-DCONV_TAPS={}", list.join(",")));
+        d.push(format!("-DCONV_TAPS={}", list(&kernel.taps)));
+    }
+    d
+}
+
+fn list(taps: &[i32]) -> String {
+    taps.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The `-D` options of a rank-one kernel's factors (gpu-strip compiles them in): `CONV_COLUMN` and `CONV_ROW`, and
+/// `CONV_FLAT` for a box (every factor tap 1, a smoothing kernel), which the file sums with running sums.
+pub fn factor_defines(kernel: &ConvKernel) -> Vec<String> {
+    let Some((column, row)) = kernel.factors() else { return Vec::new() };
+    let mut d = vec![format!("-DCONV_COLUMN={}", list(&column)), format!("-DCONV_ROW={}", list(&row))];
+    let ones = |v: &[i32]| v.iter().all(|&t| t == 1);
+    if kernel.kind != Kind::Gradient && ones(&column) && ones(&row) {
+        d.push("-DCONV_FLAT=1".into());
     }
     d
 }
@@ -122,6 +140,9 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     // The Sobel build's constants are not the filter's: only the architecture and the arithmetic options stay.
     options.retain(|o| !o.starts_with("-D"));
     options.extend(defines(kernel, compiled));
+    if strategy == Strategy::GpuStrip {
+        options.extend(factor_defines(kernel));
+    }
     if strategy == Strategy::GpuLocal {
         if let Some((w, h)) = t.block {
             options.extend([format!("-DTILE_W={w}"), format!("-DTILE_H={h}")]);
@@ -194,6 +215,7 @@ impl Prepared {
                 Strategy::GpuDouble => conv_double::launch(&job, &f[0], input, out)?,
                 Strategy::GpuBlock => conv_block::launch(&job, &f[0], input, out)?,
                 Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
+                Strategy::GpuStrip => conv_strip::launch(&job, &f[0], input, out)?,
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
                 Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
                 Strategy::CpuScalar | Strategy::CpuRayon => unreachable!("a GPU strategy"),
@@ -321,6 +343,7 @@ impl ConvGpu {
         let block = match strategy {
             Strategy::GpuBlock => conv_block::BLOCK,
             Strategy::GpuRolling => conv_rolling::BLOCK,
+            Strategy::GpuStrip => conv_strip::BLOCK,
             Strategy::GpuSeparable | Strategy::GpuSeparableFused => conv_separable::BLOCK,
             _ => t.block.unwrap_or(conv_single::BLOCK),
         };

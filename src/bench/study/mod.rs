@@ -109,12 +109,14 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                 add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, 0);
                 add("block reads (ours)", Strategy::GpuBlock, Tuning::default(), &k, 0);
                 add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, 0);
+                add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, 0);
             }
             let k9 = ConvKernel::scharr(9);
             for (label, s, t) in [
                 ("predefined", Strategy::GpuPredefined, one),
                 ("block reads (ours)", Strategy::GpuBlock, Tuning::default()),
                 ("rolling window (ours)", Strategy::GpuRolling, Tuning::default()),
+                ("separable strip (ours)", Strategy::GpuStrip, Tuning::default()),
             ] {
                 add(label, s, t, &k9, 1);
             }
@@ -143,6 +145,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                     add("16 pixels per thread", Strategy::GpuBlock, Tuning::default(), &k, set);
                     add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, set);
                     add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, set);
+                    add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, set);
                 }
             }
             let k15 = ConvKernel::boxed(15);
@@ -150,6 +153,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                 ("16 pixels per thread", Strategy::GpuBlock),
                 ("separable, fused (ours)", Strategy::GpuSeparableFused),
                 ("rolling window (ours)", Strategy::GpuRolling),
+                ("separable strip (ours)", Strategy::GpuStrip),
             ] {
                 add(label, s, Tuning::default(), &k15, 2);
             }

@@ -38,7 +38,8 @@ macro_rules! kernel_files {
             conv_local,
             conv_separable,
             conv_block,
-            conv_rolling
+            conv_rolling,
+            conv_strip
         );
     };
 }
