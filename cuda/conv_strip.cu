@@ -3,37 +3,23 @@
 // A rank-one kernel is a column ⊗ a row (K[i][j] = c[i]·r[j]: box, Gaussian, Sobel, the Scharr family), so its sum
 // is a row pass then a column pass: H(y', x) = Σⱼ r[j]·p(y', x + j − R), S(y, x) = Σᵢ c[i]·H(y + i − R, x). Each
 // thread owns STRIP_G neighbouring columns and marches down a band of `rows` rows. Each step reads ONE new input row
-// (the STRIP_G + 2R pixels of its window, as aligned 4-byte words), computes that row's pass once, keeps it in a
-// ring of 2R + 1 rows of registers, and writes one output row from the ring (one 4-byte store). So every input byte
-// comes from DRAM about once (the band's 2R halo rows and the neighbours' words hit the caches), and the work a
-// pixel is (2R + 1) + (2R + 1) taps instead of conv_rolling.cu's (2R + 1)²; no shared memory, no barrier.
-// The ring is an array indexed by compile-time slots: the step loop is unrolled 2R + 1 times, so the rows' roles
-// rotate by renaming registers (strip.cu does the same with three rows).
+// (the STRIP_G + 2R pixels of its window, as aligned words), computes that row's pass once, keeps it in a ring of
+// 2R + 1 rows of registers, and writes one output row from the ring. So every input byte comes from DRAM about once
+// (the band's 2R halo rows and the neighbours' words hit the caches), and the work a pixel is (2R + 1) + (2R + 1)
+// taps instead of conv_rolling.cu's (2R + 1)²; no shared memory, no barrier. The ring is an array indexed by
+// compile-time slots: the step loop is unrolled 2R + 1 times, so the rows' roles rotate by renaming registers
+// (strip.cu does the same with three rows).
 //  - The taps are compiled in (CONV_COLUMN, CONV_ROW): zero taps vanish, so scharr:9's row pass is one subtraction.
 //  - A gradient kernel's transpose is r ⊗ c: a second ring holds the rows' pass with c, and Gy = Σᵢ r[i]·(that ring).
-//  - A box (CONV_FLAT: every tap 1) keeps running sums instead: along the row each window is the previous one plus
-//    the pixel entering minus the pixel leaving, and down the column the sum of the ring is kept and corrected by
-//    the row entering and the row leaving — 4 adds a pixel at any diameter instead of 2·(2R + 1) (measured:
-//    docs/performance.md v0.29).
+//  - A box (CONV_FLAT: every tap 1) needs no ring: running sums along the row (each window is the previous one plus
+//    the pixel entering minus the one leaving) and down the column (plus the row entering, minus the row leaving),
+//    4 adds a pixel at any diameter; so a thread can own 8 columns (box_march below).
 //
-// Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns × `rows` rows a thread,
-// grid.z = planes.
+// Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4, a box 8) × `rows` rows a
+// thread, grid.z = planes.
 // Equivalence contract: bytes identical to `filter --variant cpu-scalar` (see conv.cuh); sums in acc_t as there.
 #include "sobel.cuh"
 #include "conv.cuh"
-
-#define STRIP_THREADS 128
-#ifndef STRIP_G  // a multiple of 4 (bench/probe may set others, to measure them)
-#define STRIP_G 4
-#endif
-// The window's words: pixels x0 − R4 … x0 + STRIP_G + R4 − 1, R4 the radius rounded up to whole words.
-#define R4 ((CONV_R + 3) / 4 * 4)
-#define WORDS ((STRIP_G + 2 * R4) / 4)
-#define WIN (STRIP_G + 2 * CONV_R)
-// Rows asked into L2 ahead of the one being read.
-#ifndef STRIP_PREFETCH
-#define STRIP_PREFETCH 4
-#endif
 
 #ifndef CONV_COLUMN  // box:3, as conv.cuh's default
 #define CONV_COLUMN 1, 1, 1
@@ -42,6 +28,24 @@
 #endif
 #ifndef CONV_FLAT
 #define CONV_FLAT 0
+#endif
+
+#define STRIP_THREADS 128
+// Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 8 for a box, which needs no ring
+// (measured at 16384², 4256×8496 and 1920×3240, box:3 and box:15: 8 columns beat 4 by up to 2.2× and 16 on all but
+// the largest case, where 16 took 255 registers and spilled: docs/performance.md v0.29).
+#ifndef STRIP_G  // (bench/probe may set others, to measure them)
+#define STRIP_G (CONV_FLAT ? 8 : 4)
+#endif
+// The window's load unit: the thread's columns as one vector (4, 8 or 16 bytes), so that a warp's load is 32 such
+// vectors side by side. The window is pixels x0 − RU … x0 + STRIP_G + RU − 1, RU the radius rounded up to units.
+#define UNIT (STRIP_G % 16 == 0 ? 16 : STRIP_G % 8 == 0 ? 8 : 4)
+#define RU ((CONV_R + UNIT - 1) / UNIT * UNIT)
+#define WORDS ((STRIP_G + 2 * RU) / 4)
+#define WIN (STRIP_G + 2 * CONV_R)
+// Rows asked into L2 ahead of the one being read.
+#ifndef STRIP_PREFETCH
+#define STRIP_PREFETCH 4
 #endif
 
 __device__ __forceinline__ int column_tap(int i) {
@@ -57,7 +61,7 @@ __device__ __forceinline__ int row_tap(int j) {
 struct Strip {
     const u8* plane;
     int width, height, border, x0;
-    bool words;  // the window is inside the row and word-aligned: WORDS 4-byte loads; else bytes through the border
+    bool words;  // the window is inside the row and aligned: WORDS words in UNIT loads; else bytes through the border
 };
 
 // The words of one input row's window (the `words` form).
@@ -71,9 +75,23 @@ struct Words {
 __device__ __forceinline__ Words load_words(const Strip& s, int y) {
     Words r;
     int sy = resolve(y, s.height, s.border);
-    const unsigned* p = (const unsigned*)(s.plane + (size_t)(sy < 0 ? 0 : sy) * s.width + s.x0 - R4);
+    const u8* p = s.plane + (size_t)(sy < 0 ? 0 : sy) * s.width + s.x0 - RU;
+#if UNIT == 16
 #pragma unroll
-    for (int k = 0; k < WORDS; ++k) r.v[k] = sy < 0 ? 0u : __ldg(p + k);
+    for (int k = 0; k < WORDS / 4; ++k) {
+        uint4 q = sy < 0 ? make_uint4(0, 0, 0, 0) : __ldg((const uint4*)p + k);
+        r.v[4 * k] = q.x, r.v[4 * k + 1] = q.y, r.v[4 * k + 2] = q.z, r.v[4 * k + 3] = q.w;
+    }
+#elif UNIT == 8
+#pragma unroll
+    for (int k = 0; k < WORDS / 2; ++k) {
+        uint2 q = sy < 0 ? make_uint2(0, 0) : __ldg((const uint2*)p + k);
+        r.v[2 * k] = q.x, r.v[2 * k + 1] = q.y;
+    }
+#else
+#pragma unroll
+    for (int k = 0; k < WORDS; ++k) r.v[k] = sy < 0 ? 0u : __ldg((const unsigned*)p + k);
+#endif
     return r;
 }
 
@@ -81,7 +99,7 @@ __device__ __forceinline__ Words load_words(const Strip& s, int y) {
 __device__ __forceinline__ void window_of(const Words& r, int w[WIN]) {
 #pragma unroll
     for (int c = 0; c < WIN; ++c) {
-        const int b = R4 - CONV_R + c;  // a constant once unrolled: one byte extract
+        const int b = RU - CONV_R + c;  // a constant once unrolled: one byte extract
         w[c] = (r.v[b / 4] >> (8 * (b % 4))) & 0xFF;
     }
 }
@@ -123,9 +141,20 @@ template <bool WORDS_FORM>
 __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const u8 b[STRIP_G]) {
     u8* o = out + (size_t)y * s.width + s.x0;
     if constexpr (WORDS_FORM) {
+        unsigned v[STRIP_G / 4];
 #pragma unroll
         for (int q = 0; q < STRIP_G / 4; ++q)
-            ((unsigned*)o)[q] = b[4 * q] | b[4 * q + 1] << 8 | b[4 * q + 2] << 16 | (unsigned)b[4 * q + 3] << 24;
+            v[q] = b[4 * q] | b[4 * q + 1] << 8 | b[4 * q + 2] << 16 | (unsigned)b[4 * q + 3] << 24;
+#if UNIT == 16
+#pragma unroll
+        for (int q = 0; q < STRIP_G / 16; ++q) ((uint4*)o)[q] = make_uint4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+#elif UNIT == 8
+#pragma unroll
+        for (int q = 0; q < STRIP_G / 8; ++q) ((uint2*)o)[q] = make_uint2(v[2 * q], v[2 * q + 1]);
+#else
+#pragma unroll
+        for (int q = 0; q < STRIP_G / 4; ++q) ((unsigned*)o)[q] = v[q];
+#endif
     } else {
 #pragma unroll
         for (int k = 0; k < STRIP_G; ++k)
@@ -134,20 +163,14 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const 
 }
 
 // The ring: the row pass (with the row taps, and for a gradient with the column taps too) of the 2R + 1 input rows
-// the current output row reads, and a box's running column sums.
+// the current output row reads.
 struct Ring {
-    acc_t hr[CONV_D][STRIP_G], hc[CONV_D][STRIP_G], run[STRIP_G];
+    acc_t hr[CONV_D][STRIP_G], hc[CONV_D][STRIP_G];
 };
 
 // Input row y' into slot `slot` of the ring, from its window.
 __device__ __forceinline__ void enter(Ring& g, int slot, const int w[WIN]) {
-    acc_t fresh[STRIP_G];
-    row_pass(row_tap, w, fresh);
-#pragma unroll
-    for (int k = 0; k < STRIP_G; ++k) {
-        if (CONV_FLAT) g.run[k] += fresh[k] - g.hr[slot][k];
-        g.hr[slot][k] = fresh[k];
-    }
+    row_pass(row_tap, w, g.hr[slot]);
     if (CONV_GRADIENT) row_pass(column_tap, w, g.hc[slot]);
 }
 
@@ -176,14 +199,10 @@ __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ri
 #pragma unroll
     for (int k = 0; k < STRIP_G; ++k) {
         acc_t gs = 0, gt = 0;
-        if (CONV_FLAT) {
-            gs = g.run[k];
-        } else {
 #pragma unroll
-            for (int i = 0; i < CONV_D; ++i) {
-                gs += (acc_t)column_tap(i) * g.hr[(U + i) % CONV_D][k];
-                if (CONV_GRADIENT) gt += (acc_t)row_tap(i) * g.hc[(U + i) % CONV_D][k];
-            }
+        for (int i = 0; i < CONV_D; ++i) {
+            gs += (acc_t)column_tap(i) * g.hr[(U + i) % CONV_D][k];
+            if (CONV_GRADIENT) gt += (acc_t)row_tap(i) * g.hc[(U + i) % CONV_D][k];
         }
         b[k] = conv_finish(gs, gt);
     }
@@ -204,12 +223,6 @@ __device__ __forceinline__ void turn(const Strip& s, u8* out, int y, int end, Ri
 template <bool WORDS_FORM>
 __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) {
     Ring g;
-#pragma unroll
-    for (int k = 0; k < STRIP_G; ++k) {
-        g.run[k] = 0;
-#pragma unroll
-        for (int i = 0; i < CONV_D; ++i) g.hr[i][k] = 0;
-    }
     Words next = {};
     if constexpr (WORDS_FORM) {
         Words first[2 * CONV_R > 0 ? 2 * CONV_R : 1];
@@ -233,6 +246,67 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
     for (int y = y0; y < end; y += CONV_D) turn<0, WORDS_FORM>(s, out, y, end, g, next);
 }
 
+// A box's march: no ring. v holds, per column, the sum of the row sums of the window's rows; each step adds the row
+// entering (y + R) and, after the output, subtracts the row leaving (y − R), re-read from the caches (it was read
+// 2R steps earlier) instead of kept: 2 loads a step instead of 1, but 8 columns a thread in 192 registers at box:15
+// where the ring's 4 columns took 254 (docs/performance.md v0.29). Both rows' words are loaded a step ahead.
+template <bool WORDS_FORM>
+__device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int end) {
+    acc_t v[STRIP_G];
+#pragma unroll
+    for (int k = 0; k < STRIP_G; ++k) v[k] = 0;
+    auto add_row = [&](int y, int sign) {
+        int w[WIN];
+        read_window(s, y, w);
+        acc_t h[STRIP_G];
+        row_pass(row_tap, w, h);
+#pragma unroll
+        for (int k = 0; k < STRIP_G; ++k) v[k] += sign * h[k];
+    };
+    // Rows y0 − R … y0 + R − 1.
+    for (int i = 0; i < 2 * CONV_R; ++i) {
+        if constexpr (WORDS_FORM) {
+            int w[WIN];
+            window_of(load_words(s, y0 - CONV_R + i), w);
+            acc_t h[STRIP_G];
+            row_pass(row_tap, w, h);
+#pragma unroll
+            for (int k = 0; k < STRIP_G; ++k) v[k] += h[k];
+        } else {
+            add_row(y0 - CONV_R + i, 1);
+        }
+    }
+    Words nin = {}, nout = {};
+    if constexpr (WORDS_FORM) nin = load_words(s, y0 + CONV_R), nout = load_words(s, y0 - CONV_R);
+    for (int y = y0; y < end; ++y) {
+        int w[WIN];
+        acc_t h[STRIP_G];
+        Words cout = nout;
+        if constexpr (WORDS_FORM) {
+            Words cin = nin;
+            if (y + 1 < end) nin = load_words(s, y + 1 + CONV_R), nout = load_words(s, y + 1 - CONV_R);
+            int ahead = y + 1 + CONV_R + STRIP_PREFETCH;
+            if (ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
+            window_of(cin, w);
+        } else {
+            read_window(s, y + CONV_R, w);
+        }
+        row_pass(row_tap, w, h);
+        u8 b[STRIP_G];
+#pragma unroll
+        for (int k = 0; k < STRIP_G; ++k) v[k] += h[k], b[k] = conv_finish(v[k], 0);
+        store_row<WORDS_FORM>(s, out, y, b);
+        if constexpr (WORDS_FORM) {
+            window_of(cout, w);
+            row_pass(row_tap, w, h);
+#pragma unroll
+            for (int k = 0; k < STRIP_G; ++k) v[k] -= h[k];
+        } else {
+            add_row(y - CONV_R, -1);
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     conv_strip(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border, int rows) {
     int groups = (width + STRIP_G - 1) / STRIP_G;
@@ -241,10 +315,17 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     if (y0 >= height) return;
     size_t plane = (size_t)width * height * blockIdx.z;
     int x0 = (int)(t % groups) * STRIP_G;
-    Strip s = {in + plane, width, height, border, x0, width % 4 == 0 && x0 >= R4 && x0 + STRIP_G + R4 <= width};
+    Strip s = {in + plane, width, height, border, x0, width % UNIT == 0 && x0 >= RU && x0 + STRIP_G + RU <= width};
     int end = min(y0 + rows, height);
+#if CONV_FLAT
+    if (s.words)
+        box_march<true>(s, out + plane, y0, end);
+    else
+        box_march<false>(s, out + plane, y0, end);
+#else
     if (s.words)
         march<true>(s, out + plane, y0, end);
     else
         march<false>(s, out + plane, y0, end);
+#endif
 }

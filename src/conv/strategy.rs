@@ -72,8 +72,8 @@ impl Strategy {
     /// The GPU strategy the filter runs when none is named, chosen from the studies on the H200
     /// (`bench/h200/issue30/`, docs/performance.md v0.29):
     /// - gpu-strip for a column ⊗ row smoothing kernel: the fastest at every box diameter 3–15 on both box-blur images
-    ///   (1.1–2.6× the next) and at 16384² (3.3×); and for a 3×3 column ⊗ row gradient (the pyramid's scharr:3:
-    ///   0.335 ms, double 0.425);
+    ///   (up to 5.1× the next; level with block reads at box:3 on 1920×1080) and at 16384² (4.5×); and for a 3×3
+    ///   column ⊗ row gradient (the pyramid's scharr:3: 0.337 ms, double 0.428);
     /// - gpu-predefined for the other gradient kernels: the fastest on the pyramid at 5×5, 7×7 and 9×9 (its images
     ///   are photo-sized; at 16384² gpu-block is 1.5× faster);
     /// - gpu-block for the rest (smoothing matrices that do not separate): 16 pixels a thread beat one pixel a thread

@@ -122,11 +122,16 @@ fn list(taps: &[i32]) -> String {
 pub fn factor_defines(kernel: &ConvKernel) -> Vec<String> {
     let Some((column, row)) = kernel.factors() else { return Vec::new() };
     let mut d = vec![format!("-DCONV_COLUMN={}", list(&column)), format!("-DCONV_ROW={}", list(&row))];
-    let ones = |v: &[i32]| v.iter().all(|&t| t == 1);
-    if kernel.kind != Kind::Gradient && ones(&column) && ones(&row) {
+    if is_box(kernel) {
         d.push("-DCONV_FLAT=1".into());
     }
     d
+}
+
+/// A smoothing kernel whose factors are all ones (a box): gpu-strip sums it with running sums, 16 columns a thread.
+pub fn is_box(kernel: &ConvKernel) -> bool {
+    let ones = |v: &[i32]| v.iter().all(|&t| t == 1);
+    kernel.kind != Kind::Gradient && kernel.factors().is_some_and(|(column, row)| ones(&column) && ones(&row))
 }
 
 /// The kernel file and the NVRTC options (`arch`, then the `-D` constants) that GPU `strategy` is compiled with
@@ -165,6 +170,8 @@ pub struct Prepared {
     taps: Option<CudaSlice<i32>>,
     block: (u32, u32),
     two_pass: bool,
+    /// gpu-strip's columns a thread.
+    strip_columns: u32,
     side: usize,
     sums: usize,
     acc_bytes: usize,
@@ -215,7 +222,7 @@ impl Prepared {
                 Strategy::GpuDouble => conv_double::launch(&job, &f[0], input, out)?,
                 Strategy::GpuBlock => conv_block::launch(&job, &f[0], input, out)?,
                 Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
-                Strategy::GpuStrip => conv_strip::launch(&job, &f[0], input, out)?,
+                Strategy::GpuStrip => conv_strip::launch(&job, &f[0], input, out, self.strip_columns)?,
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
                 Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
                 Strategy::CpuScalar | Strategy::CpuRayon => unreachable!("a GPU strategy"),
@@ -359,6 +366,7 @@ impl ConvGpu {
             taps,
             block,
             two_pass,
+            strip_columns: conv_strip::columns(is_box(kernel)),
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },

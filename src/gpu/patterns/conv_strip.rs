@@ -2,8 +2,8 @@
 //! down a strip of columns. `filter --variant gpu-strip`.
 //!
 //! `conv_strip(const u8* in, u8* out, int width, int height, int border, int rows)` reads `planes·w·h` bytes and
-//! writes `planes·w·h` bytes; thread t of plane z owns columns `4·(t mod groups) …` of rows
-//! `rows·(t div groups) …`, groups = ⌈w / 4⌉.
+//! writes `planes·w·h` bytes; thread t of plane z owns columns `columns·(t mod groups) …` of rows
+//! `rows·(t div groups) …`, groups = ⌈w / columns⌉.
 
 use cudarc::driver::{CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg};
 
@@ -16,26 +16,41 @@ pub const SOURCE: KernelSource = KernelSource { name: "conv_strip", source: incl
 /// 128 threads a block, one strip each.
 pub const BLOCK: (u32, u32) = (128, 1);
 
-/// Columns a thread (STRIP_G in the `.cu` file).
-pub const COLUMNS: u32 = 4;
-
-/// Strips a launch aims for: 64 rows a thread at 16384², measured fastest there on the H200 (box:15 1.39 ms at 64
-/// rows, 1.52 at 32, 1.45 at 256; scharr:9 0.84 / 0.93 / 0.94 ms: docs/performance.md v0.29) — the kernel is
-/// latency-bound, so more strips in flight beat fewer priming rows.
-const THREADS: u64 = 1 << 20;
-
-/// Rows a thread for `planes` planes of `w × h`: enough strips to fill the GPU, at least 8 rows each.
-pub fn rows_for(w: u32, h: u32, planes: u32) -> u32 {
-    let strips = u64::from(w.div_ceil(COLUMNS)) * u64::from(h) * u64::from(planes);
-    (strips.div_ceil(THREADS) as u32).clamp(8, h.max(8))
+/// Columns a thread (STRIP_G in the `.cu` file): 4 for the ring of rows, 8 for a box (`flat`), which has none.
+pub fn columns(flat: bool) -> u32 {
+    if flat {
+        8
+    } else {
+        4
+    }
 }
 
-/// Launches the kernel.
-pub fn launch(job: &ConvJob, f: &CudaFunction, input: &CudaSlice<u8>, out: &mut CudaSlice<u8>) -> Result<(), DriverError> {
+/// Strips a launch aims for: 64 rows a thread of 4 columns at 16384², measured fastest there on the H200 (box:15
+/// 1.39 ms at 64 rows, 1.52 at 32, 1.45 at 256; scharr:9 0.84 / 0.93 / 0.94 ms: docs/performance.md v0.29) — the
+/// kernel is latency-bound, so more strips in flight beat fewer priming rows.
+const STRIPS: u64 = 1 << 20;
+
+/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r`: enough strips to
+/// fill the GPU, but at least 2r + 1 rows, so that a band's 2r priming rows are fewer than its output rows (and at
+/// least 8, at most the image). Measured for a box of 8 columns (docs/performance.md v0.29): box:3 fastest at 8 rows
+/// on 1920×3240 and 4256×8496 and 32 at 16384²; box:15 at 16, 32 and 60 (within 8 % at 16 and 32).
+pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32) -> u32 {
+    let strips = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
+    (strips.div_ceil(STRIPS) as u32).max(2 * r + 1).clamp(8, h.max(8))
+}
+
+/// Launches the kernel, built with `columns` columns a thread ([`columns`]).
+pub fn launch(
+    job: &ConvJob,
+    f: &CudaFunction,
+    input: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+    columns: u32,
+) -> Result<(), DriverError> {
     job.check_io(input, out, &mut None);
     let (w, h) = (job.d.width as u32, job.d.height as u32);
-    let rows = rows_for(w, h, job.planes);
-    let threads = u64::from(w.div_ceil(COLUMNS)) * u64::from(h.div_ceil(rows));
+    let rows = rows_for(w, h, job.planes, columns, (job.side as u32) / 2);
+    let threads = u64::from(w.div_ceil(columns)) * u64::from(h.div_ceil(rows));
     let cfg = LaunchConfig {
         grid_dim: (threads.div_ceil(u64::from(BLOCK.0)) as u32, 1, job.planes),
         block_dim: (BLOCK.0, 1, 1),
@@ -45,7 +60,7 @@ pub fn launch(job: &ConvJob, f: &CudaFunction, input: &CudaSlice<u8>, out: &mut 
     let mut b = job.stream.launch_builder(f);
     b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&rows);
     // SAFETY: see the module contract; `ConvJob::check_io` checked both buffers against the planes the kernel reads
-    // and writes, the arguments follow its C signature, and the grid covers ⌈w / 4⌉ · ⌈h / rows⌉ strips per plane
+    // and writes, the arguments follow its C signature, and the grid covers ⌈w / columns⌉ · ⌈h / rows⌉ strips a plane
     // in 128-thread blocks, as the kernel's indexing assumes (threads past the last strip return).
     unsafe { b.launch(cfg) }.map(drop)
 }
@@ -55,14 +70,16 @@ mod tests {
     #[test]
     fn launch_shape_matches_the_cu_file() {
         assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
-        let define = format!("#define STRIP_G {}\n", super::COLUMNS);
+        let define = format!("#define STRIP_G (CONV_FLAT ? {} : {})\n", super::columns(true), super::columns(false));
         assert!(super::SOURCE.source.contains(&define), "conv_strip.cu: {define}");
     }
 
     #[test]
     fn rows_fill_the_gpu_and_stay_within_the_image() {
-        assert_eq!(super::rows_for(16384, 16384, 1), 64);
-        assert_eq!(super::rows_for(1920, 1080, 3), 8);
-        assert_eq!(super::rows_for(1, 1, 1), 8);
+        assert_eq!(super::rows_for(16384, 16384, 1, 4, 4), 64);
+        assert_eq!(super::rows_for(16384, 16384, 1, 8, 7), 32);
+        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7), 15);
+        assert_eq!(super::rows_for(1920, 1080, 3, 4, 1), 8);
+        assert_eq!(super::rows_for(1, 1, 1, 4, 7), 8);
     }
 }
