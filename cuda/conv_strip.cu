@@ -174,26 +174,31 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const int w[WIN]) {
     if (CONV_GRADIENT) row_pass(column_tap, w, g.hc[slot]);
 }
 
+// The words form's software pipelining: the window of the row in `next` (loaded a step earlier) into w; then, unless
+// the band ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step
+// computes, so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint:
+// skipped past the image's end).
+__device__ __forceinline__ void advance(const Strip& s, Words& next, int following, bool more, int w[WIN]) {
+    Words cur = next;
+    if (more) next = load_words(s, following);
+    int ahead = following + STRIP_PREFETCH;
+    if (ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
+    window_of(cur, w);
+}
+
 // One step of the march at compile-time position U of the ring: input row y + R enters slot (U + 2R) mod D (where
 // row y − R − 1 was), and output row y is the column pass over slots U … U + 2R (mod D), rows y − R … y + R.
-// WORDS (the thread's whole window inside the row, aligned): software pipelining — `next` holds row y + R's words,
-// loaded a step earlier; this step asks for row y + R + 1's before computing, so that their latency overlaps its
-// arithmetic, and asks L2 for a row STRIP_PREFETCH further (a hint: skipped past the image's end). Otherwise the
+// WORDS (the thread's whole window inside the row, aligned): `next` holds row y + R's words (`advance`). Otherwise the
 // window is read pixel by pixel through the border rule. The two forms are two instantiations, so the march's
 // loop holds only the form it runs (measured: with both in one loop body, half the stalls were instruction fetch).
 template <int U, bool WORDS_FORM>
 __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
     constexpr int slot = (U + 2 * CONV_R) % CONV_D;
     int w[WIN];
-    if constexpr (WORDS_FORM) {
-        Words cur = next;
-        if (y + 1 < end) next = load_words(s, y + 1 + CONV_R);
-        int ahead = y + 1 + CONV_R + STRIP_PREFETCH;
-        if (ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
-        window_of(cur, w);
-    } else {
+    if constexpr (WORDS_FORM)
+        advance(s, next, y + 1 + CONV_R, y + 1 < end, w);
+    else
         read_window(s, y + CONV_R, w);
-    }
     enter(g, slot, w);
     u8 b[STRIP_G];
 #pragma unroll
@@ -246,6 +251,14 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
     for (int y = y0; y < end; y += CONV_D) turn<0, WORDS_FORM>(s, out, y, end, g, next);
 }
 
+// v[k] += sign · (the row pass of window w)[k].
+__device__ __forceinline__ void accumulate(acc_t v[STRIP_G], const int w[WIN], int sign) {
+    acc_t h[STRIP_G];
+    row_pass(row_tap, w, h);
+#pragma unroll
+    for (int k = 0; k < STRIP_G; ++k) v[k] += sign * h[k];
+}
+
 // A box's march: no ring. v holds, per column, the sum of the row sums of the window's rows; each step adds the row
 // entering (y + R) and, after the output, subtracts the row leaving (y − R), re-read from the caches (it was read
 // 2R steps earlier) instead of kept: 2 loads a step instead of 1, but 8 columns a thread in 192 registers at box:15
@@ -255,55 +268,36 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
     acc_t v[STRIP_G];
 #pragma unroll
     for (int k = 0; k < STRIP_G; ++k) v[k] = 0;
-    auto add_row = [&](int y, int sign) {
-        int w[WIN];
-        read_window(s, y, w);
-        acc_t h[STRIP_G];
-        row_pass(row_tap, w, h);
-#pragma unroll
-        for (int k = 0; k < STRIP_G; ++k) v[k] += sign * h[k];
-    };
     // Rows y0 − R … y0 + R − 1.
     for (int i = 0; i < 2 * CONV_R; ++i) {
-        if constexpr (WORDS_FORM) {
-            int w[WIN];
+        int w[WIN];
+        if constexpr (WORDS_FORM)
             window_of(load_words(s, y0 - CONV_R + i), w);
-            acc_t h[STRIP_G];
-            row_pass(row_tap, w, h);
-#pragma unroll
-            for (int k = 0; k < STRIP_G; ++k) v[k] += h[k];
-        } else {
-            add_row(y0 - CONV_R + i, 1);
-        }
+        else
+            read_window(s, y0 - CONV_R + i, w);
+        accumulate(v, w, 1);
     }
     Words nin = {}, nout = {};
     if constexpr (WORDS_FORM) nin = load_words(s, y0 + CONV_R), nout = load_words(s, y0 - CONV_R);
     for (int y = y0; y < end; ++y) {
         int w[WIN];
-        acc_t h[STRIP_G];
-        Words cout = nout;
+        Words cout = nout;  // row y − R's words, loaded a step earlier
         if constexpr (WORDS_FORM) {
-            Words cin = nin;
-            if (y + 1 < end) nin = load_words(s, y + 1 + CONV_R), nout = load_words(s, y + 1 - CONV_R);
-            int ahead = y + 1 + CONV_R + STRIP_PREFETCH;
-            if (ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
-            window_of(cin, w);
+            if (y + 1 < end) nout = load_words(s, y + 1 - CONV_R);
+            advance(s, nin, y + 1 + CONV_R, y + 1 < end, w);
         } else {
             read_window(s, y + CONV_R, w);
         }
-        row_pass(row_tap, w, h);
+        accumulate(v, w, 1);
         u8 b[STRIP_G];
 #pragma unroll
-        for (int k = 0; k < STRIP_G; ++k) v[k] += h[k], b[k] = conv_finish(v[k], 0);
+        for (int k = 0; k < STRIP_G; ++k) b[k] = conv_finish(v[k], 0);
         store_row<WORDS_FORM>(s, out, y, b);
-        if constexpr (WORDS_FORM) {
+        if constexpr (WORDS_FORM)
             window_of(cout, w);
-            row_pass(row_tap, w, h);
-#pragma unroll
-            for (int k = 0; k < STRIP_G; ++k) v[k] -= h[k];
-        } else {
-            add_row(y - CONV_R, -1);
-        }
+        else
+            read_window(s, y - CONV_R, w);
+        accumulate(v, w, -1);
     }
 }
 
