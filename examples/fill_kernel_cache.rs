@@ -6,7 +6,7 @@
 use cuda_sobel::gpu::cache::CodeCache;
 use cuda_sobel::gpu::compile::{arch_option, cache_key, compile_with, options, Code};
 use cuda_sobel::gpu::kernels::Build;
-use cuda_sobel::gpu::patterns::SOURCES;
+use cuda_sobel::gpu::patterns::edge_sources;
 use cuda_sobel::sobel::{Border, Filter, Grey, Norm, Number, Output};
 
 fn main() -> anyhow::Result<()> {
@@ -27,7 +27,8 @@ fn main() -> anyhow::Result<()> {
     }
     builds.retain(|b| b.compat == cuda_sobel::sobel::Compat::Exact || b.output == Output::Edges);
     let cache = CodeCache::in_default_folder();
-    let jobs: Vec<(Build, usize)> = builds.iter().flat_map(|&b| (0..SOURCES.len()).map(move |i| (b, i))).collect();
+    let jobs: Vec<(Build, usize)> =
+        builds.iter().flat_map(|&b| (0..edge_sources().len()).map(move |i| (b, i))).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..std::thread::available_parallelism().map_or(2, |n| n.get()) {
@@ -35,14 +36,15 @@ fn main() -> anyhow::Result<()> {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(build, i)) = jobs.get(k) else { break };
                 let opts = options(&arch_option(9, 0, Code::Cubin), build);
-                let key = cache_key(&SOURCES[i], &opts, Code::Cubin);
-                if cache.get(SOURCES[i].name, key, Code::Cubin).is_none() {
-                    let code = compile_with(&SOURCES[i], &opts, Code::Cubin).expect("every kernel file compiles");
-                    cache.put(SOURCES[i].name, key, Code::Cubin, &code);
+                let key = cache_key(&edge_sources()[i], &opts, Code::Cubin);
+                if cache.get(edge_sources()[i].name, key, Code::Cubin).is_none() {
+                    let code =
+                        compile_with(&edge_sources()[i], &opts, Code::Cubin).expect("every kernel file compiles");
+                    cache.put(edge_sources()[i].name, key, Code::Cubin, &code);
                 }
             });
         }
     });
-    println!("{} builds × {} files cached", builds.len(), SOURCES.len());
+    println!("{} builds × {} files cached", builds.len(), edge_sources().len());
     Ok(())
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates kernels/sm_90/ (CUBIN of every kernel file for H100/H200, embedded in the binary) after a
+# Regenerates kernels/sm_90/ (CUBIN of every edge kernel file for H100/H200, embedded in the binary) after a
 # change to cuda/*.cu or the compile options. Needs NVRTC 13.0 (as CI installs it: target/nvrtc, or
 # NVRTC_DIR), not a GPU. tests/kernels.rs fails until this has been run.
 set -euo pipefail

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use cuda_sobel::gpu::kernels::Build;
-use cuda_sobel::gpu::patterns::{KernelSource, SOURCES};
+use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
 use cuda_sobel::gpu::{self, compile};
 use cuda_sobel::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Number, Operator, Output};
 
@@ -227,7 +227,7 @@ fn the_machine_code_built_into_the_binary_matches_the_sources() {
         &compile::arch_option(prebuilt::MAJOR, prebuilt::MINOR, compile::Code::Cubin),
         Build::default(),
     );
-    for src in &SOURCES {
+    for src in edge_sources() {
         let key = compile::cache_key(src, &options, compile::Code::Cubin);
         assert_eq!(
             prebuilt::manifest_key(src.name),
@@ -240,5 +240,10 @@ fn the_machine_code_built_into_the_binary_matches_the_sources() {
         let fresh = compile::compile_with(src, &options, compile::Code::Cubin).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&fresh[..4], b"\x7fELF", "{}.cu: CUBIN is an ELF image", src.name);
         assert!(embedded == fresh.as_slice(), "kernels/sm_90/{}.cubin differs from NVRTC's output now", src.name);
+    }
+    // The filter's files are compiled for each filter kernel: no default build, nothing prebuilt.
+    for src in &SOURCES[edge_sources().len()..] {
+        assert_eq!(prebuilt::manifest_key(src.name), None, "{}: a filter file in the prebuilt set", src.name);
+        assert!(!std::path::Path::new(&format!("{}/{}.cubin", prebuilt::DIR, src.name)).exists());
     }
 }

@@ -11,47 +11,58 @@
 //! parameters. Launch errors (bad configuration, too many resources) come back as `DriverError`; errors
 //! during execution surface at the next synchronisation, which every caller performs.
 
-/// Every kernel file, once: `cuda/<name>.cu`, its Rust twin `src/gpu/patterns/<name>.rs` and its prebuilt
-/// `kernels/sm_90/<name>.cubin`. Calls `$then!(name, …)`: this module declares the twins and [`SOURCES`]
-/// from it, [`super::prebuilt`] embeds the machine code, and `tests/kernels.rs` checks the list against
-/// `cuda/` — so a new kernel file is named here, and only here.
+/// Every kernel file, once: `cuda/<name>.cu` and its Rust twin `src/gpu/patterns/<name>.rs`. Calls
+/// `$then!([edge files], [filter files])`: this module declares the twins and [`SOURCES`] from it,
+/// [`super::prebuilt`] embeds the edge files' machine code (`kernels/sm_90/<name>.cubin`), and `tests/kernels.rs`
+/// checks the list against `cuda/` — so a new kernel file is named here, and only here. The edge files are
+/// built with the edge command's options (`Build`), the default one prebuilt; the filter's (`cuda_sobel filter`)
+/// are compiled for each filter kernel (`src/gpu/conv.rs`), so none of their builds could be prebuilt.
 macro_rules! kernel_files {
     ($then:ident) => {
         $then!(
-            map,
-            fused_map,
-            fused,
-            n_per_thread,
-            const_taps,
-            separable,
-            tiled,
-            vec16,
-            strip,
-            selftest,
-            timing,
-            unfilter,
-            deflate,
-            conv_single,
-            conv_constant,
-            conv_double,
-            conv_predefined,
-            conv_local,
-            conv_separable,
-            conv_block,
-            conv_rolling,
-            conv_strip
+            [
+                map,
+                fused_map,
+                fused,
+                n_per_thread,
+                const_taps,
+                separable,
+                tiled,
+                vec16,
+                strip,
+                selftest,
+                timing,
+                unfilter,
+                deflate
+            ],
+            [
+                conv_single,
+                conv_constant,
+                conv_double,
+                conv_predefined,
+                conv_local,
+                conv_separable,
+                conv_block,
+                conv_rolling,
+                conv_strip
+            ]
         );
     };
 }
 pub(crate) use kernel_files;
 
 macro_rules! declare {
-    ($($name:ident),*) => {
+    ([$($name:ident),*], [$($conv:ident),*]) => {
         $(pub mod $name;)*
+        $(pub mod $conv;)*
 
         /// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
-        /// mode's PNG unfiltering and deflating), in [`kernel_files!`]'s order.
-        pub const SOURCES: [KernelSource; [$(stringify!($name)),*].len()] = [$($name::SOURCE),*];
+        /// mode's PNG unfiltering and deflating), in [`kernel_files!`]'s order: the edge files, then the filter's.
+        pub const SOURCES: [KernelSource; [$(stringify!($name),)* $(stringify!($conv)),*].len()] =
+            [$($name::SOURCE,)* $($conv::SOURCE),*];
+
+        /// How many of [`SOURCES`], the first, are edge files (built with the edge command's options).
+        pub const EDGE_FILES: usize = [$(stringify!($name)),*].len();
     };
 }
 kernel_files!(declare);
@@ -63,6 +74,11 @@ use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchConfig};
 use super::GpuError;
 use crate::sobel::Border;
 use crate::variant::N1;
+
+/// The edge files of [`SOURCES`]: those the edge command's builds compile, and the default build prebuilds.
+pub fn edge_sources() -> &'static [KernelSource] {
+    &SOURCES[..EDGE_FILES]
+}
 
 /// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
 pub struct KernelSource {
