@@ -12,8 +12,9 @@
 //  - The taps are compiled in (CONV_COLUMN, CONV_ROW): zero taps vanish, so scharr:9's row pass is one subtraction.
 //  - A gradient kernel's transpose is r ⊗ c: a second ring holds the rows' pass with c, and Gy = Σᵢ r[i]·(that ring).
 //  - A box (CONV_FLAT: every tap 1) needs no ring: running sums along the row (each window is the previous one plus
-//    the pixel entering minus the one leaving) and down the column (plus the row entering, minus the row leaving),
-//    4 adds a pixel at any diameter; so a thread can own 8 columns (box_march below).
+//    the pixel entering minus the one leaving) and down the column (plus the row entering, minus the row leaving,
+//    whose row sums are computed again from the caches): about ten adds a pixel at any diameter, and a thread can
+//    own 8 columns (box_march below).
 //
 // Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4, a box 8) × `rows` rows a
 // thread, grid.z = planes.
