@@ -7,6 +7,17 @@ fn t(rows: &[Row], set: &str, label: &str, size: usize) -> Option<f64> {
     rows.iter().find(|r| r.images.starts_with(set) && r.label == label && r.size == size).map(|r| r.ms.mean)
 }
 
+/// `num`'s mean time ÷ `den`'s at each of `sizes` on `set` (NaN where a row is missing).
+fn ratios(rows: &[Row], set: &str, num: &str, den: &str, sizes: &[usize]) -> Vec<f64> {
+    let ms = |label, d| t(rows, set, label, d).unwrap_or(f64::NAN);
+    sizes.iter().map(|&d| ms(num, d) / ms(den, d)).collect()
+}
+
+/// Ratios as the findings print them: "1.23 / 0.98 / …".
+fn joined(ratios: &[f64]) -> String {
+    ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ")
+}
+
 fn verdict(ok: bool) -> &'static str {
     if ok {
         "**confirmed**"
@@ -67,9 +78,7 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
             let double_wins = [3, 5, 7, 9].iter().all(|&d| t(rows, p, "double", d) < t(rows, p, "single", d));
             out.push(format!(
                 "Double beats single at every size: single ÷ double = {} — {}.",
-                [3, 5, 7, 9]
-                    .map(|d| format!("{:.2}", f(t(rows, p, "single", d)) / f(t(rows, p, "double", d))))
-                    .join(" / "),
+                joined(&ratios(rows, p, "single", "double", &[3, 5, 7, 9])),
                 verdict(double_wins)
             ));
             let growth = f(t(rows, p, "predefined", 9)) / f(t(rows, p, "predefined", 3));
@@ -82,9 +91,7 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
                 .all(|&d| f(t(rows, p, "local + predefined", d)) >= 0.95 * f(t(rows, p, "predefined", d)));
             out.push(format!(
                 "Local memory does not help predefined filters: predefined ÷ (local + predefined) = {} — {}.",
-                [3, 5, 7, 9]
-                    .map(|d| format!("{:.2}", f(t(rows, p, "predefined", d)) / f(t(rows, p, "local + predefined", d))))
-                    .join(" / "),
+                joined(&ratios(rows, p, "predefined", "local + predefined", &[3, 5, 7, 9])),
                 verdict(no_help)
             ));
             let r9 = [14.0, 15.7, 15.4, 24.0];
@@ -111,21 +118,19 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
             });
             out.push(format!(
                 "The tile in local memory is at least 10 % faster than every other version at every size: constant ÷ local = {} — {}.",
-                [3, 5, 7].map(|d| format!("{:.2}", f(t(rows, p, "constant", d)) / f(t(rows, p, "local", d)))).join(" / "),
+                joined(&ratios(rows, p, "constant", "local", &[3, 5, 7])),
                 verdict(local_best)
             ));
         }
         Study::BoxBlur => {
             for set in ["1920", "4256"] {
-                let ratios: Vec<f64> = (3..=15)
-                    .step_by(2)
-                    .map(|d| f(t(rows, set, "1 pixel per thread", d)) / f(t(rows, set, "16 pixels per thread", d)))
-                    .collect();
+                let diameters: Vec<usize> = (3..=15).step_by(2).collect();
+                let ratios = ratios(rows, set, "1 pixel per thread", "16 pixels per thread", &diameters);
                 let all = ratios.iter().all(|&r| r > 1.0);
                 let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
                 out.push(format!(
                     "{set}: 16 pixels per thread with block reads is faster at every diameter (the article: 1.52× in kernel time): 1 pixel ÷ 16 pixels = {} (mean {mean:.2}×) — {}.",
-                    ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / "),
+                    joined(&ratios),
                     verdict(all)
                 ));
             }
@@ -153,4 +158,70 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Row, Study};
+    use crate::stats::Summary;
+
+    /// The rows of a study's committed JSON.
+    fn rows(json: &str) -> Vec<Row> {
+        let v: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+        v.iter()
+            .map(|r| {
+                let ms = |k: &str| r["ms"][k].as_f64().unwrap();
+                Row {
+                    label: r["label"].as_str().unwrap().into(),
+                    size: r["size"].as_u64().unwrap() as usize,
+                    kernel: r["kernel"].as_str().unwrap().into(),
+                    images: r["images"].as_str().unwrap().into(),
+                    ms: Summary {
+                        count: r["ms"]["count"].as_u64().unwrap() as usize,
+                        mean: ms("mean"),
+                        sd: ms("sd"),
+                        min: ms("min"),
+                        max: ms("max"),
+                        median: ms("median"),
+                    },
+                    gbps: r["gbps"].as_f64().unwrap(),
+                    percent_of_copy: r["percent_of_copy"].as_f64().unwrap(),
+                    exact: r["exact"].as_bool().unwrap(),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_h200_studies_findings_come_out_of_their_rows() {
+        let files = [
+            (
+                Study::FilterSizes,
+                include_str!("../../../bench/h200/issue30/study-filter-sizes.json"),
+                include_str!("../../../bench/h200/issue30/study-filter-sizes.md"),
+            ),
+            (
+                Study::ConstantLocal,
+                include_str!("../../../bench/h200/issue30/study-constant-local.json"),
+                include_str!("../../../bench/h200/issue30/study-constant-local.md"),
+            ),
+            (
+                Study::BoxBlur,
+                include_str!("../../../bench/h200/issue30/study-box-blur.json"),
+                include_str!("../../../bench/h200/issue30/study-box-blur.md"),
+            ),
+            (
+                Study::Prefetch,
+                include_str!("../../../bench/h200/issue30/study-prefetch.json"),
+                include_str!("../../../bench/h200/issue30/study-prefetch.md"),
+            ),
+        ];
+        for (study, json, md) in files {
+            let lines = super::of(study, &rows(json));
+            assert!(lines.len() >= 2, "{study:?}");
+            for line in lines {
+                assert!(md.contains(&format!("- {line}\n")), "{study:?}: not in the committed results: {line}");
+            }
+        }
+    }
 }
