@@ -5,11 +5,9 @@
 
 mod common;
 
-use std::io::Write;
-
+use common::gpu_or_skip;
 use cuda_sobel::conv::{self, ConvKernel, Kind, Planes, Strategy};
 use cuda_sobel::gpu::conv::{ConvGpu, Tuning};
-use cuda_sobel::gpu::Gpu;
 use cuda_sobel::sobel::Border;
 
 fn plane(width: usize, height: usize, data: &[u8]) -> Planes {
@@ -134,17 +132,6 @@ fn cpu_rayon_equals_the_reference_everywhere() {
                     k.name
                 );
             }
-        }
-    }
-}
-
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    match Gpu::open() {
-        Ok(gpu) => Some(gpu),
-        Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("{test}: GPU required: {e}"),
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
-            None
         }
     }
 }

@@ -8,25 +8,12 @@
 
 mod common;
 
-use std::io::Write;
-
+use common::gpu_or_skip;
 use cuda_sobel::gpu::{variants, Gpu};
 use cuda_sobel::pipeline::{Mapping, Variant, N1};
 use cuda_sobel::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Number, Operator, Output};
 use cuda_sobel::{cpu, image_io};
 use image::RgbImage;
-
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    match Gpu::open() {
-        Ok(gpu) => Some(gpu),
-        Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("{test}: GPU required: {e}"),
-        Err(e) => {
-            // Written to the real stderr (not the test harness's capture) so CI logs show the reason.
-            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
-            None
-        }
-    }
-}
 
 /// Deterministic pseudo-random images (xorshift), so a failure can be reproduced.
 use cuda_sobel::generate::noise as random_image;

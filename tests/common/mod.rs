@@ -3,6 +3,7 @@
 //! path of the binary built here.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use image::RgbImage;
@@ -14,6 +15,20 @@ pub fn grey_rgb(width: u32, height: u32, values: &[u8]) -> RgbImage {
         let v = values[(y * width + x) as usize];
         image::Rgb([v, v, v])
     })
+}
+
+/// The GPU, or `None` with a line saying why the test is skipped; with `CUDA_SOBEL_REQUIRE_GPU` set (the GPU
+/// machine), no GPU fails the test instead.
+pub fn gpu_or_skip(test: &str) -> Option<cuda_sobel::gpu::Gpu> {
+    match cuda_sobel::gpu::Gpu::open() {
+        Ok(gpu) => Some(gpu),
+        Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("{test}: GPU required: {e}"),
+        Err(e) => {
+            // Written to the real stderr (not the test harness's capture) so CI logs show the reason.
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
+            None
+        }
+    }
 }
 
 /// The `cuda_sobel` binary under test.
