@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cuda_sobel::engine::stream::{self, Compute};
@@ -123,14 +122,7 @@ proptest! {
 
 #[test]
 fn streamed_on_the_gpu_equals_the_whole_image_path() {
-    let gpu = match Gpu::open() {
-        Ok(gpu) => gpu,
-        Err(e) if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() => panic!("GPU required: {e}"),
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED streamed_on_the_gpu_equals_the_whole_image_path: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = common::gpu_or_skip("streamed_on_the_gpu_equals_the_whole_image_path") else { return };
     let dir = tempfile::tempdir().unwrap();
     for (i, (w, h)) in [(97u32, 61u32), (33, 5), (1, 9), (640, 3), (513, 130)].into_iter().enumerate() {
         for kind in KINDS {
