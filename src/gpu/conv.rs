@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 
 use super::cache::CodeCache;
-use super::kernels::{code_for, load_module, Fetched, LoadStats};
+use super::kernels::{fetch_all, load_module, LoadStats};
 use super::patterns::{
     conv_block, conv_constant, conv_double, conv_local, conv_predefined, conv_rolling, conv_separable, conv_single,
     conv_strip, Dims, KernelSource, SOURCES,
@@ -286,19 +286,8 @@ impl ConvGpu {
             }
         }
         let cache = CodeCache::in_default_folder();
-        let codes: Vec<Result<(Fetched, LoadStats), GpuError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = wanted
-                .iter()
-                .map(|(file, options)| {
-                    let cache = &cache;
-                    scope.spawn(move || {
-                        let mut s = LoadStats::default();
-                        code_for(ConvGpu::source(file), options, cache, &mut s).map(|code| (code, s))
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("a compile thread does not panic")).collect()
-        });
+        let builds: Vec<_> = wanted.iter().map(|(file, options)| (ConvGpu::source(file), options.as_slice())).collect();
+        let codes = fetch_all(&builds, &cache);
         for (b, code) in wanted.into_iter().zip(codes) {
             let (code, s) = code?;
             let mut stats = self.stats.lock().expect("no panic while holding the stats");

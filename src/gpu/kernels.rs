@@ -250,19 +250,8 @@ impl KernelSet {
         let missing: Vec<usize> =
             names.iter().map(|n| index_of(n)).filter(|&i| self.modules[i].get().is_none()).collect();
         let cache = CodeCache::in_default_folder();
-        let codes: Vec<Result<(Fetched, LoadStats), GpuError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = missing
-                .iter()
-                .map(|&i| {
-                    let (cache, options) = (&cache, &self.options);
-                    scope.spawn(move || {
-                        let mut s = LoadStats::default();
-                        code_for(&SOURCES[i], options, cache, &mut s).map(|code| (code, s))
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("a compile thread does not panic")).collect()
-        });
+        let builds: Vec<_> = missing.iter().map(|&i| (&SOURCES[i], self.options.as_slice())).collect();
+        let codes = fetch_all(&builds, &cache);
         for (&i, code) in missing.iter().zip(codes) {
             let (code, s) = code?;
             *stats += s;
@@ -320,6 +309,27 @@ fn index_of(name: &str) -> usize {
 
 /// One kernel file's machine code, and whether it came from the cache.
 pub(super) type Fetched = (Vec<u8>, bool);
+
+/// [`code_for`] of every (file, options) build at the same time, one thread each (NVRTC is thread-safe across
+/// programs), so that a first run waits for its slowest build, not for the sum of them. In `builds`' order, each
+/// with what it counted.
+pub(super) fn fetch_all(
+    builds: &[(&KernelSource, &[String])],
+    cache: &CodeCache,
+) -> Vec<Result<(Fetched, LoadStats), GpuError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = builds
+            .iter()
+            .map(|&(src, options)| {
+                scope.spawn(move || {
+                    let mut s = LoadStats::default();
+                    code_for(src, options, cache, &mut s).map(|code| (code, s))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a compile thread does not panic")).collect()
+    })
+}
 
 /// One kernel file's machine code: built into the binary when made from this very source and options for
 /// this architecture ([`super::prebuilt`]), else from the cache when an intact entry is there, else
