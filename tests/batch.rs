@@ -208,6 +208,18 @@ fn jpegs_are_exact_for_the_rgb_their_decoder_produced() {
         let on_gpu = stdout.contains("JPEGs decoded by nvJPEG");
         assert_eq!(on_gpu, decoder == "auto" && gpu_required, "{decoder}: which decoder ran: {stdout}");
         assert!(on_gpu || stdout.contains("JPEGs decoded on the CPU"), "{decoder}: the line says which: {stdout}");
+        if on_gpu {
+            // The four good files on the GPU; on a GPU with a JPEG engine, the baseline ones on the engine (the
+            // cut file may fail the engine's call for the others: they are then decoded alone, as counted).
+            let line = stdout.lines().find(|l| l.contains("JPEGs decoded by nvJPEG on the GPU")).expect(&stdout);
+            assert!(line.starts_with("4 JPEGs decoded by nvJPEG on the GPU, "), "{line}");
+            let engine = stdout.contains("on the GPU's JPEG engine, batched");
+            assert!(engine || stdout.contains("default backend: "), "which backend, and why: {stdout}");
+            // The engine's calls need JPEGs waiting: more slots by default where it decodes.
+            let slots = if engine { "8 slots each" } else { "4 slots each" };
+            assert!(stdout.contains(slots), "{slots}: {stdout}");
+            println!("{decoder}: {line}");
+        }
         for name in ["photo", "odd", "grey", "whole"] {
             assert!(image::open(out.join(format!("{name}_sobel.png"))).is_ok(), "{decoder}: {name} written");
         }

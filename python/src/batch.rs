@@ -89,7 +89,7 @@ fn options(
         format,
         filter,
         compression,
-        slots: 4,
+        slots: None,
         devices: None,
         check,
         baseline: false,

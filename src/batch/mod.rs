@@ -13,6 +13,7 @@
 //! reserves its image's estimated peak before decoding, and waits while others hold the rest.
 
 pub mod inputs;
+mod summary;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,16 +24,26 @@ use ::rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cpu;
-use crate::engine::{Device, Edges, Engine, Want};
+use crate::engine::{Device, Edges, Engine, JpegEdges, Want};
 use crate::error::{one_line, Error};
 use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::variant::count_mismatches;
 pub use inputs::{Input, Inputs};
+pub use summary::{summary_text, BatchSummary};
 
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
+
+/// GPU slots a device by default: enough streams to overlap one image's copies and kernels with others'.
+pub const DEFAULT_SLOTS: usize = 4;
+
+/// GPU slots a device by default where the GPU's JPEG engine decodes the JPEGs: its calls decode the JPEGs the
+/// slots have waiting side by side (`gpu::jpeg_batch`), so they need several waiting. 1000 photos of 4000×3000 on
+/// the H200, two leases: 4 slots 263–276 images/s (fewer than nvJPEG's default backend on 4 slots: 312–326),
+/// 8 slots 422–449, 16 slots 366–488 (docs/performance.md v0.30): 8, the steadier and the smaller.
+pub const JPEG_ENGINE_SLOTS: usize = 8;
 
 /// What one batch run does.
 #[derive(Clone, Debug)]
@@ -49,8 +60,9 @@ pub struct BatchOptions {
     pub filter: Filter,
     /// PNG encoder effort.
     pub compression: PngCompression,
-    /// GPU slots (streams with pinned buffers) per device.
-    pub slots: usize,
+    /// GPU slots (streams with pinned buffers) per device; `None`: [`DEFAULT_SLOTS`], or [`JPEG_ENGINE_SLOTS`]
+    /// where the GPU's JPEG engine decodes.
+    pub slots: Option<usize>,
     /// Devices to spread the images over; `None`: every visible device.
     pub devices: Option<Vec<usize>>,
     /// Also compute cpu-scalar for every image and fail the image if the bytes differ.
@@ -120,34 +132,6 @@ impl JpegDecoder {
     }
 }
 
-/// What a batch run did.
-#[derive(Debug)]
-pub struct BatchSummary {
-    /// Files taken.
-    pub images: usize,
-    /// Each failed file with its one-line reason.
-    pub failures: Vec<(PathBuf, String)>,
-    /// Wall clock of the whole batch.
-    pub seconds: f64,
-    /// Bytes of the inputs that succeeded.
-    pub input_bytes: u64,
-    /// What computed the edges: "gpu-strip on …", "cpu-rayon (…)", or "none (baseline)".
-    pub engine: String,
-    /// One line per kind of thing the listed folders held that was not taken, with how many and why.
-    pub skipped: Vec<String>,
-    /// One line per thing the user should know about an input (orientation applied, animation).
-    pub notes: Vec<String>,
-    /// Outputs whose PNG data the GPU deflated (`--png-encoder auto`).
-    pub gpu_deflated: u64,
-}
-
-impl BatchSummary {
-    /// Images that succeeded, per second.
-    pub fn images_per_second(&self) -> f64 {
-        (self.images - self.failures.len()) as f64 / self.seconds
-    }
-}
-
 /// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
 /// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger. On the
 /// GPU a PNG may instead go up still filtered: its stored rows and a slot's pinned copy of them, with the
@@ -175,11 +159,15 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
         return Ok((engines, "none (baseline: decode + encode only)".to_string()));
     }
     let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
-    let mut reasons = Vec::new();
+    let (mut reasons, mut slots) = (Vec::new(), 0);
     for ordinal in ordinals {
-        match Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| e.with_slots(opts.slots)) {
-            Ok(e) if opts.jpeg_decoder == JpegDecoder::Cpu => engines.push(e),
-            Ok(e) => engines.push(e.with_nvjpeg()),
+        let opened = Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| {
+            let e = if opts.jpeg_decoder == JpegDecoder::Cpu { e } else { e.with_nvjpeg() };
+            slots = opts.slots.unwrap_or(if e.has_jpeg_engine() { JPEG_ENGINE_SLOTS } else { DEFAULT_SLOTS });
+            e.with_slots(slots)
+        });
+        match opened {
+            Ok(e) => engines.push(e),
             Err(e) => reasons.push(format!("device {ordinal}: {e}")),
         }
     }
@@ -191,7 +179,7 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
         None => "JPEGs decoded on the CPU: no GPU".to_string(),
     };
     let mut description = match engines.first() {
-        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}", e.describe(), engines.len(), opts.slots),
+        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}", e.describe(), engines.len(), slots),
         None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
     };
     if !engines.is_empty() && !reasons.is_empty() {
@@ -245,6 +233,8 @@ pub fn run_planned(
     let input_bytes = std::sync::atomic::AtomicU64::new(0);
     // JPEGs nvJPEG decoded, for the progress bar (which decoder is running, as it runs).
     let by_nvjpeg = std::sync::atomic::AtomicU64::new(0);
+    // Of them, those the GPU's JPEG engine decoded (the rest: nvJPEG's default backend).
+    let by_engine = std::sync::atomic::AtomicU64::new(0);
     // PNGs deflated on the GPU, likewise.
     let by_gpu_deflate = std::sync::atomic::AtomicU64::new(0);
     let start = Instant::now();
@@ -313,8 +303,11 @@ pub fn run_planned(
             if let Some(engine) = engine.filter(|e| e.decodes_jpeg_on_gpu() && !opts.baseline) {
                 if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
                     match engine.sobel_jpeg(&jpeg.bytes, opts.filter, want, opts.check) {
-                        Ok(Some((edges, rgb))) => {
+                        Ok(Some(JpegEdges { edges, rgb, on_engine })) => {
                             by_nvjpeg.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if on_engine {
+                                by_engine.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
                             if let (Some(rgb), Some(bytes)) = (rgb, &edges.bytes) {
                                 check_against_scalar(path, &rgb, bytes, opts.filter)?;
                             }
@@ -356,9 +349,11 @@ pub fn run_planned(
                 let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 let total = input_bytes.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed) + bytes;
                 let mut message = format!("{:.0} MB/s", total as f64 / 1e6 / start.elapsed().as_secs_f64());
-                for (count, what) in
-                    [(&by_nvjpeg, "JPEGs decoded by nvJPEG"), (&by_gpu_deflate, "PNGs deflated on the GPU")]
-                {
+                for (count, what) in [
+                    (&by_nvjpeg, "JPEGs decoded by nvJPEG"),
+                    (&by_engine, "of them on its JPEG engine"),
+                    (&by_gpu_deflate, "PNGs deflated on the GPU"),
+                ] {
                     match count.load(std::sync::atomic::Ordering::Relaxed) {
                         0 => {}
                         n => message.push_str(&format!(" · {n} {what}")),
@@ -385,6 +380,7 @@ pub fn run_planned(
         skipped: Vec::new(),
         notes,
         gpu_deflated: by_gpu_deflate.into_inner(),
+        nvjpeg_decoded: (by_nvjpeg.into_inner(), by_engine.into_inner()),
     }
 }
 
@@ -409,36 +405,4 @@ fn check_png(out: &Path, edges: &[u8]) -> Result<(), String> {
         return Err(failed(format!("decodes to other bytes ({differing} differ)")));
     }
     Ok(())
-}
-
-/// The summary as the terminal shows it.
-pub fn summary_text(s: &BatchSummary) -> String {
-    use std::fmt::Write as _;
-    let mut t = String::new();
-    let ok = s.images - s.failures.len();
-    let _ = writeln!(
-        t,
-        "batch: {ok} of {} images in {:.2} s — {:.1} images/s, {:.0} MB/s of input — {}",
-        s.images,
-        s.seconds,
-        s.images_per_second(),
-        s.input_bytes as f64 / 1e6 / s.seconds,
-        s.engine
-    );
-    if s.gpu_deflated > 0 {
-        let _ = writeln!(t, "{} PNGs deflated on the GPU (--png-encoder auto), the others on the CPU", s.gpu_deflated);
-    }
-    for line in &s.skipped {
-        let _ = writeln!(t, "{line}");
-    }
-    for note in &s.notes {
-        let _ = writeln!(t, "note: {note}");
-    }
-    if !s.failures.is_empty() {
-        let _ = writeln!(t, "failed ({}):", s.failures.len());
-        for (_, reason) in &s.failures {
-            let _ = writeln!(t, "  {reason}");
-        }
-    }
-    t
 }

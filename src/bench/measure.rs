@@ -35,7 +35,7 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
             format: crate::image_io::Format::Png,
             filter: opts.filter,
             compression: crate::image_io::PngCompression::Default,
-            slots: 4,
+            slots: None,
             devices: None,
             check: false,
             baseline,

@@ -343,9 +343,10 @@ struct BatchArgs {
     /// PNG compression effort for the outputs
     #[arg(long, value_enum, default_value_t)]
     png_compression: image_io::PngCompression,
-    /// GPU slots: images on the GPU at once, each with its own stream and pinned buffers
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
-    slots: u32,
+    /// GPU slots: images on the GPU at once, each with its own stream and pinned buffers [default: 4, or 8
+    /// where the GPU's JPEG engine decodes]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    slots: Option<u32>,
     /// Also compute cpu-scalar for every image; an image whose bytes differ fails
     #[arg(long)]
     check: bool,

@@ -204,7 +204,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         format: a.format,
         filter,
         compression: a.png_compression,
-        slots: a.slots as usize,
+        slots: a.slots.map(|n| n as usize),
         devices: (!a.devices.is_empty()).then_some(a.devices),
         check: a.check,
         baseline: a.baseline,

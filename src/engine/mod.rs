@@ -29,12 +29,14 @@ pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 use crate::image_io::filtered::Filtered;
 
 pub mod filter;
+mod jpeg;
 mod measure;
 mod outputs;
 pub mod stream;
 use crate::gpu::{variants, Gpu};
 use crate::sobel::{Filter, Output};
 use crate::variant::Variant;
+pub use jpeg::JpegEdges;
 pub use measure::{npp_description, DeviceInfo, HostRun, Meter, NppPeer, ResidentRun};
 
 /// Compiles every kernel file for `filter`'s operator and arithmetic and writes `<dir>/<name>.ptx`, to read
@@ -271,52 +273,6 @@ impl Engine {
             self.slots = Some(SlotPool::new(gpu, slots)?);
         }
         Ok(self)
-    }
-
-    /// Loads nvJPEG for [`Engine::sobel_jpeg`] (an engine with slots); its absence is kept as the reason
-    /// ([`Engine::jpeg_decoder`]), not an error: JPEGs are then decoded on the CPU.
-    pub fn with_nvjpeg(mut self) -> Engine {
-        if let (Some(gpu), Some(_)) = (&self.gpu, &self.slots) {
-            self.nvjpeg = Some(gpu.ctx.bind_to_thread().map_err(|e| e.to_string()).and_then(|()| Nvjpeg::load()));
-        }
-        self
-    }
-
-    /// Whether [`Engine::sobel_jpeg`] decodes on the GPU (nvJPEG loaded), so that a caller should read JPEGs
-    /// with [`crate::image_io::jpeg::read`] instead of decoding them.
-    pub fn decodes_jpeg_on_gpu(&self) -> bool {
-        matches!(self.nvjpeg, Some(Ok(_)))
-    }
-
-    /// Where [`Engine::sobel_jpeg`] decodes: nvJPEG's library, or why JPEGs are decoded on the CPU.
-    pub fn jpeg_decoder(&self) -> Result<&str, String> {
-        match &self.nvjpeg {
-            Some(Ok(n)) => Ok(&n.name),
-            Some(Err(why)) => Err(why.clone()),
-            None if self.slots.is_none() => Err("GPU decoding needs a GPU and batch slots".into()),
-            None => Err("not asked for (--jpeg-decoder cpu)".into()),
-        }
-    }
-
-    /// The edge image of a JPEG decoded by nvJPEG on the GPU ([`Engine::with_nvjpeg`]), and with `want_rgb`
-    /// the RGB it decoded; `None` when this engine has no nvJPEG or the image is too large for a slot, an error
-    /// when nvJPEG refuses the file (CMYK, a layout it does not convert): the caller then decodes on the CPU.
-    /// Bytes identical to [`crate::cpu::scalar::sobel`] of that RGB.
-    pub fn sobel_jpeg(
-        &self,
-        bytes: &[u8],
-        filter: Filter,
-        want: Want,
-        want_rgb: bool,
-    ) -> Result<Option<(Edges, Option<RgbImage>)>, EngineError> {
-        let (Some(g), Some(pool), Some(Ok(nvjpeg))) = (&self.gpu, &self.slots, &self.nvjpeg) else { return Ok(None) };
-        let info = nvjpeg.info(bytes).map_err(GpuError::Peer)?;
-        let (w, h) = (info.width, info.height);
-        if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? < h as usize {
-            return Ok(None);
-        }
-        let (edges, rgb) = pool.with_slot(|slot| slot.run_jpeg(nvjpeg, bytes, info, filter, want, want_rgb))?;
-        Ok(Some((edges, rgb.map(|rgb| RgbImage::from_raw(w, h, rgb).expect("3 · width · height bytes")))))
     }
 
     /// Whether a GPU is open (else [`Engine::sobel`] runs cpu-rayon).

@@ -13,6 +13,7 @@ pub mod compile;
 pub mod conv;
 pub mod events;
 pub mod host_pipeline;
+pub mod jpeg_batch;
 pub mod kernels;
 pub mod npp;
 pub mod nvjpeg;

@@ -7,14 +7,27 @@
 //! state is not shared between threads), `nvjpegGetImageInfo` to check the file first, and `nvjpegDecode` into
 //! interleaved RGB (`NVJPEG_OUTPUT_RGBI`) written straight into gpu-strip's device input buffer, on the slot's
 //! stream. The declarations below are the few nvjpeg.h ones these calls need.
+//!
+//! Where the GPU has a JPEG engine (A100, H100, H200: `NVJPEG_BACKEND_HARDWARE`), a second handle decodes
+//! baseline JPEGs on it, several images a call (`nvjpegDecodeBatched`): the engine decodes a call's images side
+//! by side, so its rate grows with the batch — on the H200, 4000×3000 photos, 160 images/s one a call, 670 four
+//! a call, 870 sixteen (docs/performance.md v0.30) — while calls from several threads take turns. So slots do not
+//! call it each on their own: [`super::jpeg_batch`] gathers the JPEGs the slots have waiting into one call.
+//! The engine's calls need the CUDA context current on the calling thread; without it they fail with
+//! "allocator failure" (measured: the reason v0.27 found the engine unusable).
 
 use std::ffi::{c_int, c_uchar, c_void};
 
+use std::sync::Arc;
+
+use cudarc::driver::CudaContext;
 use libloading::Library;
 
 /// `nvjpegHandle_t`, `nvjpegJpegState_t`: opaque pointers.
 type Handle = *mut c_void;
 type State = *mut c_void;
+/// `nvjpegJpegStream_t`: a parsed header, opaque.
+type JpegStream = *mut c_void;
 
 /// nvjpeg.h's `NVJPEG_MAX_COMPONENT`.
 const MAX_COMPONENT: usize = 4;
@@ -28,6 +41,8 @@ struct Image {
 
 /// `nvjpegOutputFormat_t::NVJPEG_OUTPUT_RGBI`: interleaved RGB in `channel[0]`.
 const OUTPUT_RGBI: c_int = 5;
+/// `nvjpegBackend_t::NVJPEG_BACKEND_HARDWARE`: the GPU's JPEG engine.
+const BACKEND_HARDWARE: c_int = 3;
 /// `nvjpegChromaSubsampling_t` values nvJPEG reports for the layouts it decodes (4:4:4 … 4:1:0, grey).
 const CSS_GRAY: c_int = 6;
 const CSS_UNKNOWN: c_int = -1;
@@ -39,6 +54,14 @@ type StateDestroy = unsafe extern "C" fn(State) -> c_int;
 type GetImageInfo =
     unsafe extern "C" fn(Handle, *const c_uchar, usize, *mut c_int, *mut c_int, *mut c_int, *mut c_int) -> c_int;
 type Decode = unsafe extern "C" fn(Handle, State, *const c_uchar, usize, c_int, *mut Image, *mut c_void) -> c_int;
+type CreateEx = unsafe extern "C" fn(c_int, *const c_void, *const c_void, u32, *mut Handle) -> c_int;
+type BatchedInitialize = unsafe extern "C" fn(Handle, State, c_int, c_int, c_int) -> c_int;
+type DecodeBatched =
+    unsafe extern "C" fn(Handle, State, *const *const c_uchar, *const usize, *mut Image, *mut c_void) -> c_int;
+type StreamCreate = unsafe extern "C" fn(Handle, *mut JpegStream) -> c_int;
+type StreamDestroy = unsafe extern "C" fn(JpegStream) -> c_int;
+type ParseHeader = unsafe extern "C" fn(Handle, *const c_uchar, usize, JpegStream) -> c_int;
+type BatchedSupported = unsafe extern "C" fn(Handle, JpegStream, *mut c_int) -> c_int;
 
 /// nvjpeg.h's `nvjpegStatus_t`, in words.
 fn status(code: c_int) -> String {
@@ -67,14 +90,28 @@ struct Fns {
     decode: Decode,
 }
 
+/// The hardware engine's entry points.
+struct HardwareFns {
+    create_ex: CreateEx,
+    batched_initialize: BatchedInitialize,
+    decode_batched: DecodeBatched,
+    stream_create: StreamCreate,
+    stream_destroy: StreamDestroy,
+    parse_header: ParseHeader,
+    batched_supported: BatchedSupported,
+}
+
 /// The library and one handle on the default backend.
 pub struct Nvjpeg {
-    /// Keeps the library loaded while `fns` point into it.
-    _lib: Library,
+    /// The GPU's JPEG engine, or why it is not used. (Fields drop in this order: the engine's handle before the
+    /// library its entry points live in.)
+    pub hardware: Result<super::jpeg_batch::Batcher, String>,
     fns: Fns,
     handle: Handle,
     /// Where it was loaded from, for the one line that says which decoder ran.
     pub name: String,
+    /// Keeps the library loaded while `fns` point into it: the last field, dropped last.
+    _lib: Library,
 }
 
 // SAFETY: nvJPEG's handle may be used from several threads at once (each with its own state: [`DecodeState`]
@@ -116,9 +153,9 @@ pub struct Info {
 }
 
 impl Nvjpeg {
-    /// Loads nvJPEG and creates a handle, with the CUDA context that will run its decodes current on this
+    /// Loads nvJPEG and creates a handle, with `ctx` (the CUDA context that will run its decodes) current on this
     /// thread; or one line saying why not.
-    pub fn load() -> Result<Nvjpeg, String> {
+    pub fn load(ctx: &Arc<CudaContext>) -> Result<Nvjpeg, String> {
         let names = ["libnvjpeg.so.13", "/usr/local/cuda/lib64/libnvjpeg.so.13"];
         let mut why = Vec::new();
         for name in names {
@@ -143,9 +180,11 @@ impl Nvjpeg {
                     let mut handle: Handle = std::ptr::null_mut();
                     // SAFETY: `handle` is written on success.
                     match unsafe { create(&mut handle) } {
-                        0 => return Ok(Nvjpeg { _lib: lib, fns, handle, name: name.to_string() }),
+                        0 => {}
                         code => return Err(status(code)),
                     }
+                    let hardware = Hardware::open(&lib, fns.state_create, ctx).map(super::jpeg_batch::Batcher::new);
+                    return Ok(Nvjpeg { hardware, fns, handle, name: name.to_string(), _lib: lib });
                 }
                 Err(e) => why.push(e.to_string()),
             }
@@ -226,3 +265,145 @@ impl Nvjpeg {
         }
     }
 }
+
+/// A handle on the GPU's JPEG engine with one batched-decode state and one header parser: used by one thread
+/// at a time ([`super::jpeg_batch::Batcher`] holds it behind its lock).
+pub struct Hardware {
+    fns: HardwareFns,
+    handle: Handle,
+    state: State,
+    parser: JpegStream,
+    /// The batch size the state was last initialised for (a call of another size initialises it again).
+    batch: c_int,
+    state_destroy: StateDestroy,
+    destroy: Destroy,
+    /// The context the engine's memory lives in: kept alive, and made current, until the handle is destroyed.
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the handle, state and parser are used by one thread at a time (`&mut self` for every call); nvJPEG
+// allows a handle's use from any thread with the context current, which the callers make sure of.
+unsafe impl Send for Hardware {}
+
+impl Drop for Hardware {
+    fn drop(&mut self) {
+        // The engine's calls, its teardown included, need the context current on the calling thread.
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: each was created once in `open` and is destroyed once, the handle last.
+        unsafe {
+            (self.fns.stream_destroy)(self.parser);
+            (self.state_destroy)(self.state);
+            (self.destroy)(self.handle);
+        }
+    }
+}
+
+impl Hardware {
+    /// The engine's handle, or why there is none (no engine on this GPU: nvJPEG says "architecture mismatch").
+    fn open(lib: &Library, state_create: StateCreate, ctx: &Arc<CudaContext>) -> Result<Hardware, String> {
+        let missing = |e: libloading::Error| format!("nvJPEG: {e}");
+        // SAFETY: each symbol has the signature declared above (nvjpeg.h, CUDA 13); the library outlives them
+        // (`Nvjpeg` keeps it and drops its `Hardware` first).
+        let (fns, destroy, state_destroy) = unsafe {
+            (
+                HardwareFns {
+                    create_ex: *lib.get(b"nvjpegCreateEx\0").map_err(missing)?,
+                    batched_initialize: *lib.get(b"nvjpegDecodeBatchedInitialize\0").map_err(missing)?,
+                    decode_batched: *lib.get(b"nvjpegDecodeBatched\0").map_err(missing)?,
+                    stream_create: *lib.get(b"nvjpegJpegStreamCreate\0").map_err(missing)?,
+                    stream_destroy: *lib.get(b"nvjpegJpegStreamDestroy\0").map_err(missing)?,
+                    parse_header: *lib.get(b"nvjpegJpegStreamParseHeader\0").map_err(missing)?,
+                    batched_supported: *lib.get(b"nvjpegDecodeBatchedSupported\0").map_err(missing)?,
+                },
+                *lib.get::<Destroy>(b"nvjpegDestroy\0").map_err(missing)?,
+                *lib.get::<StateDestroy>(b"nvjpegJpegStateDestroy\0").map_err(missing)?,
+            )
+        };
+        let mut handle: Handle = std::ptr::null_mut();
+        // SAFETY: null allocators mean nvJPEG's own (cudaMalloc, cudaHostAlloc); `handle` is written on success.
+        match unsafe { (fns.create_ex)(BACKEND_HARDWARE, std::ptr::null(), std::ptr::null(), 0, &mut handle) } {
+            0 => {}
+            7 => return Err("no JPEG engine on this GPU".into()),
+            code => return Err(status(code)),
+        }
+        let (mut state, mut parser): (State, JpegStream) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: the handle is live; each output is written on success.
+        let made = unsafe { (state_create(handle, &mut state), (fns.stream_create)(handle, &mut parser)) };
+        let hardware = Hardware { fns, handle, state, parser, batch: 0, state_destroy, destroy, ctx: ctx.clone() };
+        match made {
+            (0, 0) => Ok(hardware),
+            (0, code) | (code, _) => Err(status(code)), // dropping `hardware` frees what was made
+        }
+    }
+
+    /// Whether the engine decodes `bytes` (a baseline JPEG it supports; progressive ones it does not).
+    pub fn supports(&mut self, bytes: &[u8]) -> bool {
+        let mut supported: c_int = -1;
+        // SAFETY: the handle and parser are live and this thread's (`&mut self`); `bytes` is only read.
+        let parsed = unsafe {
+            (self.fns.parse_header)(self.handle, bytes.as_ptr(), bytes.len(), self.parser) == 0
+                && (self.fns.batched_supported)(self.handle, self.parser, &mut supported) == 0
+        };
+        parsed && supported == 0
+    }
+
+    /// Decodes each JPEG of `jobs` into its packed-RGB device buffer in one call on `stream`, and waits for it.
+    ///
+    /// # Safety
+    /// The context must be current on this thread; each job's `bytes` must stay valid, and its `rgb` be device
+    /// memory of that context with room for `3 · width · height` bytes that nothing else uses, until this returns.
+    pub unsafe fn decode(&mut self, jobs: &[Job], stream: cudarc::driver::sys::CUstream) -> Result<(), String> {
+        let data: Vec<*const c_uchar> = jobs.iter().map(|j| j.bytes).collect();
+        let lengths: Vec<usize> = jobs.iter().map(|j| j.len).collect();
+        let mut images: Vec<Image> = jobs
+            .iter()
+            .map(|j| Image {
+                channel: [j.rgb as *mut c_uchar, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()],
+                pitch: [3 * j.width as usize, 0, 0, 0],
+            })
+            .collect();
+        let n = jobs.len() as c_int;
+        // SAFETY: the state is this thread's (`&mut self`); the arrays hold `n` entries each; the caller
+        // guarantees the context, the inputs and the outputs.
+        let code = unsafe {
+            let initialised = match n == self.batch {
+                true => 0,
+                false => (self.fns.batched_initialize)(self.handle, self.state, n, 1, OUTPUT_RGBI),
+            };
+            self.batch = if initialised == 0 { n } else { 0 };
+            match initialised {
+                0 => (self.fns.decode_batched)(
+                    self.handle,
+                    self.state,
+                    data.as_ptr(),
+                    lengths.as_ptr(),
+                    images.as_mut_ptr(),
+                    stream.cast(),
+                ),
+                code => code,
+            }
+        };
+        if code != 0 {
+            return Err(status(code));
+        }
+        // SAFETY: a live stream of the current context.
+        unsafe { cudarc::driver::result::stream::synchronize(stream) }.map_err(|e| format!("nvJPEG engine: {e}"))
+    }
+}
+
+/// One JPEG for the engine: its bytes and the device buffer its packed RGB goes to.
+#[derive(Clone, Copy)]
+pub struct Job {
+    /// The file's bytes.
+    pub bytes: *const c_uchar,
+    /// How many.
+    pub len: usize,
+    /// Its width in pixels (the output's pitch is three times it).
+    pub width: u32,
+    /// The output: `3 · width · height` bytes of device memory.
+    pub rgb: cudarc::driver::sys::CUdeviceptr,
+}
+
+// SAFETY: a job's pointers are handed to the thread that decodes the batch while the job's owner waits for
+// the result (see jpeg_batch::Batcher::decode), so what they point at outlives their use there.
+unsafe impl Send for Job {}

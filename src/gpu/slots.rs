@@ -12,8 +12,9 @@
 //! and `cuda/unfilter.cu` turns them into RGB on the device before gpu-strip runs, so that the CPU only
 //! inflates the file (`docs/performance.md` v0.20).
 //!
-//! A JPEG can arrive still compressed ([`Slot::run_jpeg`]): nvJPEG decodes it on the slot's stream straight
-//! into gpu-strip's device input, so the CPU only reads the file.
+//! A JPEG can arrive still compressed ([`Slot::run_jpeg`]): nvJPEG decodes it straight into gpu-strip's device
+//! input — on the GPU's JPEG engine together with the other slots' JPEGs, or alone on the slot's stream — so
+//! the CPU only reads the file.
 //!
 //! And the edges can leave already encoded ([`Want::png`]): `cuda/deflate.cu` deflates the PNG image data on
 //! the device, and only the compressed stream comes back, so the CPU only writes the file. Where that stream
@@ -26,7 +27,7 @@ use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use image::RgbImage;
 
 use super::buffers::DeviceImage;
-use super::nvjpeg::{DecodeState, Info, Nvjpeg};
+use super::nvjpeg::{DecodeState, Info, Job, Nvjpeg};
 use super::patterns::deflate::{self, Deflate};
 use super::patterns::unfilter;
 use super::patterns::Dims;
@@ -254,9 +255,11 @@ impl Slot {
         b.strip_and_download(&gpu, d, filter, want)
     }
 
-    /// gpu-strip on a JPEG that nvJPEG decodes on this slot's stream into the device input. Returns the edge
-    /// image (its bytes or PNG data, as `want` asks), and with `want_rgb` the RGB nvJPEG decoded (for
-    /// `--check`: the edges are exact for it).
+    /// gpu-strip on a JPEG that nvJPEG decodes into the device input: on the GPU's JPEG engine, in one call with
+    /// the other slots' waiting JPEGs ([`super::jpeg_batch`]), or where the engine is absent or does not take the
+    /// file, alone on this slot's stream. Returns the edge image (its bytes or PNG data, as `want` asks), with
+    /// `want_rgb` the RGB nvJPEG decoded (for `--check`: the edges are exact for it), and whether the engine
+    /// decoded it.
     pub fn run_jpeg(
         &mut self,
         nvjpeg: &Nvjpeg,
@@ -265,25 +268,38 @@ impl Slot {
         filter: Filter,
         want: Want,
         want_rgb: bool,
-    ) -> Result<(Edges, Option<Vec<u8>>), GpuError> {
+    ) -> Result<(Edges, Option<Vec<u8>>, bool), GpuError> {
         let d = Dims::new(info.width, info.height)?;
         let gpu = self.gpu.for_filter(filter)?;
         // nvJPEG works in the thread's current context.
         self.gpu.ctx.bind_to_thread()?;
-        let state = match &mut self.jpeg {
-            Some(s) => s,
-            none => none.insert(nvjpeg.state().map_err(GpuError::Peer)?),
-        };
         let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, info.width, info.height)?;
-        {
+        // The input buffer is written below, outside the stream's order: nothing of an earlier image may still
+        // be reading it.
+        gpu.stream.synchronize()?;
+        let on_engine = {
             let stream = gpu.stream.cu_stream();
             let (rgb, _write) = cudarc::driver::DevicePtrMut::device_ptr_mut(b.device.input_mut(), &gpu.stream);
+            let job = Job { bytes: bytes.as_ptr(), len: bytes.len(), width: info.width, rgb };
             // SAFETY: the input buffer holds 3 · width · height bytes (allocated for this size), belongs to this
-            // context, and is used by nothing else until the stream has run (the guard orders later uses).
-            unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
-        }
+            // context (current on this thread), and nothing else uses it until the decode has run; `bytes`
+            // outlives the call, which returns once the engine's call has run.
+            let on_engine = match &nvjpeg.hardware {
+                Ok(engine) => unsafe { engine.decode(job, stream) },
+                Err(_) => false,
+            };
+            if !on_engine {
+                let state = match &mut self.jpeg {
+                    Some(s) => s,
+                    none => none.insert(nvjpeg.state().map_err(GpuError::Peer)?),
+                };
+                // SAFETY: as above; the decode is ordered on this slot's stream before gpu-strip.
+                unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
+            }
+            on_engine
+        };
         let rgb = if want_rgb { Some(gpu.stream.clone_dtoh(b.device.input_mut())?) } else { None };
-        Ok((b.strip_and_download(&gpu, d, filter, want)?, rgb))
+        Ok((b.strip_and_download(&gpu, d, filter, want)?, rgb, on_engine))
     }
 }
 
