@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """nvJPEG's decode rate alone on a folder of JPEGs (ctypes, CuPy for device memory and streams), as batch mode
 calls it and the other ways nvJPEG offers: `nvjpegDecode` with a state and a stream per thread on each backend
-(default, HYBRID, GPU_HYBRID) and 1–16 threads; `nvjpegDecodeBatched` (one CPU thread) on the default and
-GPU_HYBRID backends; the hardware backend. Each configuration warmed up once. For issue 29's question of
+(default, HYBRID, GPU_HYBRID) and 1–16 threads; `nvjpegDecodeBatched` on the default and GPU_HYBRID backends
+and on the GPU's JPEG engine (the hardware backend) at 1–32 images a call and 1–4 threads. The engine's calls
+need the CUDA context current on the calling thread (each worker thread binds it first); without that they
+fail with status 5, "allocator failure" — what v0.27 took for the engine being unusable here. Each configuration warmed up once. For issue 29's question of
 what limits batch mode's JPEG rate (docs/performance.md v0.27). Needs libnvjpeg.so.13 and CuPy; images are
 assumed 4000×3000 (scripts/make_photos.py).
 
@@ -51,6 +53,7 @@ def hw(batch,nthreads,backend=3):
         for j in range(batch): imgs[j].channel[0]=outs[j].data.ptr; imgs[j].pitch[0]=W*3
         prep.append((s,st,outs,imgs))
     def work(k):
+        cp.cuda.runtime.setDevice(0)  # the context current on this thread: the engine needs it
         s,st,outs,imgs=prep[k]
         mine=list(range(k,len(datas),nthreads))
         for b0 in range(0,len(mine)-batch+1,batch):
@@ -64,8 +67,8 @@ for be in [None,1,2]:
         try:
             simple(n,be); t=simple(n,be); print(f"simple backend {be} x{n}: {len(datas)/t:.0f} img/s",flush=True)
         except Exception as e: print("simple",be,n,"failed",e,flush=True)
-for be in [0,2]:
-  for batch,n in [(8,1),(16,1),(8,2),(16,2),(32,1)]:
+for be in [0,2,3]:
+  for batch,n in [(1,1),(1,4),(2,4),(4,4),(8,1),(16,1),(8,2),(16,2),(32,1)]:
     try:
         w=hw(batch,n,be); work_all(w,n); t=work_all(w,n)
         print(f"batched backend {be} batch {batch} x{n} threads: {len(datas)/t:.0f} img/s",flush=True)
