@@ -39,6 +39,14 @@ struct Image {
     pitch: [usize; MAX_COMPONENT],
 }
 
+impl Image {
+    /// Packed 8-bit RGB (`NVJPEG_OUTPUT_RGBI`) of a `width`-pixel-wide image at device address `rgb`.
+    fn packed_rgb(rgb: cudarc::driver::sys::CUdeviceptr, width: u32) -> Image {
+        let none = std::ptr::null_mut();
+        Image { channel: [rgb as *mut c_uchar, none, none, none], pitch: [3 * width as usize, 0, 0, 0] }
+    }
+}
+
 /// `nvjpegOutputFormat_t::NVJPEG_OUTPUT_RGBI`: interleaved RGB in `channel[0]`.
 const OUTPUT_RGBI: c_int = 5;
 /// `nvjpegBackend_t::NVJPEG_BACKEND_HARDWARE`: the GPU's JPEG engine.
@@ -183,7 +191,7 @@ impl Nvjpeg {
                         0 => {}
                         code => return Err(status(code)),
                     }
-                    let hardware = Hardware::open(&lib, fns.state_create, ctx).map(super::jpeg_batch::Batcher::new);
+                    let hardware = Hardware::open(&lib, &fns, ctx).map(super::jpeg_batch::Batcher::new);
                     return Ok(Nvjpeg { hardware, fns, handle, name: name.to_string(), _lib: lib });
                 }
                 Err(e) => why.push(e.to_string()),
@@ -243,10 +251,7 @@ impl Nvjpeg {
         rgb: cudarc::driver::sys::CUdeviceptr,
         stream: cudarc::driver::sys::CUstream,
     ) -> Result<(), String> {
-        let mut image = Image {
-            channel: [rgb as *mut c_uchar, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()],
-            pitch: [3 * info.width as usize, 0, 0, 0],
-        };
+        let mut image = Image::packed_rgb(rgb, info.width);
         // SAFETY: the caller guarantees the output buffer and the stream; the state is this thread's alone (`&mut`).
         let code = unsafe {
             (self.fns.decode)(
@@ -300,25 +305,24 @@ impl Drop for Hardware {
 
 impl Hardware {
     /// The engine's handle, or why there is none (no engine on this GPU: nvJPEG says "architecture mismatch").
-    fn open(lib: &Library, state_create: StateCreate, ctx: &Arc<CudaContext>) -> Result<Hardware, String> {
+    /// `common`: the entry points the default handle uses, looked up already (create and destroy states,
+    /// destroy a handle).
+    fn open(lib: &Library, common: &Fns, ctx: &Arc<CudaContext>) -> Result<Hardware, String> {
         let missing = |e: libloading::Error| format!("nvJPEG: {e}");
         // SAFETY: each symbol has the signature declared above (nvjpeg.h, CUDA 13); the library outlives them
         // (`Nvjpeg` keeps it and drops its `Hardware` first).
-        let (fns, destroy, state_destroy) = unsafe {
-            (
-                HardwareFns {
-                    create_ex: *lib.get(b"nvjpegCreateEx\0").map_err(missing)?,
-                    batched_initialize: *lib.get(b"nvjpegDecodeBatchedInitialize\0").map_err(missing)?,
-                    decode_batched: *lib.get(b"nvjpegDecodeBatched\0").map_err(missing)?,
-                    stream_create: *lib.get(b"nvjpegJpegStreamCreate\0").map_err(missing)?,
-                    stream_destroy: *lib.get(b"nvjpegJpegStreamDestroy\0").map_err(missing)?,
-                    parse_header: *lib.get(b"nvjpegJpegStreamParseHeader\0").map_err(missing)?,
-                    batched_supported: *lib.get(b"nvjpegDecodeBatchedSupported\0").map_err(missing)?,
-                },
-                *lib.get::<Destroy>(b"nvjpegDestroy\0").map_err(missing)?,
-                *lib.get::<StateDestroy>(b"nvjpegJpegStateDestroy\0").map_err(missing)?,
-            )
+        let fns = unsafe {
+            HardwareFns {
+                create_ex: *lib.get(b"nvjpegCreateEx\0").map_err(missing)?,
+                batched_initialize: *lib.get(b"nvjpegDecodeBatchedInitialize\0").map_err(missing)?,
+                decode_batched: *lib.get(b"nvjpegDecodeBatched\0").map_err(missing)?,
+                stream_create: *lib.get(b"nvjpegJpegStreamCreate\0").map_err(missing)?,
+                stream_destroy: *lib.get(b"nvjpegJpegStreamDestroy\0").map_err(missing)?,
+                parse_header: *lib.get(b"nvjpegJpegStreamParseHeader\0").map_err(missing)?,
+                batched_supported: *lib.get(b"nvjpegDecodeBatchedSupported\0").map_err(missing)?,
+            }
         };
+        let (destroy, state_destroy) = (common.destroy, common.state_destroy);
         let mut handle: Handle = std::ptr::null_mut();
         // SAFETY: null allocators mean nvJPEG's own (cudaMalloc, cudaHostAlloc); `handle` is written on success.
         match unsafe { (fns.create_ex)(BACKEND_HARDWARE, std::ptr::null(), std::ptr::null(), 0, &mut handle) } {
@@ -328,7 +332,7 @@ impl Hardware {
         }
         let (mut state, mut parser): (State, JpegStream) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: the handle is live; each output is written on success.
-        let made = unsafe { (state_create(handle, &mut state), (fns.stream_create)(handle, &mut parser)) };
+        let made = unsafe { ((common.state_create)(handle, &mut state), (fns.stream_create)(handle, &mut parser)) };
         let hardware = Hardware { fns, handle, state, parser, batch: 0, state_destroy, destroy, ctx: ctx.clone() };
         match made {
             (0, 0) => Ok(hardware),
@@ -355,13 +359,7 @@ impl Hardware {
     pub unsafe fn decode(&mut self, jobs: &[Job], stream: cudarc::driver::sys::CUstream) -> Result<(), String> {
         let data: Vec<*const c_uchar> = jobs.iter().map(|j| j.bytes).collect();
         let lengths: Vec<usize> = jobs.iter().map(|j| j.len).collect();
-        let mut images: Vec<Image> = jobs
-            .iter()
-            .map(|j| Image {
-                channel: [j.rgb as *mut c_uchar, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()],
-                pitch: [3 * j.width as usize, 0, 0, 0],
-            })
-            .collect();
+        let mut images: Vec<Image> = jobs.iter().map(|j| Image::packed_rgb(j.rgb, j.width)).collect();
         let n = jobs.len() as c_int;
         // SAFETY: the state is this thread's (`&mut self`); the arrays hold `n` entries each; the caller
         // guarantees the context, the inputs and the outputs.
