@@ -9,12 +9,14 @@
 // write 1 byte per pixel. For any kernel size the stencil is the 3×3 one on a binomially smoothed image
 // (row16.cuh): the new row is smoothed along itself, then down the columns through L running sums a column,
 // and three rows of the result (behind, here, ahead) feed the 3×3 step. The loop is unrolled three times so
-// that those rows' roles rotate by renaming registers instead of copying them. No shared memory, no barriers.
+// that those rows' roles rotate by renaming registers instead of copying them. No barriers.
 //
-// Look-ahead hides the memory latency: the next row is already on its way into registers while this row
-// is computed, and the row after it is asked into the L2 cache with a prefetch instruction (no register,
-// no wait). Without the prefetch each step's loads wait for DRAM; with it, for L2 (the measurement, and why
-// more rows ahead is slower, is at STRIP_PREFETCH below).
+// Look-ahead hides the memory latency. The 3×3 edges: the next row is already on its way into registers while
+// this row is computed, and the row after it is asked into the L2 cache with a prefetch instruction (no
+// register, no wait); without the prefetch each step's loads wait for DRAM, with it for L2 (the measurement,
+// and why more rows ahead is slower, is at STRIP_PREFETCH below). The wider stencils and the gradients, whose
+// registers leave fewer warps or whose steps move more bytes: a ring of rows in flight into the thread's own
+// shared memory (STRIP_RING below), more bytes on their way without holding registers.
 //
 // Alternate bands march in opposite directions (even bands down, odd bands up), so that the two bands
 // meeting at a boundary read its rows at the same moment — both at their start or both at their end —
@@ -49,19 +51,34 @@
 #define STRIP_HOOK(point)
 #endif
 
-// How many rows beyond the next one each thread prefetches into L2. Measured on the H200 (the 3×3 kernel,
-// 7680×4320 / 16384², µs): 0 rows 43.6 / 298; 1 row 40.7 / 271; 2 rows 41.5 / 274; 3 rows 42.7 / 303;
+// THE RING: how many rows ahead each thread has on their way from DRAM into its own slots of shared memory
+// (cp.async: the copy runs while the thread computes, and holds no register). 0: the register form, one row
+// ahead in registers and one more asked into L2 (below). The slots are the thread's own: it copies its bytes,
+// waits for them and reads them itself, so no barrier. Measured on the H200 (docs/performance.md v0.31, one
+// lease, µs at 16384², 3 rows against the register form): 5×5 edges 347 against 373 (73.1 against 68.0 % of the
+// copy bandwidth), gradients of 16 × 1920×1080 from torch 89 against 99; 2, 4 or 6 rows the same as 3. The 3×3
+// edges, already at ~93 %, measured 276 against 270 µs (another lease), so they keep the register form. The
+// copies go through L1 (.ca): L2-only copies (.cg) of the three 16-byte words of a thread 48 bytes apart fetched
+// the warp's lines three times, 1.6× slower than the register form.
+#ifndef STRIP_RING
+#define STRIP_RING (RADIUS == 1 && OUTPUT == OUTPUT_EDGES ? 0 : 3)
+#endif
+
+// How many rows beyond the next one each thread prefetches into L2 (register form; with the ring, beyond the
+// ring's last row: default none). Measured on the H200 (the 3×3 kernel, register form, 7680×4320 / 16384², µs):
+// 0 rows 43.6 / 298; 1 row 40.7 / 271; 2 rows 41.5 / 274; 3 rows 42.7 / 303;
 // 4 rows 45.6 / 326: more look-ahead than the latency needs only crowds the L2 (docs/performance.md v0.6).
 // The 5×5 and 7×7 marches hold more registers (206 and 254 a thread: 8 warps an SM instead of 16), so fewer
 // loads are in flight; prefetching further makes up part of it: 5×5, 1 row 65.0 / 435; 2 rows 55.7 / 382;
 // 3 rows 54.8 / 372 (docs/performance.md v0.23, scripts/strip-tuning.sh).
 #ifndef STRIP_PREFETCH
-#define STRIP_PREFETCH (RADIUS == 1 ? 1 : 3)
+#define STRIP_PREFETCH (STRIP_RING > 0 ? 0 : RADIUS == 1 ? 1 : 3)
 #endif
 // Rows are counted from the march's first output row, in its direction. Step k (output row k) feeds the
-// grey row k + RADIUS (whose last running sum completes U's row k + 1), loads row k + RADIUS + 1 for the
-// next step and prefetches row k + STRIP_AHEAD.
-#define STRIP_AHEAD (RADIUS + 1 + STRIP_PREFETCH)
+// grey row k + RADIUS (whose last running sum completes U's row k + 1), asks for row k + RADIUS + 1 (register
+// form) or k + RADIUS + STRIP_RING (ring) for a later step, and prefetches row k + STRIP_AHEAD.
+#define STRIP_FETCH (RADIUS + (STRIP_RING > 0 ? STRIP_RING : 1))
+#define STRIP_AHEAD (STRIP_FETCH + STRIP_PREFETCH)
 
 // 1: odd bands march up (above). 0 (for measuring): every band marches down.
 #ifndef STRIP_ZIGZAG
@@ -93,6 +110,77 @@ struct March {
     }
 };
 
+#if STRIP_RING > 0
+// The ring's slots: row f of the march (counting every row it feeds, priming rows first) goes to slot f mod
+// STRIP_RING. Laid out [slot][word][thread], so that a warp's 16-byte reads of one word are 512 consecutive
+// bytes (no bank conflicts).
+__shared__ uint4 ring_mid[STRIP_RING][3][STRIP_THREADS];
+__shared__ unsigned ring_side[STRIP_RING][2 * SIDE_WORDS > 0 ? 2 * SIDE_WORDS : 1][STRIP_THREADS];
+
+// One asynchronous copy of BYTES (4 or 16) from global to shared memory; `valid` false fills zeros instead
+// (a row the border rule makes 0, a neighbour past the image's edge). Before sm_80 (no cp.async) a plain copy.
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* to, const void* from, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    unsigned dst = (unsigned)__cvta_generic_to_shared(to);
+    if (BYTES == 16)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(from), "r"(valid ? 16 : 0));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(from), "r"(valid ? 4 : 0));
+#else
+    if (BYTES == 16)
+        *static_cast<uint4*>(to) = valid ? __ldg(static_cast<const uint4*>(from)) : make_uint4(0, 0, 0, 0);
+    else
+        *static_cast<unsigned*>(to) = valid ? __ldg(static_cast<const unsigned*>(from)) : 0u;
+#endif
+}
+
+// Closes the copies issued since the last call into one group. Every fill commits one group, empty or not,
+// so that "the row filled STRIP_RING fills ago" is always "the oldest group".
+__device__ __forceinline__ void ring_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;");
+#endif
+}
+
+// Row `p`'s group into slot `slot` (p: a row inside the image, or nullptr for a row of zeros; `live` false: no
+// copy at all, past the band's last row).
+__device__ __forceinline__ void ring_fill(int slot, const u8* p, bool live, int width, int x0) {
+    if (live) {
+        const u8* src = p ? p : reinterpret_cast<const u8*>(ring_mid);  // any valid address when nothing is read
+        unsigned t = threadIdx.x;
+#pragma unroll
+        for (int c = 0; c < 3; ++c) copy_async<16>(&ring_mid[slot][c][t], src + 16 * c, p != nullptr);
+        const unsigned* words = reinterpret_cast<const unsigned*>(src);
+        bool left = p && x0 > 0, right = p && x0 + GROUP < width;
+#pragma unroll
+        for (int i = 0; i < SIDE_WORDS; ++i) {
+            copy_async<4>(&ring_side[slot][i][t], left ? words - SIDE_WORDS + i : words, left);
+            copy_async<4>(&ring_side[slot][SIDE_WORDS + i][t], right ? words + 12 + i : words, right);
+        }
+    }
+    ring_commit();
+}
+
+// The oldest group's row, from slot `slot`, once its copies have landed.
+__device__ __forceinline__ Raw16 ring_take(int slot) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(STRIP_RING - 1) : "memory");
+#endif
+    Raw16 r;
+    unsigned t = threadIdx.x;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+        uint4 v = ring_mid[slot][c][t];
+        r.mid[4 * c] = v.x, r.mid[4 * c + 1] = v.y, r.mid[4 * c + 2] = v.z, r.mid[4 * c + 3] = v.w;
+    }
+#pragma unroll
+    for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = ring_side[slot][i][t], r.right[i] = ring_side[slot][SIDE_WORDS + i][t];
+    return r;
+}
+__device__ __forceinline__ int ring_next(int slot) { return slot + 1 == STRIP_RING ? 0 : slot + 1; }
+#endif
+
 // The running column sums' state, a value a level a column (unused for the 3×3 stencils: L = 0).
 typedef acc_t Levels[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE];
 
@@ -105,27 +193,43 @@ __device__ __forceinline__ void feed(const Raw16& raw, int width, int border, in
     binomial_column(u, state);
 }
 
-// One step of the march: output row k of n. Row k + RADIUS (its bytes already loaded into `next`) completes U's
-// row k + 1 into b, and output row k is written from a, m, b. Before converting, row k + STRIP_AHEAD is asked
-// into L2 and the loads of row k + RADIUS + 1 are issued (unless the band ends), so that their latency overlaps
-// this step's arithmetic: software pipelining. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so both
-// rows are inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
+// What the march has on its way: the next row's bytes in registers (register form), or the ring's oldest slot.
+struct Ahead {
+#if STRIP_RING > 0
+    int slot;
+#else
+    Raw16 next;
+#endif
+};
+
+// One step of the march: output row k of n. Row k + RADIUS (its bytes already on their way) completes U's row
+// k + 1 into b, and output row k is written from a, m, b. Before converting, row k + STRIP_FETCH is asked for
+// (unless the band has no such row) and row k + STRIP_AHEAD into L2, so that their latency overlaps this and the
+// following steps' arithmetic: software pipelining. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so
+// every row is inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
 // 7680×4320).
 template <bool INTERIOR>
 __device__ __forceinline__ void strip_step(const March& s, int k, int border, Levels state, const acc_t a[CORE],
-                                           const acc_t m[CORE], acc_t b[CORE], Raw16& next) {
-    Raw16 cur = next;
-    if (INTERIOR) {
-        const u8* in = s.in + k * s.in_step;
-        prefetch_l2(in + STRIP_AHEAD * s.in_step);
-        next = load_group(in + (RADIUS + 1) * s.in_step, s.width, s.x0);
-    } else {
-        if (k + STRIP_AHEAD < s.n + RADIUS) {
+                                           const acc_t m[CORE], acc_t b[CORE], Ahead& ahead) {
+    const u8* in = s.in + k * s.in_step;
+    if (STRIP_PREFETCH > 0) {
+        if (INTERIOR) {
+            prefetch_l2(in + STRIP_AHEAD * s.in_step);
+        } else if (k + STRIP_AHEAD < s.n + RADIUS) {
             const u8* p = s.row(k + STRIP_AHEAD);
             if (p) prefetch_l2(p);
         }
-        if (k + 1 < s.n) next = load_raw16_at(s.row(k + RADIUS + 1), s.width, s.x0);
     }
+    const bool live = INTERIOR || k + STRIP_FETCH < s.n + RADIUS;
+    const u8* fetch = INTERIOR ? in + STRIP_FETCH * s.in_step : s.row(k + STRIP_FETCH);
+#if STRIP_RING > 0
+    Raw16 cur = ring_take(ahead.slot);
+    ring_fill(ahead.slot, fetch, live, s.width, s.x0);  // into the slot just read
+    ahead.slot = ring_next(ahead.slot);
+#else
+    Raw16 cur = ahead.next;
+    if (live) ahead.next = INTERIOR ? load_group(fetch, s.width, s.x0) : load_raw16_at(fetch, s.width, s.x0);
+#endif
     feed(cur, s.width, border, s.x0, state, b);
     sobel_row16<true>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
     STRIP_HOOK(3 + k);
@@ -169,19 +273,34 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t*
                band.n,
                dir < 0,
                plane};
+    // Row j of the march (j < 0: the near halo, through the border rule).
+    auto row_at = [&](int j) { return j < 0 ? group_ptr(rgb, width, height, border, y + j * dir, x0) : s.row(j); };
     // The rows before the first output row (−RADIUS … RADIUS − 1) prime U: every load is in flight before any
-    // is converted (one memory round trip), and the rows after them are asked into L2 behind those loads, not
+    // is converted (one memory round trip), and the rows after them are asked for behind those loads, not
     // ahead of them: the first rows are needed first (measured at 7680×4320: 39.5 → 38.7 µs;
     // docs/performance.md v0.7).
+    Ahead ahead;
+#if STRIP_RING > 0
+    // The ring's first STRIP_RING rows, −RADIUS onwards; each row primed is replaced by the one STRIP_RING
+    // further on.
+#pragma unroll
+    for (int f = 0; f < STRIP_RING; ++f) ring_fill(f, row_at(f - RADIUS), f < s.n + 2 * RADIUS, width, x0);
+    ahead.slot = 0;
+    auto primed = [&](int f) {
+        Raw16 r = ring_take(ahead.slot);
+        ring_fill(ahead.slot, row_at(f + STRIP_RING - RADIUS), f + STRIP_RING < s.n + 2 * RADIUS, width, x0);
+        ahead.slot = ring_next(ahead.slot);
+        return r;
+    };
+#else
     Raw16 first[2 * RADIUS];
 #pragma unroll
-    for (int j = 0; j < 2 * RADIUS; ++j)
-        first[j] = load_raw16_at(j < RADIUS ? group_ptr(rgb, width, height, border, y + (j - RADIUS) * dir, x0)
-                                            : s.row(j - RADIUS),
-                                 width, x0);
-    Raw16 next = load_raw16_at(s.row(RADIUS), width, x0);
+    for (int f = 0; f < 2 * RADIUS; ++f) first[f] = load_raw16_at(row_at(f - RADIUS), width, x0);
+    ahead.next = load_raw16_at(s.row(RADIUS), width, x0);
+    auto primed = [&](int f) { return first[f]; };
+#endif
 #pragma unroll
-    for (int j = RADIUS + 1; j < STRIP_AHEAD; ++j) {
+    for (int j = STRIP_FETCH; j < STRIP_AHEAD; ++j) {
         const u8* p = s.row(j);
         if (p && j < s.n + RADIUS) prefetch_l2(p);
     }
@@ -190,27 +309,27 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t*
     // U's rows −1 and 0 come out of the last two rows fed; the earlier ones only fill the running sums (r2,
     // written by the first step, takes their results).
 #pragma unroll
-    for (int j = 0; j < 2 * RADIUS - 2; ++j) feed(first[j], width, border, x0, state, r2);
-    feed(first[2 * RADIUS - 2], width, border, x0, state, r0);
+    for (int f = 0; f < 2 * RADIUS - 2; ++f) feed(primed(f), width, border, x0, state, r2);
+    feed(primed(2 * RADIUS - 2), width, border, x0, state, r0);
     STRIP_HOOK(1);
-    feed(first[2 * RADIUS - 1], width, border, x0, state, r1);
+    feed(primed(2 * RADIUS - 1), width, border, x0, state, r1);
     STRIP_HOOK(2);
     const int n = band.n;
     // Unrolled by three so that the rows' roles rotate by renaming registers instead of copying. The
     // first loop runs while every step's rows are inside the band, the second finishes the band.
     int k = 0;
     for (; k + 2 + STRIP_AHEAD < n; k += 3) {
-        strip_step<true>(s, k, border, state, r0, r1, r2, next);
-        strip_step<true>(s, k + 1, border, state, r1, r2, r0, next);
-        strip_step<true>(s, k + 2, border, state, r2, r0, r1, next);
+        strip_step<true>(s, k, border, state, r0, r1, r2, ahead);
+        strip_step<true>(s, k + 1, border, state, r1, r2, r0, ahead);
+        strip_step<true>(s, k + 2, border, state, r2, r0, r1, ahead);
     }
     for (; k + 3 <= n; k += 3) {
-        strip_step<false>(s, k, border, state, r0, r1, r2, next);
-        strip_step<false>(s, k + 1, border, state, r1, r2, r0, next);
-        strip_step<false>(s, k + 2, border, state, r2, r0, r1, next);
+        strip_step<false>(s, k, border, state, r0, r1, r2, ahead);
+        strip_step<false>(s, k + 1, border, state, r1, r2, r0, ahead);
+        strip_step<false>(s, k + 2, border, state, r2, r0, r1, ahead);
     }
-    if (k < n) strip_step<false>(s, k, border, state, r0, r1, r2, next);
-    if (k + 1 < n) strip_step<false>(s, k + 1, border, state, r1, r2, r0, next);
+    if (k < n) strip_step<false>(s, k, border, state, r0, r1, r2, ahead);
+    if (k + 1 < n) strip_step<false>(s, k + 1, border, state, r1, r2, r0, ahead);
 }
 
 // The general form (any width): the same march on 16-pixel groups, byte loads through the border rule,

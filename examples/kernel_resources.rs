@@ -1,7 +1,8 @@
 //! Registers, spills and shared memory of every kernel of every kernel file, for each stencil, as ptxas
 //! reports them when NVRTC compiles to machine code for sm_90 (H100, H200): needs NVRTC only, not a GPU.
 //! `cargo run --release --example kernel_resources [FILE…]` (default: strip vec16); the edges' builds, and with
-//! `OUTPUTS=1` the gradients' (i16, f32) and the direction's too.
+//! `OUTPUTS=1` the gradients' (i16, f32) and the direction's too. With `CUBIN_DIR=DIR` each build's machine code is
+//! also written there (`FILE-k5-Edges.cubin`…), to read with `nvdisasm` (the `nvidia-cuda-nvdisasm` wheel).
 use cuda_sobel::gpu::compile::{arch_option, compile_text_with_log, expanded_source, options, Code};
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::SOURCES;
@@ -26,9 +27,13 @@ fn main() -> anyhow::Result<()> {
                 }
                 let mut opts = options(&arch_option(9, 0, Code::Cubin), Build::with_output(filter, output));
                 opts.push("--ptxas-options=-v".into());
-                let (_, log) =
+                let (cubin, log) =
                     compile_text_with_log(&format!("cuda/{}.cu", src.name), &expanded_source(src), &opts, Code::Cubin)?;
                 println!("== {}.cu, {} {}×{}, {output:?}", src.name, operator.name(), ksize as u32, ksize as u32);
+                if let Some(dir) = std::env::var_os("CUBIN_DIR") {
+                    let name = format!("{}-k{}-{output:?}.cubin", src.name, ksize as u32).replace(['(', ')'], "");
+                    std::fs::write(std::path::Path::new(&dir).join(name), &cubin)?;
+                }
                 for line in log
                     .lines()
                     .filter(|l| l.contains("Compiling entry") || l.contains("registers") || l.contains("spill"))

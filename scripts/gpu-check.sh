@@ -91,7 +91,7 @@ fi
 
 # 3. Sanitizers, one timed run per variant (--reps 1) to keep them short.
 GPU_VARIANTS=gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip
-for size in 1x1 1x7 7x1 33x17 64x64 1025x3 1024x1029 4097x2049; do
+for size in 1x1 1x7 7x1 33x17 64x64 48x5 1025x3 1024x1029 4097x2049; do
   "$DEV/cuda_sobel" generate "$size" --out "$WORK/s$size.png" >/dev/null
 done
 sanitize() {
@@ -116,10 +116,11 @@ sanitize() {
   return $ok
 }
 # ksize 5 and 7 (the strip's wider march, the tiles' wider halos), and the outputs that write wider values, on
-# the sizes narrower and shorter than the stencil.
+# the sizes narrower and shorter than the stencil; 64x64 and 48x5 (widths a multiple of 16) take gpu-strip's
+# aligned form, whose wider stencils and gradients copy rows through a ring in shared memory.
 sanitize_sizes() {
   local tool=$1 ok=0
-  for size in 1x1 1x7 7x1 33x17 1025x3; do
+  for size in 1x1 1x7 7x1 33x17 1025x3 64x64 48x5; do
     for extra in "--ksize 5" "--ksize 7 --border reflect101" "--ksize 5 --output gx" "--ksize 7 --output direction"; do
       # shellcheck disable=SC2086
       compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
