@@ -14,7 +14,7 @@
 // Look-ahead hides the memory latency. The 3×3 edges: the next row is already on its way into registers while
 // this row is computed, and the row after it is asked into the L2 cache with a prefetch instruction (no
 // register, no wait); without the prefetch each step's loads wait for DRAM, with it for L2 (the measurement,
-// and why more rows ahead is slower, is at STRIP_PREFETCH below). The wider stencils and the gradients, whose
+// and why more rows ahead is slower, is at STRIP_PREFETCH below). The 5×5 stencil and the 3×3 gradients, whose
 // registers leave fewer warps or whose steps move more bytes: a ring of rows in flight into the thread's own
 // shared memory (STRIP_RING below), more bytes on their way without holding registers.
 //
@@ -54,14 +54,14 @@
 // THE RING: how many rows ahead each thread has on their way from DRAM into its own slots of shared memory
 // (cp.async: the copy runs while the thread computes, and holds no register). 0: the register form, one row
 // ahead in registers and one more asked into L2 (below). The slots are the thread's own: it copies its bytes,
-// waits for them and reads them itself, so no barrier. Measured on the H200 (docs/performance.md v0.31, one
-// lease, µs at 16384², 3 rows against the register form): 5×5 edges 347 against 373 (73.1 against 68.0 % of the
-// copy bandwidth), gradients of 16 × 1920×1080 from torch 89 against 99; 2, 4 or 6 rows the same as 3. The 3×3
-// edges, already at ~93 %, measured 276 against 270 µs (another lease), so they keep the register form. The
-// copies go through L1 (.ca): L2-only copies (.cg) of the three 16-byte words of a thread 48 bytes apart fetched
-// the warp's lines three times, 1.6× slower than the register form.
+// waits for them and reads them itself, so no barrier. Measured on the H200 (docs/performance.md v0.31, µs at
+// 16384², 3 rows against the register form, each pair in one lease): 5×5 edges 347 against 373 (73.1 against
+// 68.0 % of the copy bandwidth), 3×3 gradients of 16 × 1920×1080 from torch 89 against 99; 2, 4 or 6 rows the
+// same as 3. The 3×3 edges (276 against 270, two leases) and the 7×7 (479 against 449: its loop, already the
+// longest, grows) are faster in the register form and keep it. The copies go through L1 (.ca): L2-only copies
+// (.cg) of a thread's three 16-byte words, 48 bytes apart, fetched the warp's lines three times (1.6× slower).
 #ifndef STRIP_RING
-#define STRIP_RING (RADIUS == 1 && OUTPUT == OUTPUT_EDGES ? 0 : 3)
+#define STRIP_RING (RADIUS == 2 || (RADIUS == 1 && OUTPUT != OUTPUT_EDGES) ? 3 : 0)
 #endif
 
 // How many rows beyond the next one each thread prefetches into L2 (register form; with the ring, beyond the
