@@ -125,6 +125,18 @@ __device__ __forceinline__ const u8* group_ptr(const u8* __restrict__ rgb, int w
     return sy < 0 ? nullptr : rgb + ((size_t)sy * width + x0) * 3;
 }
 
+// Where the SIDE_WORDS words holding an aligned group's neighbour pixels are, each side of its 12 words at p (the
+// pixels before the group end a word; those after start one), and whether the image has them (not at its left
+// or right edge). load_group and strip.cu's ring both read them through this.
+struct Sides {
+    const unsigned *left, *right;
+    bool has_left, has_right;
+};
+__device__ __forceinline__ Sides group_sides(const u8* p, int width, int x0) {
+    const unsigned* words = reinterpret_cast<const unsigned*>(p);
+    return {words - SIDE_WORDS, words + 12, x0 > 0, x0 + GROUP < width};
+}
+
 // The group's bytes at p, a row inside the image.
 __device__ __forceinline__ Raw16 load_group(const u8* __restrict__ p, int width, int x0) {
     Raw16 r = {};
@@ -133,15 +145,14 @@ __device__ __forceinline__ Raw16 load_group(const u8* __restrict__ p, int width,
     unsigned mid[12] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w, v2.x, v2.y, v2.z, v2.w};
 #pragma unroll
     for (int i = 0; i < 12; ++i) r.mid[i] = mid[i];
-    // The pixels before the group end a word; those after start one.
-    const unsigned* words = reinterpret_cast<const unsigned*>(p);
-    if (x0 > 0) {
+    Sides sides = group_sides(p, width, x0);
+    if (sides.has_left) {
 #pragma unroll
-        for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = __ldg(words - SIDE_WORDS + i);
+        for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = __ldg(sides.left + i);
     }
-    if (x0 + GROUP < width) {
+    if (sides.has_right) {
 #pragma unroll
-        for (int i = 0; i < SIDE_WORDS; ++i) r.right[i] = __ldg(words + 12 + i);
+        for (int i = 0; i < SIDE_WORDS; ++i) r.right[i] = __ldg(sides.right + i);
     }
     return r;
 }

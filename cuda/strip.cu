@@ -115,7 +115,7 @@ struct March {
 // STRIP_RING. Laid out [slot][word][thread], so that a warp's 16-byte reads of one word are 512 consecutive
 // bytes (no bank conflicts).
 __shared__ uint4 ring_mid[STRIP_RING][3][STRIP_THREADS];
-__shared__ unsigned ring_side[STRIP_RING][2 * SIDE_WORDS > 0 ? 2 * SIDE_WORDS : 1][STRIP_THREADS];
+__shared__ unsigned ring_side[STRIP_RING][2 * SIDE_WORDS][STRIP_THREADS];
 
 // One asynchronous copy of BYTES (4 or 16) from global to shared memory; `valid` false fills zeros instead
 // (a row the border rule makes 0, a neighbour past the image's edge). Before sm_80 (no cp.async) a plain copy.
@@ -151,12 +151,12 @@ __device__ __forceinline__ void ring_fill(int slot, const u8* p, bool live, int 
         unsigned t = threadIdx.x;
 #pragma unroll
         for (int c = 0; c < 3; ++c) copy_async<16>(&ring_mid[slot][c][t], src + 16 * c, p != nullptr);
-        const unsigned* words = reinterpret_cast<const unsigned*>(src);
-        bool left = p && x0 > 0, right = p && x0 + GROUP < width;
+        Sides sides = group_sides(src, width, x0);
+        bool left = p && sides.has_left, right = p && sides.has_right;
 #pragma unroll
         for (int i = 0; i < SIDE_WORDS; ++i) {
-            copy_async<4>(&ring_side[slot][i][t], left ? words - SIDE_WORDS + i : words, left);
-            copy_async<4>(&ring_side[slot][SIDE_WORDS + i][t], right ? words + 12 + i : words, right);
+            copy_async<4>(&ring_side[slot][i][t], left ? static_cast<const void*>(sides.left + i) : src, left);
+            copy_async<4>(&ring_side[slot][SIDE_WORDS + i][t], right ? static_cast<const void*>(sides.right + i) : src, right);
         }
     }
     ring_commit();
