@@ -273,12 +273,29 @@ __device__ __forceinline__ unsigned packed_word(const out_t (&v)[GROUP], int k) 
     return w;
 }
 
+// How the outputs are stored: 0 plain stores; 1 streaming stores (st.global.cs, "evict first": the outputs are
+// never read again, so they need not push the input's halo rows out of the L2). Measured on the H200 (gpu-strip
+// on 16 × 1920×1080 from torch, back to back, two rounds, docs/performance.md v0.32): int16 gradients 75.6 / 75.4
+// against 76.9 / 77.3 µs plain; float32 gradients and the edges the same either way. So: the gradients.
+#ifndef STORE_STREAMING
+#define STORE_STREAMING (OUTPUT == OUTPUT_GRADIENTS)
+#endif
+
+// One 16-byte store at p (16-byte aligned).
+__device__ __forceinline__ void store16B(void* p, uint4 v) {
+#if STORE_STREAMING
+    __stcs(static_cast<uint4*>(p), v);
+#else
+    *static_cast<uint4*>(p) = v;
+#endif
+}
+
 // 16 values at p (16-byte aligned) as 16-byte stores.
 __device__ __forceinline__ void store_words(out_t* __restrict__ p, const out_t (&v)[GROUP]) {
 #pragma unroll
     for (int k = 0; k < GROUP * (int)sizeof(out_t) / 16; ++k)
-        reinterpret_cast<uint4*>(p)[k] =
-            make_uint4(packed_word(v, 4 * k), packed_word(v, 4 * k + 1), packed_word(v, 4 * k + 2), packed_word(v, 4 * k + 3));
+        store16B(reinterpret_cast<uint4*>(p) + k,
+                 make_uint4(packed_word(v, 4 * k), packed_word(v, 4 * k + 1), packed_word(v, 4 * k + 2), packed_word(v, 4 * k + 3)));
 }
 
 // Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's).
@@ -295,7 +312,7 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
         packed[k] = __byte_perm(__byte_perm(v[4 * k], v[4 * k + 1], 0x0040), __byte_perm(v[4 * k + 2], v[4 * k + 3], 0x0040),
                                 0x5410);
     if (ALIGNED) {
-        *reinterpret_cast<uint4*>(out_row + x0) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+        store16B(out_row + x0, make_uint4(packed[0], packed[1], packed[2], packed[3]));
     } else {
 #pragma unroll
         for (int i = 0; i < GROUP; ++i)
