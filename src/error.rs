@@ -157,6 +157,14 @@ pub enum Error {
         /// Its extension, lower case.
         extension: String,
     },
+    /// `--jpeg-decoder gpu`, and nvJPEG cannot run here (no GPU, no library).
+    #[error("{}: --jpeg-decoder gpu: {reason} (--jpeg-decoder auto decodes on the CPU instead)", path.display())]
+    NoGpuDecoder {
+        /// The JPEG concerned.
+        path: PathBuf,
+        /// Why nvJPEG cannot decode it.
+        reason: String,
+    },
     /// The GPU failed while streaming an image through it.
     #[error("{}: the GPU failed: {detail}", path.display())]
     Gpu {

@@ -353,3 +353,67 @@ fn the_single_image_command_deflates_its_png_on_the_gpu_too() {
     let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() as f64;
     assert!(size(&gpu) <= 1.10 * size(&cpu), "{} against {}", size(&gpu), size(&cpu));
 }
+
+/// The image command's JPEG decoders: by default the CPU's (it runs while the GPU opens; for one image nvJPEG's
+/// start-up costs more than it saves), exact for the image crate's RGB; `--jpeg-decoder gpu` asks for nvJPEG, the
+/// decoder batch uses — on the GPU machine (required there) it decodes, a line says so, and the edges are batch's
+/// bytes for the same JPEG; every variant reads that RGB (the teaching run compares them all, exit 0); elsewhere
+/// it is one line naming the file, exit 2, nothing written. A cut file is one line naming it, exit 2, nothing
+/// written, whichever decoder was to read it.
+#[test]
+fn the_image_command_decodes_jpegs_on_the_cpu_or_as_batch_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpu_required = std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some();
+    let mut bytes = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, 90).encode_image(&noisy(333, 211, 5)).unwrap();
+    let photo = dir.path().join("photo.jpg");
+    std::fs::write(&photo, &bytes).unwrap();
+    let cut = dir.path().join("cut.jpg");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let run = |file: &std::path::Path, args: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let a = bin().arg(file).args(args).arg("--out").arg(&out).assert();
+        let o = a.get_output();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), out)
+    };
+    let edges = |p: &std::path::Path| image::open(p).unwrap().into_luma8().into_raw();
+    let rgb = image::open(&photo).unwrap().into_rgb8();
+    let cpu_edges = cuda_sobel::cpu::scalar::sobel(&rgb, Default::default()).into_raw();
+
+    // The default and cpu: the image crate's RGB, cpu-scalar's edges, no line about nvJPEG.
+    for decoder in ["auto", "cpu"] {
+        let (code, stderr, out) = run(&photo, &["--variant", "gpu-strip", "--jpeg-decoder", decoder], "cpu.png");
+        assert_eq!(code, Some(0), "{decoder}: {stderr}");
+        assert!(!stderr.contains("nvJPEG"), "{decoder}: {stderr}");
+        assert_eq!(edges(&out), cpu_edges, "{decoder}");
+    }
+
+    // nvJPEG asked for: batch's decoder, so batch's bytes; gpu-strip checked against cpu-scalar on its RGB.
+    let batch_out = dir.path().join("batch");
+    bin().arg("batch").arg(&photo).arg("--out").arg(&batch_out).assert().success();
+    let batch_edges = edges(&batch_out.join("photo_sobel.png"));
+    let (code, stderr, gpu) = run(&photo, &["--variant", "gpu-strip", "--check", "--jpeg-decoder", "gpu"], "gpu.png");
+    if gpu_required {
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(stderr.contains("photo.jpg: decoded by nvJPEG on the GPU"), "{stderr}");
+        assert_eq!(edges(&gpu), batch_edges, "the same edges as batch's");
+        // Every variant, the CPU's included, on the RGB nvJPEG produced: all identical to cpu-scalar's.
+        let (code, stderr, _) = run(&photo, &["--reps", "1", "--quiet", "--jpeg-decoder", "gpu"], "all.png");
+        assert_eq!(code, Some(0), "{stderr}");
+    } else {
+        assert_eq!(batch_edges, cpu_edges, "batch decodes on the CPU here too");
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.starts_with("cuda_sobel: ") && stderr.lines().count() == 1, "{stderr}");
+        assert!(stderr.contains("photo.jpg: --jpeg-decoder gpu: "), "{stderr}");
+        assert!(!gpu.exists(), "nothing written");
+    }
+
+    // A cut file: one line naming it, exit 2, nothing written, whichever decoder was to read it.
+    for decoder in ["auto", "gpu", "cpu"] {
+        let (code, stderr, out) = run(&cut, &["--variant", "gpu-strip", "--jpeg-decoder", decoder], "cut.png");
+        assert_eq!(code, Some(2), "{decoder}: {stderr}");
+        assert!(stderr.starts_with("cuda_sobel: ") && stderr.lines().count() == 1, "{decoder}: {stderr}");
+        assert!(stderr.contains("cut.jpg: not a decodable image: truncated JPEG"), "{decoder}: {stderr}");
+        assert!(!out.exists(), "{decoder}: nothing written");
+    }
+}

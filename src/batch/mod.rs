@@ -106,31 +106,7 @@ impl PngEncoder {
     }
 }
 
-/// Where a batch decodes its JPEGs (`--jpeg-decoder`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum JpegDecoder {
-    /// nvJPEG when the GPU has it, else the CPU.
-    #[default]
-    Auto,
-    /// nvJPEG, or the batch refuses to start (a file nvJPEG refuses still goes to the CPU, with a line).
-    Gpu,
-    /// The CPU decoder (zune-jpeg, through the image crate).
-    Cpu,
-}
-
-impl JpegDecoder {
-    /// Every choice, in `--help`'s order.
-    pub const ALL: [JpegDecoder; 3] = [JpegDecoder::Auto, JpegDecoder::Gpu, JpegDecoder::Cpu];
-
-    /// Its name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            JpegDecoder::Auto => "auto",
-            JpegDecoder::Gpu => "gpu",
-            JpegDecoder::Cpu => "cpu",
-        }
-    }
-}
+pub use crate::engine::JpegDecoder;
 
 /// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
 /// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger. On the

@@ -39,7 +39,7 @@ value_enum!(
     image_io::PngCompression,
     image_io::Format,
     crate::bench::Peer,
-    crate::batch::JpegDecoder,
+    crate::engine::JpegDecoder,
     crate::batch::PngEncoder,
     crate::conv::Strategy,
     crate::bench::study::Study
@@ -158,6 +158,11 @@ struct RunArgs {
     /// those of the synthetic scene ~5× larger)
     #[arg(long, value_enum, default_value_t)]
     png_compression: image_io::PngCompression,
+    /// Where a JPEG is decoded: auto and cpu: the CPU, while the GPU opens (for one image nvJPEG's start-up costs
+    /// ~0.6 s more); gpu: nvJPEG, the decoder batch uses (or an error). The decoders' RGB differ slightly
+    /// (docs/cli.md); every variant reads the one that ran
+    #[arg(long, value_enum, default_value_t)]
+    jpeg_decoder: crate::engine::JpegDecoder,
     /// Print nothing but errors
     #[arg(short, long)]
     quiet: bool,
@@ -358,8 +363,8 @@ struct BatchArgs {
     baseline: bool,
     /// Where JPEGs are decoded: auto (nvJPEG on the GPU when it loads, else the CPU), gpu (nvJPEG or refuse to
     /// start), cpu. The decoders' RGB differ slightly (docs/cli.md); the edges are exact for the one that ran
-    #[arg(long, value_enum, default_value_t = crate::batch::JpegDecoder::Auto)]
-    jpeg_decoder: crate::batch::JpegDecoder,
+    #[arg(long, value_enum, default_value_t)]
+    jpeg_decoder: crate::engine::JpegDecoder,
     /// Where PNG outputs are encoded: auto (the GPU deflates the edges of the images it computed, at the fast
     /// and default levels, unless zlib would find repeats in them; docs/cli.md), cpu
     #[arg(long, value_enum, default_value_t = crate::batch::PngEncoder::Auto)]

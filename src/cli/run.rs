@@ -130,6 +130,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep_orientation: args.safety.keep_orientation,
         check: args.check,
         auto,
+        jpeg_decoder: args.jpeg_decoder,
     };
 
     let (report, engine) = pipeline::run_keeping_engine(&opts)?;

@@ -1,5 +1,5 @@
-//! JPEGs decoded on the GPU by nvJPEG (batch mode): loading it, which backend decodes, and the edges of one
-//! JPEG through a slot.
+//! JPEGs decoded on the GPU by nvJPEG: loading it, which backend decodes, the edges of one JPEG through a slot
+//! (batch mode), and one JPEG's RGB (the image command).
 
 use image::RgbImage;
 
@@ -9,6 +9,33 @@ use crate::gpu::slots::{Edges, Want};
 use crate::gpu::{variants, GpuError};
 use crate::sobel::{Filter, Output};
 use crate::variant::Variant;
+
+/// Where JPEGs are decoded (`--jpeg-decoder`, of batch and of the image command).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JpegDecoder {
+    /// batch: nvJPEG when the GPU has it, else the CPU; the image command: the CPU (one image does not pay for
+    /// nvJPEG's start-up).
+    #[default]
+    Auto,
+    /// nvJPEG, or the command refuses to start (a file nvJPEG refuses still goes to the CPU, with a line).
+    Gpu,
+    /// The CPU decoder (zune-jpeg, through the image crate).
+    Cpu,
+}
+
+impl JpegDecoder {
+    /// Every choice, in `--help`'s order.
+    pub const ALL: [JpegDecoder; 3] = [JpegDecoder::Auto, JpegDecoder::Gpu, JpegDecoder::Cpu];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            JpegDecoder::Auto => "auto",
+            JpegDecoder::Gpu => "gpu",
+            JpegDecoder::Cpu => "cpu",
+        }
+    }
+}
 
 /// What [`Engine::sobel_jpeg`] hands back.
 pub struct JpegEdges {
@@ -23,12 +50,36 @@ pub struct JpegEdges {
 impl Engine {
     /// Loads nvJPEG for [`Engine::sobel_jpeg`] (which also needs slots: [`Engine::with_slots`]); its absence is
     /// kept as the reason ([`Engine::jpeg_decoder`]), not an error: JPEGs are then decoded on the CPU.
-    pub fn with_nvjpeg(mut self) -> Engine {
+    pub fn with_nvjpeg(self) -> Engine {
+        self.loading_nvjpeg(true)
+    }
+
+    /// nvJPEG, and with `engine` the GPU's JPEG engine's handle too (where the GPU has one).
+    fn loading_nvjpeg(mut self, engine: bool) -> Engine {
         if let Some(gpu) = &self.gpu {
-            self.nvjpeg =
-                Some(gpu.ctx.bind_to_thread().map_err(|e| e.to_string()).and_then(|()| Nvjpeg::load(&gpu.ctx)));
+            let loaded =
+                gpu.ctx.bind_to_thread().map_err(|e| e.to_string()).and_then(|()| Nvjpeg::load(&gpu.ctx, engine));
+            crate::trace::mark("nvJPEG loaded");
+            self.nvjpeg = Some(loaded);
         }
         self
+    }
+
+    /// nvJPEG and one slot, for [`Engine::decode_jpeg`] (the image command's GPU decoder); a slot that cannot be
+    /// made is kept as nvJPEG's absence, with its reason. nvJPEG's default backend only: the JPEG engine decodes
+    /// one image a call no faster (docs/performance.md v0.30: 162 against 128–208 images/s) and costs start-up.
+    pub fn with_jpeg_decoder(mut self) -> Engine {
+        let Some(gpu) = &self.gpu else { return self };
+        match crate::gpu::slots::SlotPool::new(gpu, 1) {
+            Ok(pool) => {
+                self.slots = Some(pool);
+                self.loading_nvjpeg(false)
+            }
+            Err(e) => {
+                self.nvjpeg = Some(Err(format!("a stream for nvJPEG: {e}")));
+                self
+            }
+        }
     }
 
     /// Whether nvJPEG decodes on the GPU's JPEG engine (the hardware decoder of an A100, H100 or H200).
@@ -53,6 +104,20 @@ impl Engine {
             None if self.slots.is_none() => Err("GPU decoding needs a GPU and batch slots".into()),
             None => Err("not asked for (--jpeg-decoder cpu)".into()),
         }
+    }
+
+    /// The RGB nvJPEG decodes of a JPEG ([`Engine::with_nvjpeg`], and one slot: [`Engine::with_slots`]), and
+    /// whether the GPU's JPEG engine decoded it: the image command's GPU decoder. `None` when this engine has no
+    /// nvJPEG or the image is larger than a slot takes; an error when nvJPEG refuses the file (the caller then decodes on the CPU, and says so).
+    pub fn decode_jpeg(&self, bytes: &[u8]) -> Result<Option<(RgbImage, bool)>, EngineError> {
+        let (Some(g), Some(pool), Some(Ok(nvjpeg))) = (&self.gpu, &self.slots, &self.nvjpeg) else { return Ok(None) };
+        let info = nvjpeg.info(bytes).map_err(GpuError::Peer)?;
+        if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, info.width as usize)? < info.height as usize {
+            return Ok(None);
+        }
+        let (rgb, on_engine) = pool.with_slot(|slot| slot.decode_jpeg(nvjpeg, bytes, info))?;
+        let rgb = RgbImage::from_raw(info.width, info.height, rgb).expect("3 · width · height bytes");
+        Ok(Some((rgb, on_engine)))
     }
 
     /// The edge image of a JPEG decoded by nvJPEG on the GPU ([`Engine::with_nvjpeg`]), and with `want_rgb`

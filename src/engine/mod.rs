@@ -36,7 +36,7 @@ pub mod stream;
 use crate::gpu::{variants, Gpu};
 use crate::sobel::{Filter, Output};
 use crate::variant::Variant;
-pub use jpeg::JpegEdges;
+pub use jpeg::{JpegDecoder, JpegEdges};
 pub use measure::{npp_description, DeviceInfo, HostRun, Meter, NppPeer, ResidentRun};
 
 /// Compiles every kernel file for `filter`'s operator and arithmetic and writes `<dir>/<name>.ptx`, to read

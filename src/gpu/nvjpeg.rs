@@ -162,8 +162,9 @@ pub struct Info {
 
 impl Nvjpeg {
     /// Loads nvJPEG and creates a handle, with `ctx` (the CUDA context that will run its decodes) current on this
-    /// thread; or one line saying why not.
-    pub fn load(ctx: &Arc<CudaContext>) -> Result<Nvjpeg, String> {
+    /// thread, and with `engine` also the GPU's JPEG engine's (for many JPEGs a call: batch); or one line saying
+    /// why not.
+    pub fn load(ctx: &Arc<CudaContext>, engine: bool) -> Result<Nvjpeg, String> {
         let names = ["libnvjpeg.so.13", "/usr/local/cuda/lib64/libnvjpeg.so.13"];
         let mut why = Vec::new();
         for name in names {
@@ -191,7 +192,11 @@ impl Nvjpeg {
                         0 => {}
                         code => return Err(status(code)),
                     }
-                    let hardware = Hardware::open(&lib, &fns, ctx).map(super::jpeg_batch::Batcher::new);
+                    let hardware = if engine {
+                        Hardware::open(&lib, &fns, ctx).map(super::jpeg_batch::Batcher::new)
+                    } else {
+                        Err("one JPEG at a time: the JPEG engine pays only for many a call".to_string())
+                    };
                     return Ok(Nvjpeg { hardware, fns, handle, name: name.to_string(), _lib: lib });
                 }
                 Err(e) => why.push(e.to_string()),

@@ -255,11 +255,9 @@ impl Slot {
         b.strip_and_download(&gpu, d, filter, want)
     }
 
-    /// gpu-strip on a JPEG that nvJPEG decodes into the device input: on the GPU's JPEG engine, in one call with
-    /// the other slots' waiting JPEGs ([`super::jpeg_batch`]), or where the engine is absent or does not take the
-    /// file, alone on this slot's stream. Returns the edge image (its bytes or PNG data, as `want` asks), with
-    /// `want_rgb` the RGB nvJPEG decoded (for `--check`: the edges are exact for it), and whether the engine
-    /// decoded it.
+    /// gpu-strip on a JPEG that nvJPEG decodes into the device input ([`Slot::decode_jpeg_to_input`]). Returns
+    /// the edge image (its bytes or PNG data, as `want` asks), with `want_rgb` the RGB nvJPEG decoded (for
+    /// `--check`: the edges are exact for it), and whether the GPU's JPEG engine decoded it.
     pub fn run_jpeg(
         &mut self,
         nvjpeg: &Nvjpeg,
@@ -271,35 +269,53 @@ impl Slot {
     ) -> Result<(Edges, Option<Vec<u8>>, bool), GpuError> {
         let d = Dims::new(info.width, info.height)?;
         let gpu = self.gpu.for_filter(filter)?;
+        let on_engine = self.decode_jpeg_to_input(nvjpeg, bytes, info)?;
+        let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, info.width, info.height)?;
+        let rgb = if want_rgb { Some(gpu.stream.clone_dtoh(b.device.input_mut())?) } else { None };
+        Ok((b.strip_and_download(&gpu, d, filter, want)?, rgb, on_engine))
+    }
+
+    /// The RGB of a JPEG decoded by nvJPEG ([`Slot::decode_jpeg_to_input`]), copied to host memory, and whether
+    /// the GPU's JPEG engine decoded it: the image command's GPU decoder, whose variants then all read that RGB.
+    pub fn decode_jpeg(&mut self, nvjpeg: &Nvjpeg, bytes: &[u8], info: Info) -> Result<(Vec<u8>, bool), GpuError> {
+        let on_engine = self.decode_jpeg_to_input(nvjpeg, bytes, info)?;
+        let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, info.width, info.height)?;
+        let rgb = self.gpu.stream.clone_dtoh(b.device.input_mut())?;
+        // One image, once: its device and pinned buffers are not kept for another.
+        self.buffers = None;
+        Ok((rgb, on_engine))
+    }
+
+    /// Decodes a JPEG with nvJPEG into this slot's device input buffer (sized for it here), ordered on the slot's
+    /// stream: on the GPU's JPEG engine, in one call with the other slots' waiting JPEGs ([`super::jpeg_batch`]),
+    /// or where the engine is absent or does not take the file, alone on nvJPEG's default backend. Returns
+    /// whether the engine decoded it.
+    fn decode_jpeg_to_input(&mut self, nvjpeg: &Nvjpeg, bytes: &[u8], info: Info) -> Result<bool, GpuError> {
         // nvJPEG works in the thread's current context.
         self.gpu.ctx.bind_to_thread()?;
         let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, info.width, info.height)?;
         // The input buffer is written below, outside the stream's order: nothing of an earlier image may still
         // be reading it.
-        gpu.stream.synchronize()?;
-        let on_engine = {
-            let stream = gpu.stream.cu_stream();
-            let (rgb, _write) = cudarc::driver::DevicePtrMut::device_ptr_mut(b.device.input_mut(), &gpu.stream);
-            let job = Job { bytes: bytes.as_ptr(), len: bytes.len(), width: info.width, rgb };
-            // SAFETY: the input buffer holds 3 · width · height bytes (allocated for this size), belongs to this
-            // context (current on this thread), and nothing else uses it until the decode has run; `bytes`
-            // outlives the call, which returns once the engine's call has run.
-            let on_engine = match &nvjpeg.hardware {
-                Ok(engine) => unsafe { engine.decode(job, stream) },
-                Err(_) => false,
-            };
-            if !on_engine {
-                let state = match &mut self.jpeg {
-                    Some(s) => s,
-                    none => none.insert(nvjpeg.state().map_err(GpuError::Peer)?),
-                };
-                // SAFETY: as above; the decode is ordered on this slot's stream before gpu-strip.
-                unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
-            }
-            on_engine
+        self.gpu.stream.synchronize()?;
+        let stream = self.gpu.stream.cu_stream();
+        let (rgb, _write) = cudarc::driver::DevicePtrMut::device_ptr_mut(b.device.input_mut(), &self.gpu.stream);
+        let job = Job { bytes: bytes.as_ptr(), len: bytes.len(), width: info.width, rgb };
+        // SAFETY: the input buffer holds 3 · width · height bytes (allocated for this size), belongs to this
+        // context (current on this thread), and nothing else uses it until the decode has run; `bytes`
+        // outlives the call, which returns once the engine's call has run.
+        let on_engine = match &nvjpeg.hardware {
+            Ok(engine) => unsafe { engine.decode(job, stream) },
+            Err(_) => false,
         };
-        let rgb = if want_rgb { Some(gpu.stream.clone_dtoh(b.device.input_mut())?) } else { None };
-        Ok((b.strip_and_download(&gpu, d, filter, want)?, rgb, on_engine))
+        if !on_engine {
+            let state = match &mut self.jpeg {
+                Some(s) => s,
+                none => none.insert(nvjpeg.state().map_err(GpuError::Peer)?),
+            };
+            // SAFETY: as above; the decode is ordered on this slot's stream before anything later on it.
+            unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
+        }
+        Ok(on_engine)
     }
 }
 

@@ -84,6 +84,15 @@ pub struct JpegFile {
     pub height: u32,
 }
 
+/// Whether `path` is a file that starts like a JPEG (standard input: no, it cannot be looked at twice).
+pub fn starts_like_jpeg(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 3];
+    path.as_os_str() != super::decode::STDIN
+        && std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && magic == [0xFF, SOI, 0xFF]
+}
+
 /// Reads `path` whole when it is a JPEG another decoder may take as bytes: `Ok(None)` when it is not a JPEG
 /// (by its first bytes), is standard input, or needs its EXIF orientation applied (the CPU decoder does
 /// that). Checked as [`super::decode()`] checks a JPEG — size limits, a cut file ([`check`]) — and `admit`
