@@ -60,22 +60,27 @@ __device__ __forceinline__ int clamp255(acc_t g) { return (int)(g < -255 ? -255 
 // The byte of a smoothing sum: floor((s + ⌊d/2⌋) / d) clamped to 0..255 (C's division truncates towards zero, so
 // a negative quotient with a remainder is one too high). A kernel without negative taps (CONV_NONNEG: box,
 // Gaussian) has s ≥ 0, so the division is unsigned and needs neither correction: a multiply-high and a shift
-// instead of ~10 instructions (measured in conv_strip.cu, docs/performance.md v0.29).
-__device__ __forceinline__ u8 smooth_out(acc_t s) {
+// instead of ~10 instructions (measured in conv_strip.cu, docs/performance.md v0.29). smooth_div takes n = s + ⌊d/2⌋
+// already formed (conv_strip.cu's box carries ⌊d/2⌋ in its running sum).
+// CLAMP false: the caller knows the quotient is at most 255 (a box: 255·D² / D²).
+template <bool CLAMP = true>
+__device__ __forceinline__ u8 smooth_div(acc_t n) {
     const acc_t d = CONV_DIVISOR;
 #if CONV_NONNEG
 #if CONV_WIDE
-    unsigned long long q = (unsigned long long)(s + d / 2) / (unsigned long long)d;
+    unsigned long long q = (unsigned long long)n / (unsigned long long)d;
 #else
-    unsigned q = (unsigned)(s + d / 2) / (unsigned)d;
+    unsigned q = (unsigned)n / (unsigned)d;
 #endif
-    return (u8)(q > 255 ? 255 : q);
+    return (u8)(CLAMP && q > 255 ? 255 : q);
 #else
-    acc_t n = s + d / 2, q = n / d;
+    acc_t q = n / d;
     if (n % d != 0 && n < 0) q -= 1;
     return (u8)(q < 0 ? 0 : q > 255 ? 255 : q);
 #endif
 }
+
+__device__ __forceinline__ u8 smooth_out(acc_t s) { return smooth_div(s + CONV_DIVISOR / 2); }
 
 // The byte of a gradient pair: min(255, round(√(gx² + gy²))) after clamping each to ±255 (which changes no
 // answer), with sobel.cuh's one-rounding square root (exact for every sum of squares; the selftest checks it).

@@ -3,20 +3,21 @@
 // A rank-one kernel is a column ⊗ a row (K[i][j] = c[i]·r[j]: box, Gaussian, Sobel, the Scharr family), so its sum
 // is a row pass then a column pass: H(y', x) = Σⱼ r[j]·p(y', x + j − R), S(y, x) = Σᵢ c[i]·H(y + i − R, x). Each
 // thread owns STRIP_G neighbouring columns and marches down a band of `rows` rows. Each step reads ONE new input row
-// (the STRIP_G + 2R pixels of its window, as aligned words), computes that row's pass once, keeps it in a ring of
-// 2R + 1 rows of registers, and writes one output row from the ring. So every input byte comes from DRAM about once
-// (the band's 2R halo rows and the neighbours' words hit the caches), and the work a pixel is (2R + 1) + (2R + 1)
-// taps instead of conv_rolling.cu's (2R + 1)²; no shared memory, no barrier. The ring is an array indexed by
+// (the STRIP_G + 2R pixels of its window, as words), computes that row's pass once, keeps it in a ring of 2R + 1
+// rows of registers, and writes one output row from the ring. So every input byte comes from DRAM about once (the
+// band's 2R halo rows and the neighbours' words hit the caches), and the work a pixel is (2R + 1) + (2R + 1) taps
+// instead of conv_rolling.cu's (2R + 1)²; no shared memory, no barrier. The ring is an array indexed by
 // compile-time slots: the step loop is unrolled 2R + 1 times, so the rows' roles rotate by renaming registers
 // (strip.cu does the same with three rows).
 //  - The taps are compiled in (CONV_COLUMN, CONV_ROW): zero taps vanish, so scharr:9's row pass is one subtraction.
 //  - A gradient kernel's transpose is r ⊗ c: a second ring holds the rows' pass with c, and Gy = Σᵢ r[i]·(that ring).
-//  - A box (CONV_FLAT: every tap 1) needs no ring: running sums along the row (each window is the previous one plus
-//    the pixel entering minus the one leaving) and down the column (plus the row entering, minus the row leaving,
-//    whose row sums are computed again from the caches): about ten adds a pixel at any diameter, and a thread can
-//    own 8 columns (box_march below).
+//  - A box (CONV_FLAT: every tap 1) needs no ring: column sums down the band (plus the row entering, minus the row
+//    leaving, re-read from the caches), then a running sum along them (plus the column entering, minus the one
+//    leaving): a few adds a pixel at any diameter, 16 columns a thread (box_march below).
+//  - Rows are read as words in three forms (FORM_* below): aligned vector loads, the same shifted into place where a
+//    width is not a multiple of the load's size, and the border rule at the image's edges.
 //
-// Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4, a box 8) × `rows` rows a
+// Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4, a box 16) × `rows` rows a
 // thread, grid.z = planes.
 // Equivalence contract: bytes identical to `filter --variant cpu-scalar` (see conv.cuh); sums in acc_t as there.
 #include "sobel.cuh"
@@ -30,17 +31,23 @@
 #ifndef CONV_FLAT
 #define CONV_FLAT 0
 #endif
+#if CONV_FLAT && !CONV_NONNEG
+#error "a box (CONV_FLAT) has no negative taps: the host sets CONV_NONNEG"
+#endif
 
 #define STRIP_THREADS 128
-// Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 8 for a box, which needs no ring
-// (measured at 16384², 4256×8496 and 1920×3240, box:3 and box:15: 8 columns beat 4 by up to 2.2× and 16 on all but
-// the largest case, where 16 took 255 registers and spilled: docs/performance.md v0.29).
+// Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 16 for a box, which keeps only its
+// window's column sums (box:15 at 16384²: 0.545 ms against 0.96 for v0.29's 8 columns and row sums;
+// docs/performance.md v0.33).
 #ifndef STRIP_G  // (bench/probe may set others, to measure them)
-#define STRIP_G (CONV_FLAT ? 8 : 4)
+#define STRIP_G (CONV_FLAT ? 16 : 4)
 #endif
-// The window's load unit: the thread's columns as one vector (4, 8 or 16 bytes), so that a warp's load is 32 such
-// vectors side by side. The window is pixels x0 − RU … x0 + STRIP_G + RU − 1, RU the radius rounded up to units.
-#define UNIT (STRIP_G % 16 == 0 ? 16 : STRIP_G % 8 == 0 ? 8 : 4)
+// The window's load unit (4, 8 or 16 bytes): the thread's columns as one vector, so that a warp's load is 32 such
+// vectors side by side; a box's 16 columns as two 8-byte units, so that its halo costs 8 bytes a side, not 16. The
+// window is pixels x0 − RU … x0 + STRIP_G + RU − 1, RU the radius rounded up to units.
+#ifndef UNIT
+#define UNIT (CONV_FLAT ? 8 : STRIP_G % 16 == 0 ? 16 : STRIP_G % 8 == 0 ? 8 : 4)
+#endif
 #define RU ((CONV_R + UNIT - 1) / UNIT * UNIT)
 #define WORDS ((STRIP_G + 2 * RU) / 4)
 #define WIN (STRIP_G + 2 * CONV_R)
@@ -62,37 +69,62 @@ __device__ __forceinline__ int row_tap(int j) {
 struct Strip {
     const u8* plane;
     int width, height, border, x0;
-    bool words;  // the window is inside the row and aligned: WORDS words in UNIT loads; else bytes through the border
 };
 
-// The words of one input row's window (the `words` form).
+// How a thread reads its rows: a template parameter of the marches, so that each loop holds only the form it runs
+// (measured: with two forms in one loop body, half the stalls were instruction fetch; with the alignment tested at
+// every load, scharr:9 at 16384² took 0.63 ms against 0.52).
+#define FORM_ALIGNED 0  // every row it reads inside the image, its window inside the row, rows on UNIT boundaries
+#define FORM_SHIFTED 1  // the window inside the row with a unit to spare, any alignment; rows through the border rule
+#define FORM_GATHER 2   // the rest, at a row's ends: rows and columns through the border rule
+
+// The words of one input row's window: bytes x0 − RU … x0 + STRIP_G + RU − 1.
 struct Words {
     unsigned v[WORDS];
 };
 
-// Input row y's words (any y: the border rule picks the row; a row it makes 0 gives zero words). Read through the
-// read-only cache (`__ldg`): the compiler may then issue them before the previous step's stores, which it cannot
-// prove do not overlap them.
-__device__ __forceinline__ Words load_words(const Strip& s, int y) {
-    Words r;
-    int sy = resolve(y, s.height, s.border);
-    const u8* p = s.plane + (size_t)(sy < 0 ? 0 : sy) * s.width + s.x0 - RU;
+// `n` UNIT-sized loads from p (UNIT-aligned) into the words a[0 … n·UNIT/4). Read through the read-only cache
+// (`__ldg`): the compiler may then issue them before the previous step's stores, which it cannot prove do not
+// overlap them.
+template <int N>
+__device__ __forceinline__ void load_units(const u8* p, unsigned* a) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
 #if UNIT == 16
-#pragma unroll
-    for (int k = 0; k < WORDS / 4; ++k) {
-        uint4 q = sy < 0 ? make_uint4(0, 0, 0, 0) : __ldg((const uint4*)p + k);
-        r.v[4 * k] = q.x, r.v[4 * k + 1] = q.y, r.v[4 * k + 2] = q.z, r.v[4 * k + 3] = q.w;
-    }
+        uint4 q = __ldg((const uint4*)p + k);
+        a[4 * k] = q.x, a[4 * k + 1] = q.y, a[4 * k + 2] = q.z, a[4 * k + 3] = q.w;
 #elif UNIT == 8
-#pragma unroll
-    for (int k = 0; k < WORDS / 2; ++k) {
-        uint2 q = sy < 0 ? make_uint2(0, 0) : __ldg((const uint2*)p + k);
-        r.v[2 * k] = q.x, r.v[2 * k + 1] = q.y;
-    }
+        uint2 q = __ldg((const uint2*)p + k);
+        a[2 * k] = q.x, a[2 * k + 1] = q.y;
 #else
-#pragma unroll
-    for (int k = 0; k < WORDS; ++k) r.v[k] = sy < 0 ? 0u : __ldg((const unsigned*)p + k);
+        a[k] = __ldg((const unsigned*)p + k);
 #endif
+    }
+}
+
+// Row y's words (row y inside the image): WORDS / (UNIT / 4) loads where rows are aligned. Where they are not (a
+// width that is not a multiple of UNIT: the filter study's pyramid is 3866, 1933, 966 and 483 wide), one unit more
+// is read from the aligned address below and the words are shifted into place: a select and a funnel shift a word.
+template <bool ALIGNED>
+__device__ __forceinline__ Words load_words(const Strip& s, int y) {
+    constexpr int PER = UNIT / 4, UNITS = WORDS / PER;
+    Words r;
+    const u8* p = s.plane + (size_t)y * s.width + s.x0 - RU;
+    if constexpr (ALIGNED) {
+        load_units<UNITS>(p, r.v);
+        return r;
+    }
+    unsigned o = (unsigned)(size_t)p % UNIT, ws = o / 4, shift = 8 * (o % 4);
+    unsigned a[WORDS + PER];
+    load_units<UNITS + 1>(p - o, a);
+#pragma unroll
+    for (int k = 0; k < WORDS; ++k) {
+        unsigned lo = a[k], hi = a[k + 1];
+#pragma unroll
+        for (int j = 1; j < PER; ++j)
+            if (ws == j) lo = a[k + j], hi = a[k + j + 1];
+        r.v[k] = __funnelshift_r(lo, hi, shift);
+    }
     return r;
 }
 
@@ -100,19 +132,47 @@ __device__ __forceinline__ Words load_words(const Strip& s, int y) {
 __device__ __forceinline__ void window_of(const Words& r, int w[WIN]) {
 #pragma unroll
     for (int c = 0; c < WIN; ++c) {
-        const int b = RU - CONV_R + c;  // a constant once unrolled: one byte extract
-        w[c] = (r.v[b / 4] >> (8 * (b % 4))) & 0xFF;
+        const int b = RU - CONV_R + c;  // a constant once unrolled: one byte permute (byte b % 4, zeros above)
+        w[c] = __byte_perm(r.v[b / 4], 0, 0x4440 | (b % 4));
     }
 }
 
-// The window of input row y pixel by pixel through the border rule (threads at a row's ends, odd widths).
-__device__ __forceinline__ void read_window(const Strip& s, int y, int w[WIN]) {
+// Whether a thread's window, with a unit to spare, is inside its rows (the shifted load may read that unit).
+__device__ __forceinline__ bool columns_inside(const Strip& s) {
+    return s.x0 >= RU && s.x0 + STRIP_G + RU + UNIT <= s.width;
+}
+
+// Row y's window bytes through the border rule (FORM_GATHER, the threads at a row's ends): the row the rule picks,
+// then the WIN bytes the window takes, each from the column the rule picks, in their places of the words (the rest
+// stay 0). Not inlined: inlined, the compiler hoisted the columns' border rule out of the march into registers, and
+// the kernel (whose register count is its largest path's) took 186 registers for box:3 where the other forms need
+// 60; with the row's rule inlined as well, box:15 took 111 against 96.
+__device__ __noinline__ Words gather_row(Strip s, int y) {
+    Words r = {};
     int sy = resolve(y, s.height, s.border);
-    const u8* row = s.plane + (size_t)(sy < 0 ? 0 : sy) * s.width;
+    if (sy < 0) return r;
+    const u8* row = s.plane + (size_t)sy * s.width;
 #pragma unroll
     for (int c = 0; c < WIN; ++c) {
+        const int b = RU - CONV_R + c;
         int sx = resolve(s.x0 - CONV_R + c, s.width, s.border);
-        w[c] = sy < 0 || sx < 0 ? 0 : row[sx];
+        r.v[b / 4] |= (sx < 0 ? 0u : (unsigned)row[sx]) << (8 * (b % 4));
+    }
+    return r;
+}
+
+// Row y's words in form FORM. The aligned form's rows are all inside the image (the kernel chooses it only then);
+// the others take the row the border rule picks (zero words for a row it makes 0), so that only the strips at a
+// row's ends, not whole bands at the image's top and bottom, need the byte-by-byte form.
+template <int FORM>
+__device__ __forceinline__ Words row_words(const Strip& s, int y) {
+    if constexpr (FORM == FORM_ALIGNED) {
+        return load_words<true>(s, y);
+    } else if constexpr (FORM == FORM_GATHER) {
+        return gather_row(s, y);
+    } else {
+        int sy = resolve(y, s.height, s.border);
+        return sy < 0 ? Words{} : load_words<false>(s, sy);
     }
 }
 
@@ -137,11 +197,11 @@ __device__ __forceinline__ void row_pass(Tap tap, const int w[WIN], acc_t h[STRI
     }
 }
 
-// The STRIP_G output bytes of row y: whole words in the WORDS form, else those inside the row.
-template <bool WORDS_FORM>
+// The STRIP_G output bytes of row y: whole words where rows are aligned, else byte by byte (those inside the row).
+template <int FORM>
 __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const u8 b[STRIP_G]) {
     u8* o = out + (size_t)y * s.width + s.x0;
-    if constexpr (WORDS_FORM) {
+    if constexpr (FORM == FORM_ALIGNED) {
         unsigned v[STRIP_G / 4];
 #pragma unroll
         for (int q = 0; q < STRIP_G / 4; ++q)
@@ -156,6 +216,9 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const 
 #pragma unroll
         for (int q = 0; q < STRIP_G / 4; ++q) ((unsigned*)o)[q] = v[q];
 #endif
+    } else if constexpr (FORM == FORM_SHIFTED) {  // rows not aligned: byte by byte, all inside the row
+#pragma unroll
+        for (int k = 0; k < STRIP_G; ++k) o[k] = b[k];
     } else {
 #pragma unroll
         for (int k = 0; k < STRIP_G; ++k)
@@ -175,31 +238,29 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const int w[WIN]) {
     if (CONV_GRADIENT) row_pass(column_tap, w, g.hc[slot]);
 }
 
-// The words form's software pipelining: the window of the row in `next` (loaded a step earlier) into w; then, unless
-// the band ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step
-// computes, so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint:
-// skipped past the image's end).
+// The march's software pipelining: the window of the row in `next` (its words read a step earlier) into w; then,
+// unless the band ends (`more` false), row `following` — the one the next step reads — asked into `next` before
+// this step computes, so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2
+// (a hint: skipped past the image's end).
+template <int FORM>
 __device__ __forceinline__ void advance(const Strip& s, Words& next, int following, bool more, int w[WIN]) {
     Words cur = next;
-    if (more) next = load_words(s, following);
+    if (more) next = row_words<FORM>(s, following);
     int ahead = following + STRIP_PREFETCH;
-    if (ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
+    if (FORM != FORM_GATHER && ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
     window_of(cur, w);
 }
 
 // One step of the march at compile-time position U of the ring: input row y + R enters slot (U + 2R) mod D (where
-// row y − R − 1 was), and output row y is the column pass over slots U … U + 2R (mod D), rows y − R … y + R.
-// WORDS (the thread's whole window inside the row, aligned): `next` holds row y + R's words (`advance`). Otherwise the
-// window is read pixel by pixel through the border rule. The two forms are two instantiations, so the march's
-// loop holds only the form it runs (measured: with both in one loop body, half the stalls were instruction fetch).
-template <int U, bool WORDS_FORM>
+// row y − R − 1 was), and output row y is the column pass over slots U … U + 2R (mod D), rows y − R … y + R;
+// `next` holds row y + R's words (`advance`). The two forms (WORDS: the thread's whole window inside the row,
+// aligned; else gathered through the border rule) are two instantiations, so the march's loop holds only the form
+// it runs (measured: with both in one loop body, half the stalls were instruction fetch).
+template <int U, int FORM>
 __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
     constexpr int slot = (U + 2 * CONV_R) % CONV_D;
     int w[WIN];
-    if constexpr (WORDS_FORM)
-        advance(s, next, y + 1 + CONV_R, y + 1 < end, w);
-    else
-        read_window(s, y + CONV_R, w);
+    advance<FORM>(s, next, y + 1 + CONV_R, y + 1 < end, w);
     enter(g, slot, w);
     u8 b[STRIP_G];
 #pragma unroll
@@ -212,115 +273,130 @@ __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ri
         }
         b[k] = conv_finish(gs, gt);
     }
-    store_row<WORDS_FORM>(s, out, y, b);
+    store_row<FORM>(s, out, y, b);
 }
 
 // Steps U, U + 1, … of one turn of the ring, while rows remain (y < end).
-template <int U, bool WORDS_FORM>
+template <int U, int FORM>
 __device__ __forceinline__ void turn(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
     if (y >= end) return;
-    step<U, WORDS_FORM>(s, out, y, end, g, next);
-    if constexpr (U + 1 < CONV_D) turn<U + 1, WORDS_FORM>(s, out, y + 1, end, g, next);
+    step<U, FORM>(s, out, y, end, g, next);
+    if constexpr (U + 1 < CONV_D) turn<U + 1, FORM>(s, out, y + 1, end, g, next);
 }
 
 // A thread's whole march: prime the ring with rows y0 − R … y0 + R − 1 (slots 0 … 2R − 1; slot 2R is the first
-// step's), then one output row a step. In the WORDS form every priming load is issued before any window is taken
-// (one memory round trip, not 2R), then row y0 + R's for the first step.
-template <bool WORDS_FORM>
+// step's), then one output row a step. Every priming row is read before any window is taken (in the words form, one
+// memory round trip, not 2R), then row y0 + R's for the first step.
+template <int FORM>
 __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) {
     Ring g;
-    Words next = {};
-    if constexpr (WORDS_FORM) {
-        Words first[2 * CONV_R > 0 ? 2 * CONV_R : 1];
+    Words first[2 * CONV_R > 0 ? 2 * CONV_R : 1];
 #pragma unroll
-        for (int i = 0; i < 2 * CONV_R; ++i) first[i] = load_words(s, y0 - CONV_R + i);
-        next = load_words(s, y0 + CONV_R);
+    for (int i = 0; i < 2 * CONV_R; ++i) first[i] = row_words<FORM>(s, y0 - CONV_R + i);
+    Words next = row_words<FORM>(s, y0 + CONV_R);
 #pragma unroll
-        for (int i = 0; i < 2 * CONV_R; ++i) {
-            int w[WIN];
-            window_of(first[i], w);
-            enter(g, i, w);
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < 2 * CONV_R; ++i) {
-            int w[WIN];
-            read_window(s, y0 - CONV_R + i, w);
-            enter(g, i, w);
-        }
-    }
-    for (int y = y0; y < end; y += CONV_D) turn<0, WORDS_FORM>(s, out, y, end, g, next);
-}
-
-// v[k] += sign · (the row pass of window w)[k].
-__device__ __forceinline__ void accumulate(acc_t v[STRIP_G], const int w[WIN], int sign) {
-    acc_t h[STRIP_G];
-    row_pass(row_tap, w, h);
-#pragma unroll
-    for (int k = 0; k < STRIP_G; ++k) v[k] += sign * h[k];
-}
-
-// A box's march: no ring. v holds, per column, the sum of the row sums of the window's rows; each step adds the row
-// entering (y + R) and, after the output, subtracts the row leaving (y − R), re-read from the caches (it was read
-// 2R steps earlier) instead of kept: 2 loads a step instead of 1, but 8 columns a thread in 192 registers at box:15
-// where the ring's 4 columns took 254 (docs/performance.md v0.29). Both rows' words are loaded a step ahead.
-template <bool WORDS_FORM>
-__device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int end) {
-    acc_t v[STRIP_G];
-#pragma unroll
-    for (int k = 0; k < STRIP_G; ++k) v[k] = 0;
-    // Rows y0 − R … y0 + R − 1.
     for (int i = 0; i < 2 * CONV_R; ++i) {
         int w[WIN];
-        if constexpr (WORDS_FORM)
-            window_of(load_words(s, y0 - CONV_R + i), w);
-        else
-            read_window(s, y0 - CONV_R + i, w);
-        accumulate(v, w, 1);
+        window_of(first[i], w);
+        enter(g, i, w);
     }
-    Words nin = {}, nout = {};
-    if constexpr (WORDS_FORM) nin = load_words(s, y0 + CONV_R), nout = load_words(s, y0 - CONV_R);
-    for (int y = y0; y < end; ++y) {
-        int w[WIN];
-        Words cout = nout;  // row y − R's words, loaded a step earlier
-        if constexpr (WORDS_FORM) {
-            if (y + 1 < end) nout = load_words(s, y + 1 - CONV_R);
-            advance(s, nin, y + 1 + CONV_R, y + 1 < end, w);
-        } else {
-            read_window(s, y + CONV_R, w);
-        }
-        accumulate(v, w, 1);
-        u8 b[STRIP_G];
+    for (int y = y0; y < end; y += CONV_D) turn<0, FORM>(s, out, y, end, g, next);
+}
+
+// A box's march (CONV_FLAT): no ring and no row pass per row. col[c] holds column x0 − R + c's sum over the output
+// row's 2R + 1 input rows; each step adds the row entering (y + R) and subtracts the row leaving (y − R − 1) in one
+// three-input add a column, re-reading the leaving row from the caches (this thread read it 2R + 1 steps earlier)
+// instead of keeping it. Then the output row is a running sum along col: each output is the previous one plus the
+// column entering, minus the column leaving, with ⌊d/2⌋ carried in from the start (smooth_div). So a pixel costs
+// about (2R + 16) / 16 × 3 column operations + 2 adds + the division, at any diameter, and a thread holds only its
+// window's column sums: 16 columns a thread, two 8-byte loads a row and the halo's.
+#define PRAGMA_OF(x) _Pragma(#x)
+#define UNROLL_BY(n) PRAGMA_OF(unroll n)
+// Whether a box's quotient can pass 255: only with a divisor below D² (a matrix file of ones with its own divisor).
+#define BOX_CLAMPS ((255 * CONV_D * CONV_D + CONV_DIVISOR / 2) / CONV_DIVISOR > 255)
+#ifndef BOX_PRIME_UNROLL
+#define BOX_PRIME_UNROLL 2
+#endif
+#ifndef BOX_UNROLL
+#define BOX_UNROLL 1
+#endif
+template <int FORM>
+__device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int end) {
+    acc_t col[WIN];
 #pragma unroll
-        for (int k = 0; k < STRIP_G; ++k) b[k] = conv_finish(v[k], 0);
-        store_row<WORDS_FORM>(s, out, y, b);
-        if constexpr (WORDS_FORM)
-            window_of(cout, w);
-        else
-            read_window(s, y - CONV_R, w);
-        accumulate(v, w, -1);
+    for (int c = 0; c < WIN; ++c) col[c] = 0;
+    // Rows y0 − R … y0 + R − 1.
+    UNROLL_BY(BOX_PRIME_UNROLL)
+    for (int i = 0; i < 2 * CONV_R; ++i) {
+        int w[WIN];
+        window_of(row_words<FORM>(s, y0 - CONV_R + i), w);
+#pragma unroll
+        for (int c = 0; c < WIN; ++c) col[c] += w[c];
+    }
+    // The words of the rows entering and leaving, read a step ahead (none leaves at the first step).
+    Words nin = row_words<FORM>(s, y0 + CONV_R), nout = {};
+    UNROLL_BY(BOX_UNROLL)
+    for (int y = y0; y < end; ++y) {
+        int win[WIN], wout[WIN];
+        window_of(nout, wout);
+        if (y + 1 < end) nout = row_words<FORM>(s, y - CONV_R);
+        advance<FORM>(s, nin, y + 1 + CONV_R, y + 1 < end, win);
+#pragma unroll
+        for (int c = 0; c < WIN; ++c) col[c] += win[c] - wout[c];
+        u8 b[STRIP_G];
+        acc_t h = CONV_DIVISOR / 2;
+#pragma unroll
+        for (int j = 0; j < CONV_D; ++j) h += col[j];
+        b[0] = smooth_div<BOX_CLAMPS>(h);
+#pragma unroll
+        for (int k = 1; k < STRIP_G; ++k) {
+            h += col[k + CONV_D - 1] - col[k - 1];
+            b[k] = smooth_div<BOX_CLAMPS>(h);
+        }
+        store_row<FORM>(s, out, y, b);
     }
 }
 
+// This build's march (a box's or the ring's) in form FORM.
+template <int FORM>
+__device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int end) {
+#if CONV_FLAT
+    box_march<FORM>(s, out, y0, end);
+#else
+    march<FORM>(s, out, y0, end);
+#endif
+}
+
+// Which strip thread t marches: every band's interior strips (window inside the row with a unit to spare) first,
+// then every band's edge strips, so that a warp runs one form — an edge strip's border rule among interior strips
+// would hold the whole warp at every row (with 16 columns a thread, a 1920-pixel row has 120 strips: half the warps
+// would hold one).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     conv_strip(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border, int rows) {
-    int groups = (width + STRIP_G - 1) / STRIP_G;
+    unsigned groups = (width + STRIP_G - 1) / STRIP_G, bands = (height + rows - 1) / rows;
     unsigned t = blockIdx.x * STRIP_THREADS + threadIdx.x;
-    int band = (int)(t / groups), y0 = band * rows;
-    if (y0 >= height) return;
+    if (t >= bands * groups) return;
+    int room = width - STRIP_G - RU - UNIT;  // the last interior strip starts at most here
+    unsigned left = min((unsigned)(RU + STRIP_G - 1) / STRIP_G, groups);  // strips starting before column RU
+    unsigned inner = room < 0 || (unsigned)room / STRIP_G < left ? 0 : (unsigned)room / STRIP_G - left + 1;
+    unsigned band, g;
+    if (t < bands * inner) {
+        band = t / inner, g = left + t % inner;
+    } else {
+        unsigned e = t - bands * inner, edges = groups - inner, k = e % edges;
+        band = e / edges, g = k < left ? k : inner + k;
+    }
+    int y0 = (int)band * rows;
     size_t plane = (size_t)width * height * blockIdx.z;
-    int x0 = (int)(t % groups) * STRIP_G;
-    Strip s = {in + plane, width, height, border, x0, width % UNIT == 0 && x0 >= RU && x0 + STRIP_G + RU <= width};
+    int x0 = (int)g * STRIP_G;
     int end = min(y0 + rows, height);
-#if CONV_FLAT
-    if (s.words)
-        box_march<true>(s, out + plane, y0, end);
+    Strip s = {in + plane, width, height, border, x0};
+    bool rows_inside = y0 - CONV_R >= 0 && end - 1 + CONV_R < height;
+    bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
+    if (!columns_inside(s))
+        march_of<FORM_GATHER>(s, out + plane, y0, end);
+    else if (rows_inside && aligned)
+        march_of<FORM_ALIGNED>(s, out + plane, y0, end);
     else
-        box_march<false>(s, out + plane, y0, end);
-#else
-    if (s.words)
-        march<true>(s, out + plane, y0, end);
-    else
-        march<false>(s, out + plane, y0, end);
-#endif
+        march_of<FORM_SHIFTED>(s, out + plane, y0, end);
 }

@@ -2,8 +2,9 @@
 //! down a strip of columns. `filter --variant gpu-strip`.
 //!
 //! `conv_strip(const u8* in, u8* out, int width, int height, int border, int rows)` reads `planes·w·h` bytes and
-//! writes `planes·w·h` bytes; thread t of plane z owns columns `columns·(t mod groups) …` of rows
-//! `rows·(t div groups) …`, groups = ⌈w / columns⌉.
+//! writes `planes·w·h` bytes; each thread of plane z owns `columns` columns (a strip) of `rows` rows (a band), the
+//! bands' interior strips numbered first and their strips at a row's ends after them (so that a warp runs one form);
+//! ⌈w / columns⌉ · ⌈h / rows⌉ threads a plane.
 
 use cudarc::driver::{CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg};
 
@@ -16,10 +17,10 @@ pub const SOURCE: KernelSource = KernelSource { name: "conv_strip", source: incl
 /// 128 threads a block, one strip each.
 pub const BLOCK: (u32, u32) = (128, 1);
 
-/// Columns a thread (STRIP_G in the `.cu` file): 4 for the ring of rows, 8 for a box (`flat`), which has none.
+/// Columns a thread (STRIP_G in the `.cu` file): 4 for the ring of rows, 16 for a box (`flat`), which has none.
 pub fn columns(flat: bool) -> u32 {
     if flat {
-        8
+        16
     } else {
         4
     }
@@ -32,8 +33,8 @@ const STRIPS: u64 = 1 << 20;
 
 /// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r`: enough strips to
 /// fill the GPU, but at least 2r + 1 rows, so that a band's 2r priming rows are fewer than its output rows (and at
-/// least 8, at most the image). Measured for a box of 8 columns (docs/performance.md v0.29): box:3 fastest at 8 rows
-/// on 1920×3240 and 4256×8496 and 32 at 16384²; box:15 at 16, 32 and 60 (within 8 % at 16 and 32).
+/// least 8, at most the image). Measured for a box of 16 columns at 16384² (docs/performance.md v0.33): box:3 0.315 ms
+/// at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16, 0.554 at 32.
 pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32) -> u32 {
     let strips = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
     (strips.div_ceil(STRIPS) as u32).max(2 * r + 1).clamp(8, h.max(8))
@@ -77,8 +78,9 @@ mod tests {
     #[test]
     fn rows_fill_the_gpu_and_stay_within_the_image() {
         assert_eq!(super::rows_for(16384, 16384, 1, 4, 4), 64);
-        assert_eq!(super::rows_for(16384, 16384, 1, 8, 7), 32);
-        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7), 15);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 7), 16);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 1), 16);
+        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7), 15);
         assert_eq!(super::rows_for(1920, 1080, 3, 4, 1), 8);
         assert_eq!(super::rows_for(1, 1, 1, 4, 7), 8);
     }
