@@ -103,6 +103,20 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
                     ));
                 }
             }
+            let q = "the same pyramid";
+            let batched: Vec<String> = [3, 5, 7, 9]
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, d)| {
+                    best(rows, q, d).map(|(l, ms)| format!("{d}×{d} {l} {ms:.3} ms ({:.0}×)", r9[i] / ms))
+                })
+                .collect();
+            if !batched.is_empty() {
+                out.push(format!(
+                    "With an octave's four images in one launch (four planes), the best per size: {} the R9 290's best.",
+                    batched.join(", ")
+                ));
+            }
             out.extend(roofline_at_16384(rows, "at 9×9"));
         }
         Study::ConstantLocal => {

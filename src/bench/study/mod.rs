@@ -92,24 +92,28 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
         Study::FilterSizes => {
             let octaves = [(3866, 4320), (1933, 2160), (966, 1080), (483, 540)];
             let pyramid = octaves.iter().flat_map(|&(w, h)| [(w, h, 1); 4]).collect();
+            // The same 16 images with an octave's four (of one size) as the four planes of one launch, as a pipeline
+            // would batch them: the small octaves fill the GPU only together.
+            let batched = octaves.iter().map(|&(w, h)| (w, h, 4)).collect();
             let sets = vec![
                 ImageSet { name: "pyramid (16 images, 88.7 Mpixel)", images: pyramid },
                 ImageSet { name: "16384×16384", images: vec![(16384, 16384, 1)] },
+                ImageSet { name: "the same pyramid, an octave a launch (4 planes)", images: batched },
             ];
-            for d in [3, 5, 7, 9] {
+            for (d, set) in [3, 5, 7, 9].into_iter().flat_map(|d| [(d, 0), (d, 2)]) {
                 let k = ConvKernel::scharr(d);
-                add("single", Strategy::GpuSingle, two, &k, 0);
-                add("local", Strategy::GpuLocal, two, &k, 0);
-                add("separation", Strategy::GpuSeparable, Tuning::default(), &k, 0);
-                add("double", Strategy::GpuDouble, Tuning::default(), &k, 0);
-                add("predefined", Strategy::GpuPredefined, one, &k, 0);
-                add("local + double", Strategy::GpuLocal, one, &k, 0);
+                add("single", Strategy::GpuSingle, two, &k, set);
+                add("local", Strategy::GpuLocal, two, &k, set);
+                add("separation", Strategy::GpuSeparable, Tuning::default(), &k, set);
+                add("double", Strategy::GpuDouble, Tuning::default(), &k, set);
+                add("predefined", Strategy::GpuPredefined, one, &k, set);
+                add("local + double", Strategy::GpuLocal, one, &k, set);
                 let local_predefined = Tuning { local_predefined: true, ..one };
-                add("local + predefined", Strategy::GpuLocal, local_predefined, &k, 0);
-                add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, 0);
-                add("block reads (ours)", Strategy::GpuBlock, Tuning::default(), &k, 0);
-                add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, 0);
-                add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, 0);
+                add("local + predefined", Strategy::GpuLocal, local_predefined, &k, set);
+                add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, set);
+                add("block reads (ours)", Strategy::GpuBlock, Tuning::default(), &k, set);
+                add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, set);
+                add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, set);
             }
             let k9 = ConvKernel::scharr(9);
             for (label, s, t) in [
