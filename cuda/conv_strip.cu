@@ -39,8 +39,11 @@
 // Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 16 for a box, which keeps only its
 // window's column sums (box:15 at 16384²: 0.545 ms against 0.96 for v0.29's 8 columns and row sums;
 // docs/performance.md v0.33).
-#ifndef STRIP_G  // (bench/probe may set others, to measure them)
+#ifndef STRIP_G  // (the studies set 8 for a box too: `Tuning::strip_columns`)
 #define STRIP_G (CONV_FLAT ? 16 : 4)
+#endif
+#if STRIP_G % 4 != 0 || (CONV_FLAT && STRIP_G % 8 != 0)
+#error "STRIP_G: a multiple of 4 columns, of 8 for a box (its 8-byte load unit)"
 #endif
 // The window's load unit (4, 8 or 16 bytes): the thread's columns as one vector, so that a warp's load is 32 such
 // vectors side by side; a box's 16 columns as two 8-byte units, so that its halo costs 8 bytes a side, not 16. The

@@ -183,10 +183,11 @@ fn the_studies_tunings_compute_the_same_bytes() {
         (Strategy::GpuLocal, Tuning { local_predefined: true, two_pass: Some(true), ..Tuning::default() }),
         (Strategy::GpuConstant, Tuning { block: Some((8, 4)), two_pass: Some(false), ..Tuning::default() }),
         (Strategy::GpuPredefined, Tuning { two_pass: Some(true), ..Tuning::default() }),
+        (Strategy::GpuStrip, Tuning { strip_columns: Some(8), ..Tuning::default() }),
     ];
     for k in ["gaussian:3", "scharr:7", "box:9"].map(|s| ConvKernel::parse(s).unwrap()) {
         for (s, t) in tunings {
-            for (w, h) in [(1, 1), (9, 5), (131, 67)] {
+            for (w, h) in [(1, 1), (9, 5), (131, 67), (264, 40)] {
                 for border in Border::ALL {
                     let img = random(w, h, 1, 7);
                     let p = conv.prepare(&k, s, t).unwrap();

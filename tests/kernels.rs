@@ -148,6 +148,7 @@ fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
         Tuning { block: Some((8, 4)), tile_loaders: Some(1), ..Tuning::default() },
         Tuning { local_predefined: true, ..Tuning::default() },
     ];
+    let strip_tunings = [Tuning::default(), Tuning { strip_columns: Some(8), ..Tuning::default() }];
     let arch = compile::arch_option(9, 0, compile::Code::Ptx);
     let mut jobs = Vec::new();
     for k in kernels.iter().chain([&laplacian]) {
@@ -155,7 +156,11 @@ fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
             if s.needs_rank_one() && k.factors().is_none() {
                 continue;
             }
-            let ts: &[Tuning] = if s == Strategy::GpuLocal { &tunings } else { &tunings[..1] };
+            let ts: &[Tuning] = match s {
+                Strategy::GpuLocal => &tunings,
+                Strategy::GpuStrip => &strip_tunings,
+                _ => &tunings[..1],
+            };
             jobs.extend(ts.iter().map(|&t| build_of(&arch, k, s, t)));
         }
     }

@@ -30,6 +30,8 @@ pub struct Tuning {
     /// A gradient kernel in two launches (Gx, then Gy): the default of gpu-single and gpu-constant; the others read
     /// the window once for both unless this is `Some(true)` (gpu-local, gpu-predefined).
     pub two_pass: Option<bool>,
+    /// gpu-strip: columns a thread (`STRIP_G`; a multiple of 4, of 8 for a box); `None`: the file's own, 4 or a box 16.
+    pub strip_columns: Option<u32>,
 }
 
 /// One launch's image: `planes` planes of `d`, one after another, and the border.
@@ -147,6 +149,7 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     options.extend(defines(kernel, compiled));
     if strategy == Strategy::GpuStrip {
         options.extend(factor_defines(kernel));
+        options.extend(t.strip_columns.map(|c| format!("-DSTRIP_G={c}")));
     }
     if strategy == Strategy::GpuLocal {
         if let Some((w, h)) = t.block {
@@ -355,7 +358,7 @@ impl ConvGpu {
             taps,
             block,
             two_pass,
-            strip_columns: conv_strip::columns(is_box(kernel)),
+            strip_columns: t.strip_columns.unwrap_or_else(|| conv_strip::columns(is_box(kernel))),
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },

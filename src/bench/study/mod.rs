@@ -137,6 +137,9 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
             (sets, cases)
         }
         Study::BoxBlur => {
+            // gpu-strip's box with 8 columns a thread instead of 16: twice the threads, for images that 16 leave
+            // short of filling the GPU (docs/performance.md v0.33).
+            let eight = Tuning { strip_columns: Some(8), ..Tuning::default() };
             let sets = vec![
                 ImageSet { name: "1920×1080 RGB", images: vec![(1920, 1080, 3)] },
                 ImageSet { name: "4256×2832 RGB", images: vec![(4256, 2832, 3)] },
@@ -150,6 +153,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                     add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, set);
                     add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, set);
                     add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, set);
+                    add("separable strip, 8 columns (ours)", Strategy::GpuStrip, eight, &k, set);
                 }
             }
             let k15 = ConvKernel::boxed(15);
@@ -161,6 +165,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
             ] {
                 add(label, s, Tuning::default(), &k15, 2);
             }
+            add("separable strip, 8 columns (ours)", Strategy::GpuStrip, eight, &k15, 2);
             (sets, cases)
         }
         Study::Prefetch => {
