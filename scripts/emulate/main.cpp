@@ -1,0 +1,23 @@
+// conv_strip.cu on the CPU: conv_strip IN OUT WIDTH HEIGHT PLANES BORDER ROWS COLUMNS, IN and OUT raw planes one after
+// another. Launches the grid src/gpu/patterns/conv_strip.rs launches (⌈w / columns⌉ · ⌈h / rows⌉ threads a plane in
+// blocks of 128), one thread after another, and fails if anything is written past the output.
+#include <cstdio>
+#include <vector>
+int main(int argc, char** argv) {
+    if (argc < 9) { fprintf(stderr, "args\n"); return 2; }
+    int w = atoi(argv[3]), h = atoi(argv[4]), planes = atoi(argv[5]), border = atoi(argv[6]), rows = atoi(argv[7]), cols = atoi(argv[8]);
+    size_t n = (size_t)w * h * planes;
+    std::vector<unsigned char> in(n + 64), out(n + 64, 0xAB);  // +64: what an aligned over-read past the end would hit
+    FILE* fi = fopen(argv[1], "rb"); if (fread(in.data(), 1, n, fi) != n) return 3; fclose(fi);
+    unsigned long long threads = (unsigned long long)((w + cols - 1) / cols) * ((h + rows - 1) / rows);
+    unsigned blocks = (threads + 127) / 128;
+    for (unsigned z = 0; z < (unsigned)planes; ++z)
+        for (unsigned b = 0; b < blocks; ++b)
+            for (unsigned t = 0; t < 128; ++t) {
+                blockIdx = {b, 0, z}; threadIdx = {t, 0, 0}; blockDim = {128, 1, 1};
+                conv_strip(in.data(), out.data(), w, h, border, rows);
+            }
+    FILE* fo = fopen(argv[2], "wb"); fwrite(out.data(), 1, n, fo); fclose(fo);
+    for (size_t i = n; i < n + 64; ++i) if (out[i] != 0xAB) { fprintf(stderr, "wrote past the end\n"); return 4; }
+    return 0;
+}
