@@ -258,3 +258,31 @@ fn the_filter_command_writes_the_reference_bytes_and_refuses_clearly() {
         assert!(!separable || stderr.contains("column ⊗ row"), "refused before any GPU is needed: {stderr}");
     }
 }
+
+/// gpu-strip's kernel file run on the CPU (`scripts/emulate`: g++, each thread in turn) equals the scalar reference
+/// on awkward sizes, every border and several rows a thread, with the file's columns a thread and with 8: its indexing
+/// and arithmetic checked where no GPU is at hand, CI included. Skipped, saying why, without g++ or a Python with
+/// numpy and Pillow.
+#[test]
+fn the_strip_kernel_file_run_on_the_cpu_equals_the_reference() {
+    use std::io::Write;
+    use std::process::Command;
+    let python = std::env::var("CUDA_SOBEL_PYTHON").unwrap_or_else(|_| "python3".into());
+    let works = |cmd: &str, args: &[&str]| Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
+    if !works("g++", &["--version"]) || !works(&python, &["-c", "import numpy, PIL"]) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED the_strip_kernel_file_run_on_the_cpu_equals_the_reference: needs g++ and numpy + Pillow in {python}"
+        );
+        return;
+    }
+    let bin = std::env::var_os("CUDA_SOBEL_BIN").unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
+    let run = Command::new(&python)
+        .args(["scripts/emulate/conv_strip_check.py", "box:3,box:15,gaussian:5,scharr:9,sobel:7", "0,8"])
+        .env("CUDA_SOBEL_BIN", bin)
+        .output()
+        .expect("the check starts");
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{out}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(out.contains("all exact"), "{out}");
+}

@@ -41,8 +41,15 @@ def defines(kernel):
         column = [3 if i in (0, d - 1) else 10 if i == r else 0 for i in range(d)]
         row = [-1 if i == 0 else 1 if i == d - 1 else 0 for i in range(d)]
         divisor, extra = 1, ["-DCONV_GRADIENT=1"]
+    elif kind == "sobel":  # OpenCV's getDerivKernels: ksize 1 is [-1 0 1] with no smoothing across
+        row = {1: [-1, 0, 1], 3: [-1, 0, 1], 5: [-1, -2, 0, 2, 1], 7: [-1, -4, -5, 0, 5, 4, 1]}[d]
+        column = [0, 1, 0] if d == 1 else [comb(d - 1, i) for i in range(d)]
+        r = len(row) // 2
+        divisor, extra = 1, ["-DCONV_GRADIENT=1"]
     else:
-        sys.exit(f"{kernel}: box, gaussian or scharr")
+        sys.exit(f"{kernel}: box, gaussian, scharr or sobel")
+    if divisor > 1 and 255 * divisor + divisor // 2 > 2**31 - 1:  # ConvKernel::wide: the sums need 64 bits
+        extra.append("-DCONV_WIDE=1")
     listed = lambda v: ",".join(map(str, v))
     return [f"-DCONV_R={r}", f"-DCONV_DIVISOR={divisor}", f"-DCONV_COLUMN={listed(column)}",
             f"-DCONV_ROW={listed(row)}"] + extra
