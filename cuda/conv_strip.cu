@@ -14,8 +14,9 @@
 //  - A box (CONV_FLAT: every tap 1) needs no ring: column sums down the band (plus the row entering, minus the row
 //    leaving, re-read from the caches), then a running sum along them (plus the column entering, minus the one
 //    leaving): a few adds a pixel at any diameter, 16 columns a thread (box_march below).
-//  - Rows are read as words in three forms (FORM_* below): aligned vector loads, the same shifted into place where a
-//    width is not a multiple of the load's size, and the border rule at the image's edges.
+//  - Rows are read as words in three forms (FORM_* below): aligned vector loads; the same shifted into place where a
+//    width is not a multiple of the load's size or the rows pass the image's top or bottom; byte by byte through the
+//    border rule for the strips at a row's ends.
 //
 // Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4, a box 16) × `rows` rows a
 // thread, grid.z = planes.
@@ -140,7 +141,7 @@ __device__ __forceinline__ void window_of(const Words& r, int w[WIN]) {
     }
 }
 
-// Whether a thread's window, with a unit to spare, is inside its rows (the shifted load may read that unit).
+// Whether a thread's window, with a unit to spare, is inside the row (the shifted load may read that unit).
 __device__ __forceinline__ bool columns_inside(const Strip& s) {
     return s.x0 >= RU && s.x0 + STRIP_G + RU + UNIT <= s.width;
 }
@@ -179,24 +180,15 @@ __device__ __forceinline__ Words row_words(const Strip& s, int y) {
     }
 }
 
-// The row pass of a window: h[k] = Σⱼ tap(j)·w[k + j] for the STRIP_G outputs (running sums for a box).
+// The ring's row pass of a window: h[k] = Σⱼ tap(j)·w[k + j] for the STRIP_G outputs (a box has no ring: box_march).
 template <typename Tap>
 __device__ __forceinline__ void row_pass(Tap tap, const int w[WIN], acc_t h[STRIP_G]) {
-    if (CONV_FLAT) {
+#pragma unroll
+    for (int k = 0; k < STRIP_G; ++k) {
         acc_t sum = 0;
 #pragma unroll
-        for (int j = 0; j < CONV_D; ++j) sum += w[j];
-        h[0] = sum;
-#pragma unroll
-        for (int k = 1; k < STRIP_G; ++k) h[k] = sum = sum + w[k + CONV_D - 1] - w[k - 1];
-    } else {
-#pragma unroll
-        for (int k = 0; k < STRIP_G; ++k) {
-            acc_t sum = 0;
-#pragma unroll
-            for (int j = 0; j < CONV_D; ++j) sum += (acc_t)tap(j) * w[k + j];
-            h[k] = sum;
-        }
+        for (int j = 0; j < CONV_D; ++j) sum += (acc_t)tap(j) * w[k + j];
+        h[k] = sum;
     }
 }
 
@@ -256,9 +248,7 @@ __device__ __forceinline__ void advance(const Strip& s, Words& next, int followi
 
 // One step of the march at compile-time position U of the ring: input row y + R enters slot (U + 2R) mod D (where
 // row y − R − 1 was), and output row y is the column pass over slots U … U + 2R (mod D), rows y − R … y + R;
-// `next` holds row y + R's words (`advance`). The two forms (WORDS: the thread's whole window inside the row,
-// aligned; else gathered through the border rule) are two instantiations, so the march's loop holds only the form
-// it runs (measured: with both in one loop body, half the stalls were instruction fetch).
+// `next` holds row y + R's words (`advance`), read in form FORM (FORM_* above).
 template <int U, int FORM>
 __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
     constexpr int slot = (U + 2 * CONV_R) % CONV_D;
@@ -288,7 +278,7 @@ __device__ __forceinline__ void turn(const Strip& s, u8* out, int y, int end, Ri
 }
 
 // A thread's whole march: prime the ring with rows y0 − R … y0 + R − 1 (slots 0 … 2R − 1; slot 2R is the first
-// step's), then one output row a step. Every priming row is read before any window is taken (in the words form, one
+// step's), then one output row a step. Every priming row is read before any window is taken (in the load forms, one
 // memory round trip, not 2R), then row y0 + R's for the first step.
 template <int FORM>
 __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) {
