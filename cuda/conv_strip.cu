@@ -148,19 +148,35 @@ __device__ __forceinline__ bool columns_inside(const Strip& s) {
 
 // Row y's window bytes through the border rule (FORM_GATHER, the threads at a row's ends): the row the rule picks,
 // then the WIN bytes the window takes, each from the column the rule picks, in their places of the words (the rest
-// stay 0). Not inlined: inlined, the compiler hoisted the columns' border rule out of the march into registers, and
-// the kernel (whose register count is its largest path's) took 186 registers for box:3 where the other forms need
-// 60; with the row's rule inlined as well, box:15 took 111 against 96.
+// stay 0). The columns are resolved, then their bytes loaded, GATHER_BATCH at a time, so that a batch costs one
+// memory round trip: with each load's use right after it (and a branch around it), the WIN loads of a row ran one
+// after another, and box:15's edge strips at 16384² outlasted the rest of the kernel (ncu: SMs idle 32 % of its
+// time; docs/performance.md v0.34). All WIN at once took 152 registers for box:15 (an address pair a load), 8 took
+// 114, 4 keep the other forms' 96 (NVRTC sm_90). Not inlined: inlined, the compiler hoisted the columns' border rule
+// out of the march into registers, and the kernel (whose register count is its largest path's) took 186 registers
+// for box:3 where the other forms need 60; with the row's rule inlined as well, box:15 took 111 against 96.
+#ifndef GATHER_BATCH
+#define GATHER_BATCH 4
+#endif
 __device__ __noinline__ Words gather_row(Strip s, int y) {
     Words r = {};
     int sy = resolve(y, s.height, s.border);
     if (sy < 0) return r;
     const u8* row = s.plane + (size_t)sy * s.width;
 #pragma unroll
-    for (int c = 0; c < WIN; ++c) {
-        const int b = RU - CONV_R + c;
-        int sx = resolve(s.x0 - CONV_R + c, s.width, s.border);
-        r.v[b / 4] |= (sx < 0 ? 0u : (unsigned)row[sx]) << (8 * (b % 4));
+    for (int c0 = 0; c0 < WIN; c0 += GATHER_BATCH) {
+        int sx[GATHER_BATCH];
+        unsigned px[GATHER_BATCH];
+#pragma unroll
+        for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c)
+            sx[c - c0] = resolve(s.x0 - CONV_R + c, s.width, s.border);
+#pragma unroll
+        for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c) px[c - c0] = __ldg(row + max(sx[c - c0], 0));
+#pragma unroll
+        for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c) {
+            const int b = RU - CONV_R + c;
+            r.v[b / 4] |= (sx[c - c0] < 0 ? 0u : px[c - c0]) << (8 * (b % 4));
+        }
     }
     return r;
 }
@@ -360,10 +376,11 @@ __device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int en
 #endif
 }
 
-// Which strip thread t marches: every band's interior strips (window inside the row with a unit to spare) first,
-// then every band's edge strips, so that a warp runs one form — an edge strip's border rule among interior strips
-// would hold the whole warp at every row (with 16 columns a thread, a 1920-pixel row has 120 strips: half the warps
-// would hold one).
+// Which strip thread t marches: every band's edge strips (those at a row's ends, whose window passes the row's ends
+// or lacks a unit to spare) first, then every band's interior strips, so that a warp runs one form — an edge strip's
+// border rule among interior strips would hold the whole warp at every row (with 16 columns a thread, a 1920-pixel
+// row has 120 strips: half the warps would hold one) — and so that the slower edge strips start in the first wave
+// and finish under the interior's, not after it (numbered last, they were the kernel's tail at 16384²).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     conv_strip(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border, int rows) {
     unsigned groups = (width + STRIP_G - 1) / STRIP_G, bands = (height + rows - 1) / rows;
@@ -372,12 +389,13 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     int room = width - STRIP_G - RU - UNIT;  // the last interior strip starts at most here
     unsigned left = min((unsigned)(RU + STRIP_G - 1) / STRIP_G, groups);  // strips starting before column RU
     unsigned inner = room < 0 || (unsigned)room / STRIP_G < left ? 0 : (unsigned)room / STRIP_G - left + 1;
-    unsigned band, g;
-    if (t < bands * inner) {
-        band = t / inner, g = left + t % inner;
+    unsigned band, g, edges = groups - inner;
+    if (t < bands * edges) {
+        unsigned k = t % edges;
+        band = t / edges, g = k < left ? k : inner + k;
     } else {
-        unsigned e = t - bands * inner, edges = groups - inner, k = e % edges;
-        band = e / edges, g = k < left ? k : inner + k;
+        unsigned i = t - bands * edges;
+        band = i / inner, g = left + i % inner;
     }
     int y0 = (int)band * rows;
     size_t plane = (size_t)width * height * blockIdx.z;

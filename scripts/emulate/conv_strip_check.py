@@ -58,7 +58,8 @@ def defines(kernel):
 def rows_for(w, h, planes, columns, r):
     """src/gpu/patterns/conv_strip.rs's rows_for."""
     strips = -(-w // columns) * h * planes
-    return min(max(-(-strips // (1 << 20)), 2 * r + 1, 8), max(h, 8))
+    rows = max(-(-strips // (1 << 20)), 2 * r + 1, 8) if strips >= 1 << 21 else max(strips >> 18, 1)
+    return min(rows, max(h, 1))
 
 
 def main():
@@ -84,7 +85,7 @@ def main():
                             "cpu-scalar", "--out", ref_png], check=True, capture_output=True)
             want = np.asarray(Image.open(ref_png))
             np.ascontiguousarray(img.transpose(2, 0, 1)).tofile(raw)
-            for rows in sorted({rows_for(w, h, 3, cols, r), 2 * r + 1, 3}):
+            for rows in sorted({rows_for(w, h, 3, cols, r), 2 * r + 1, 3, 1}):
                 p = subprocess.run([exe, raw, out, str(w), str(h), "3", str(border), str(rows), str(cols)],
                                    capture_output=True, text=True)
                 runs += 1

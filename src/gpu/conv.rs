@@ -30,7 +30,8 @@ pub struct Tuning {
     /// A gradient kernel in two launches (Gx, then Gy): the default of gpu-single and gpu-constant; the others read
     /// the window once for both unless this is `Some(true)` (gpu-local, gpu-predefined).
     pub two_pass: Option<bool>,
-    /// gpu-strip: columns a thread (`STRIP_G`; a multiple of 4, of 8 for a box); `None`: the file's own, 4 or a box 16.
+    /// gpu-strip: columns a thread (`STRIP_G`; a multiple of 4, of 8 for a box); `None`: 4, or for a box chosen per
+    /// image from two builds (`conv_strip::columns_for`: 16 on large images, else 8).
     pub strip_columns: Option<u32>,
 }
 
@@ -173,12 +174,12 @@ pub struct Prepared {
     taps: Option<CudaSlice<i32>>,
     block: (u32, u32),
     two_pass: bool,
-    /// gpu-strip's columns a thread.
-    strip_columns: u32,
+    /// gpu-strip's columns a thread of each of `functions` (a box has two builds, chosen per image).
+    strip_columns: Vec<u32>,
     side: usize,
     sums: usize,
     acc_bytes: usize,
-    _module: Arc<CudaModule>,
+    _modules: Vec<Arc<CudaModule>>,
 }
 
 impl Prepared {
@@ -225,7 +226,11 @@ impl Prepared {
                 Strategy::GpuDouble => conv_double::launch(&job, &f[0], input, out)?,
                 Strategy::GpuBlock => conv_block::launch(&job, &f[0], input, out)?,
                 Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
-                Strategy::GpuStrip => conv_strip::launch(&job, &f[0], input, out, self.strip_columns)?,
+                Strategy::GpuStrip => {
+                    let wanted = conv_strip::columns_for(self.strip_columns.len() > 1, job.pixels() as u64);
+                    let i = self.strip_columns.iter().position(|&c| c == wanted).unwrap_or(0);
+                    conv_strip::launch(&job, &f[i], input, out, self.strip_columns[i])?
+                }
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
                 Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
                 Strategy::CpuScalar | Strategy::CpuRayon => unreachable!("a GPU strategy"),
@@ -311,15 +316,36 @@ impl ConvGpu {
         if let Some(why) = refusal(kernel, strategy) {
             return Err(GpuError::Refused(why));
         }
-        self.preload(&[(kernel.clone(), strategy, t)])?;
-        let b = self.build(kernel, strategy, t);
+        // gpu-strip's columns a thread: the tuning's, the ring's 4, or a box's two builds (16, then 8), one of
+        // which each image takes (`enqueue`).
+        let strip_columns = match t.strip_columns {
+            Some(c) => vec![c],
+            None if strategy == Strategy::GpuStrip && is_box(kernel) => {
+                vec![conv_strip::columns(true), conv_strip::BOX_NARROW]
+            }
+            None => vec![conv_strip::columns(is_box(kernel))],
+        };
+        let tunings: Vec<Tuning> = if strip_columns.len() > 1 {
+            strip_columns.iter().map(|&c| Tuning { strip_columns: Some(c), ..t }).collect()
+        } else {
+            vec![t]
+        };
+        self.preload(&tunings.iter().map(|&t| (kernel.clone(), strategy, t)).collect::<Vec<_>>())?;
+        let b = self.build(kernel, strategy, tunings[0]);
         let module = self.modules.lock().expect("no panic while holding the modules")[&b].clone();
         let names: &[&str] = match strategy {
             Strategy::GpuSeparable => &["conv_rows", "conv_columns"],
             Strategy::GpuSeparableFused => &["conv_separable_fused"],
             _ => &[b.0],
         };
-        let functions = names.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
+        let mut functions = names.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
+        let mut modules = vec![module.clone()];
+        for &t in &tunings[1..] {
+            let m = self.modules.lock().expect("no panic while holding the modules")[&self.build(kernel, strategy, t)]
+                .clone();
+            functions.push(m.load_function(b.0)?);
+            modules.push(m);
+        }
         let stream = &self.gpu.stream;
         let bytes = |v: &[i32]| v.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>();
         let set = |name: &str, v: &[i32]| -> Result<(), GpuError> {
@@ -358,11 +384,11 @@ impl ConvGpu {
             taps,
             block,
             two_pass,
-            strip_columns: t.strip_columns.unwrap_or_else(|| conv_strip::columns(is_box(kernel))),
+            strip_columns,
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },
-            _module: module,
+            _modules: modules,
         })
     }
 

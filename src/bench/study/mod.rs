@@ -137,9 +137,11 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
             (sets, cases)
         }
         Study::BoxBlur => {
-            // gpu-strip's box with 8 columns a thread instead of 16: twice the threads, for images that 16 leave
-            // short of filling the GPU (docs/performance.md v0.33).
-            let eight = Tuning { strip_columns: Some(8), ..Tuning::default() };
+            // gpu-strip chooses a box's columns a thread per image (8 below 2^27 pixels, 16 from there:
+            // conv_strip::columns_for); the rows with the other count show what the choice gains
+            // (docs/performance.md v0.34).
+            let columns = |c| Tuning { strip_columns: Some(c), ..Tuning::default() };
+            let sixteen = columns(16);
             let sets = vec![
                 ImageSet { name: "1920×1080 RGB", images: vec![(1920, 1080, 3)] },
                 ImageSet { name: "4256×2832 RGB", images: vec![(4256, 2832, 3)] },
@@ -153,7 +155,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                     add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, set);
                     add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, set);
                     add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, set);
-                    add("separable strip, 8 columns (ours)", Strategy::GpuStrip, eight, &k, set);
+                    add("separable strip, 16 columns (ours)", Strategy::GpuStrip, sixteen, &k, set);
                 }
             }
             let k15 = ConvKernel::boxed(15);
@@ -165,7 +167,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
             ] {
                 add(label, s, Tuning::default(), &k15, 2);
             }
-            add("separable strip, 8 columns (ours)", Strategy::GpuStrip, eight, &k15, 2);
+            add("separable strip, 8 columns (ours)", Strategy::GpuStrip, columns(8), &k15, 2);
             (sets, cases)
         }
         Study::Prefetch => {

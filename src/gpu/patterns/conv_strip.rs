@@ -3,7 +3,7 @@
 //!
 //! `conv_strip(const u8* in, u8* out, int width, int height, int border, int rows)` reads `planes·w·h` bytes and
 //! writes `planes·w·h` bytes; each thread of plane z owns `columns` columns (a strip) of `rows` rows (a band), the
-//! bands' interior strips numbered first and their strips at a row's ends after them (so that a warp runs one form);
+//! bands' strips at a row's ends numbered first and their interior strips after them (so that a warp runs one form);
 //! ⌈w / columns⌉ · ⌈h / rows⌉ threads a plane.
 
 use cudarc::driver::{CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg};
@@ -26,18 +26,53 @@ pub fn columns(flat: bool) -> u32 {
     }
 }
 
+/// A box's columns a thread on images of fewer than [`BOX_WIDE_PIXELS`] pixels (all planes): twice the threads of 16.
+pub const BOX_NARROW: u32 = 8;
+
+/// From this many pixels (all planes) a box marches 16 columns a thread, below it [`BOX_NARROW`]. Measured on the
+/// H100 (docs/performance.md v0.34): at 16384² (2^28 pixels) 16 columns take box:15 in 0.319 ms against 0.350 with
+/// 8; at 4256×2832 RGB (36 Mpixel) and 1920×1080 RGB 8 columns are faster at every diameter (box:15 0.134 ms
+/// against 0.171; box:3 at 1920×1080 0.025 against 0.045). Fewer threads than about four waves of the GPU wait on
+/// their own march; the threshold lies between the two measured sizes (not measured in between).
+pub const BOX_WIDE_PIXELS: u64 = 1 << 27;
+
+/// The columns a thread for an image of `pixels` pixels (all planes): a box's by [`BOX_WIDE_PIXELS`], the ring's 4.
+pub fn columns_for(flat: bool, pixels: u64) -> u32 {
+    if flat && pixels < BOX_WIDE_PIXELS {
+        BOX_NARROW
+    } else {
+        columns(flat)
+    }
+}
+
 /// Strips a launch aims for: 64 rows a thread of 4 columns at 16384², measured fastest there on the H200 (box:15
 /// 1.39 ms at 64 rows, 1.52 at 32, 1.45 at 256; scharr:9 0.84 / 0.93 / 0.94 ms: docs/performance.md v0.29) — the
 /// kernel is latency-bound, so more strips in flight beat fewer priming rows.
 const STRIPS: u64 = 1 << 20;
 
-/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r`: enough strips to
-/// fill the GPU, but at least 2r + 1 rows, so that a band's 2r priming rows are fewer than its output rows (and at
-/// least 8, at most the image). Measured for a box of 16 columns at 16384² (docs/performance.md v0.33): box:3 0.315 ms
-/// at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16, 0.554 at 32.
+/// Strip-rows (strips × rows, all planes) from which a launch of 8-row bands makes about two waves of threads on
+/// an H100 or H200 (132 SMs × 1024 threads at 64 registers).
+const FILL: u64 = 1 << 21;
+
+/// Threads in about two waves of such a GPU: what a smaller image's launch aims for.
+const TWO_WAVES: u64 = 1 << 18;
+
+/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r` (at most the image).
+/// An image of [`FILL`] strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
+/// band's 2r priming rows are fewer than its output rows, and at least 8. Measured for a box of 16 columns at 16384²
+/// (docs/performance.md v0.33): box:3 0.315 ms at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16,
+/// 0.554 at 32. A smaller image lasts as long as one thread's march (priming rows and steps, each a memory round
+/// trip), so its bands are as short as still gives about two waves of threads, down to one row — a map with a
+/// window of rows: the filter study's 483×540 took 17 µs for scharr:3 with 8 rows, 65 blocks on 132 SMs
+/// (docs/performance.md v0.34).
 pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32) -> u32 {
     let strips = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
-    (strips.div_ceil(STRIPS) as u32).max(2 * r + 1).clamp(8, h.max(8))
+    let rows = if strips >= FILL {
+        (strips.div_ceil(STRIPS) as u32).max(2 * r + 1).max(8)
+    } else {
+        (strips / TWO_WAVES).max(1) as u32
+    };
+    rows.min(h.max(1))
 }
 
 /// Launches the kernel, built with `columns` columns a thread ([`columns`]).
@@ -80,8 +115,23 @@ mod tests {
         assert_eq!(super::rows_for(16384, 16384, 1, 4, 4), 64);
         assert_eq!(super::rows_for(16384, 16384, 1, 16, 7), 16);
         assert_eq!(super::rows_for(16384, 16384, 1, 16, 1), 16);
-        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7), 15);
-        assert_eq!(super::rows_for(1920, 1080, 3, 4, 1), 8);
-        assert_eq!(super::rows_for(1, 1, 1, 4, 7), 8);
+        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7), 1, "0.4 M strip-rows: short of two waves of 8-row bands");
+        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7), 2);
+        assert_eq!(super::rows_for(4256, 2832, 3, 8, 7), 15);
+        assert_eq!(super::rows_for(3866, 4320, 1, 4, 1), 8);
+        assert_eq!(super::rows_for(1933, 2160, 1, 4, 2), 3);
+        assert_eq!(super::rows_for(483, 540, 1, 4, 1), 1);
+        assert_eq!(super::rows_for(1, 1, 1, 4, 7), 1);
+        assert_eq!(super::rows_for(40, 5, 1, 4, 7), 1);
+        assert_eq!(super::rows_for(1_000_000, 10, 1, 4, 7), 10, "at most the image");
+    }
+
+    #[test]
+    fn a_box_takes_sixteen_columns_only_on_large_images() {
+        assert_eq!(super::columns_for(true, 16384 * 16384), 16);
+        assert_eq!(super::columns_for(true, 4256 * 2832 * 3), 8);
+        assert_eq!(super::columns_for(true, 1), 8);
+        assert_eq!(super::columns_for(false, 16384 * 16384), 4);
+        assert_eq!(super::columns_for(false, 1), 4);
     }
 }
