@@ -70,19 +70,21 @@ impl Strategy {
     }
 
     /// The GPU strategy the filter runs when none is named, chosen from the studies on the H200
-    /// (`bench/h200/issue30/`, docs/performance.md v0.29):
+    /// (`bench/h200/issue30/`, docs/performance.md v0.29) and, for gpu-strip's gradients since v0.34, on the H100
+    /// (`bench/h100/issue30_v0.34/`):
     /// - gpu-strip for a column ⊗ row smoothing kernel: the fastest at every box diameter 3–15 on both box-blur images
-    ///   (up to 5.1× the next; level with block reads at box:3 on 1920×1080) and at 16384² (4.5×); and for a 3×3
-    ///   column ⊗ row gradient (the pyramid's scharr:3: 0.337 ms, double 0.428);
-    /// - gpu-predefined for the other gradient kernels: the fastest on the pyramid at 5×5, 7×7 and 9×9 (its images
-    ///   are photo-sized; at 16384² gpu-block is 1.5× faster);
+    ///   (up to 5.1× the next; level with block reads at box:3 on 1920×1080) and at 16384² (4.5×); and for a
+    ///   column ⊗ row gradient of radius 1 or 2 (the pyramid's scharr:3 0.259 ms against double's 0.429, scharr:5
+    ///   0.352 against predefined's 0.440, on the H100);
+    /// - gpu-predefined for the other gradient kernels: the fastest on the pyramid at 7×7 and 9×9 (0.436 / 0.438 ms
+    ///   against the strip's 0.486 / 0.534; its images are photo-sized — at 16384² the strip is 2.8× faster);
     /// - gpu-block for the rest (smoothing matrices that do not separate): 16 pixels a thread beat one pixel a thread
     ///   at every box diameter on both images when the box is computed without its row pass (1.04–1.9×).
     pub fn auto_for(kernel: &super::ConvKernel) -> Strategy {
         let gradient = kernel.kind == super::Kind::Gradient;
         match (kernel.factors().is_some(), gradient) {
             (true, false) => Strategy::GpuStrip,
-            (true, true) if kernel.radius == 1 => Strategy::GpuStrip,
+            (true, true) if kernel.radius <= 2 => Strategy::GpuStrip,
             (_, true) => Strategy::GpuPredefined,
             (false, false) => Strategy::GpuBlock,
         }
@@ -123,10 +125,10 @@ mod tests {
     #[test]
     fn the_default_is_what_the_studies_measured_fastest() {
         let auto = |spec: &str| Strategy::auto_for(&ConvKernel::parse(spec).unwrap());
-        for spec in ["box:3", "box:15", "gaussian:5", "gaussian:15", "scharr:3", "sobel:3"] {
+        for spec in ["box:3", "box:15", "gaussian:5", "gaussian:15", "scharr:3", "sobel:3", "scharr:5", "sobel:5"] {
             assert_eq!(auto(spec), Strategy::GpuStrip, "{spec}");
         }
-        for spec in ["scharr:5", "scharr:9", "sobel:7"] {
+        for spec in ["scharr:7", "scharr:9", "sobel:7"] {
             assert_eq!(auto(spec), Strategy::GpuPredefined, "{spec}");
         }
         let laplacian = ConvKernel::from_text("laplacian", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1\n").unwrap();
