@@ -33,6 +33,8 @@ pub struct Tuning {
     /// gpu-strip: columns a thread (`STRIP_G`; a multiple of 4, of 8 for a box); `None`: 4, or for a box chosen per
     /// image from two builds (`conv_strip::columns_for`: 16 on large images, else 8).
     pub strip_columns: Option<u32>,
+    /// gpu-strip: rows a thread (a band); `None`: `conv_strip::rows_for` the image.
+    pub strip_rows: Option<u32>,
 }
 
 /// One launch's image: `planes` planes of `d`, one after another, and the border.
@@ -176,6 +178,8 @@ pub struct Prepared {
     two_pass: bool,
     /// gpu-strip's columns a thread of each of `functions` (a box has two builds, chosen per image).
     strip_columns: Vec<u32>,
+    /// gpu-strip's rows a band, where the tuning sets them.
+    strip_rows: Option<u32>,
     side: usize,
     sums: usize,
     acc_bytes: usize,
@@ -229,7 +233,7 @@ impl Prepared {
                 Strategy::GpuStrip => {
                     let wanted = conv_strip::columns_for(self.strip_columns.len() > 1, job.pixels() as u64);
                     let i = self.strip_columns.iter().position(|&c| c == wanted).unwrap_or(0);
-                    conv_strip::launch(&job, &f[i], input, out, self.strip_columns[i])?
+                    conv_strip::launch(&job, &f[i], input, out, (self.strip_columns[i], self.strip_rows))?
                 }
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
                 Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
@@ -385,6 +389,7 @@ impl ConvGpu {
             block,
             two_pass,
             strip_columns,
+            strip_rows: t.strip_rows,
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },

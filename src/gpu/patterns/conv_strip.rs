@@ -75,17 +75,18 @@ pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32) -> u32 {
     rows.min(h.max(1))
 }
 
-/// Launches the kernel, built with `columns` columns a thread ([`columns`]).
+/// Launches the kernel, built with `columns` columns a thread ([`columns_for`]), with `rows` rows a band (`None`:
+/// [`rows_for`]; the tests set it, so that small images march bands of several rows too).
 pub fn launch(
     job: &ConvJob,
     f: &CudaFunction,
     input: &CudaSlice<u8>,
     out: &mut CudaSlice<u8>,
-    columns: u32,
+    (columns, rows): (u32, Option<u32>),
 ) -> Result<(), DriverError> {
     job.check_io(input, out, &mut None);
     let (w, h) = (job.d.width as u32, job.d.height as u32);
-    let rows = rows_for(w, h, job.planes, columns, (job.side as u32) / 2);
+    let rows = rows.unwrap_or_else(|| rows_for(w, h, job.planes, columns, (job.side as u32) / 2)).max(1);
     let threads = u64::from(w.div_ceil(columns)) * u64::from(h.div_ceil(rows));
     let cfg = LaunchConfig {
         grid_dim: (threads.div_ceil(u64::from(BLOCK.0)) as u32, 1, job.planes),
