@@ -25,5 +25,5 @@ for spec in $SPECS; do
     sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,lts__t_bytes.sum,dram__bytes.sum \
     "$BIN" filter "$work/in.png" --kernel "$spec" --variant "$VARIANT" --out "$work/out.png" \
     > "${report:-/dev/stdout}" 2>&1 || { echo "profile-filter: ncu failed for $spec"; tail -5 "${report:-/dev/null}"; }
-  [ -n "$report" ] && echo "$spec: $report"
+  if [ -n "$report" ]; then echo "$spec: $report"; fi
 done

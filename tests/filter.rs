@@ -184,7 +184,7 @@ fn the_studies_tunings_compute_the_same_bytes() {
         (Strategy::GpuConstant, Tuning { block: Some((8, 4)), two_pass: Some(false), ..Tuning::default() }),
         (Strategy::GpuPredefined, Tuning { two_pass: Some(true), ..Tuning::default() }),
         (Strategy::GpuStrip, Tuning { strip_columns: Some(8), ..Tuning::default() }),
-        // A box takes 8 columns on images this small by itself (conv_strip::columns_for); 16 is its large images'.
+        // A box takes 8 columns on images this small by itself (conv_strip::build_for); 16 is its large images'.
         (Strategy::GpuStrip, Tuning { strip_columns: Some(16), strip_rows: Some(5), ..Tuning::default() }),
         // Images this small get bands of one row (conv_strip::rows_for): marches of several rows, the ring turned
         // more than once, bands ending inside a turn.

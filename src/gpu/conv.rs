@@ -31,7 +31,7 @@ pub struct Tuning {
     /// the window once for both unless this is `Some(true)` (gpu-local, gpu-predefined).
     pub two_pass: Option<bool>,
     /// gpu-strip: columns a thread (`STRIP_G`; a multiple of 4, of 8 for a box); `None`: 4, or for a box chosen per
-    /// image from two builds (`conv_strip::columns_for`: 16 on large images, else 8).
+    /// image from two builds (`conv_strip::build_for`: 16 on large images, else 8).
     pub strip_columns: Option<u32>,
     /// gpu-strip: rows a thread (a band); `None`: `conv_strip::rows_for` the image.
     pub strip_rows: Option<u32>,
@@ -231,8 +231,7 @@ impl Prepared {
                 Strategy::GpuBlock => conv_block::launch(&job, &f[0], input, out)?,
                 Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
                 Strategy::GpuStrip => {
-                    let wanted = conv_strip::columns_for(self.strip_columns.len() > 1, job.pixels() as u64);
-                    let i = self.strip_columns.iter().position(|&c| c == wanted).unwrap_or(0);
+                    let i = conv_strip::build_for(&self.strip_columns, job.pixels() as u64);
                     conv_strip::launch(&job, &f[i], input, out, (self.strip_columns[i], self.strip_rows))?
                 }
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
@@ -324,9 +323,7 @@ impl ConvGpu {
         // which each image takes (`enqueue`).
         let strip_columns = match t.strip_columns {
             Some(c) => vec![c],
-            None if strategy == Strategy::GpuStrip && is_box(kernel) => {
-                vec![conv_strip::columns(true), conv_strip::BOX_NARROW]
-            }
+            None if strategy == Strategy::GpuStrip => conv_strip::column_builds(is_box(kernel)).to_vec(),
             None => vec![conv_strip::columns(is_box(kernel))],
         };
         let tunings: Vec<Tuning> = if strip_columns.len() > 1 {

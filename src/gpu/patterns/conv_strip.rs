@@ -36,13 +36,24 @@ pub const BOX_NARROW: u32 = 8;
 /// their own march; the threshold lies between the two measured sizes (not measured in between).
 pub const BOX_WIDE_PIXELS: u64 = 1 << 27;
 
-/// The columns a thread for an image of `pixels` pixels (all planes): a box's by [`BOX_WIDE_PIXELS`], the ring's 4.
-pub fn columns_for(flat: bool, pixels: u64) -> u32 {
-    if flat && pixels < BOX_WIDE_PIXELS {
-        BOX_NARROW
+/// The builds a kernel is loaded in, by columns a thread: a box's two (16, then [`BOX_NARROW`]), of which each image
+/// takes one ([`build_for`]); the ring's one.
+pub fn column_builds(flat: bool) -> &'static [u32] {
+    if flat {
+        &[16, BOX_NARROW]
     } else {
-        columns(flat)
+        &[4]
     }
+}
+
+/// Which of `builds` (a box's [`column_builds`]; else one build, the ring's or a tuning's) an image of `pixels`
+/// pixels (all planes) takes: a box 16 columns from [`BOX_WIDE_PIXELS`], [`BOX_NARROW`] below.
+pub fn build_for(builds: &[u32], pixels: u64) -> usize {
+    if builds.len() == 1 {
+        return 0;
+    }
+    let wanted = if pixels < BOX_WIDE_PIXELS { BOX_NARROW } else { columns(true) };
+    builds.iter().position(|&c| c == wanted).expect("a box's builds hold both counts")
 }
 
 /// Strips a launch aims for: 64 rows a thread of 4 columns at 16384², measured fastest there on the H200 (box:15
@@ -66,16 +77,16 @@ const TWO_WAVES: u64 = 1 << 18;
 /// window of rows: the filter study's 483×540 took 17 µs for scharr:3 with 8 rows, 65 blocks on 132 SMs
 /// (docs/performance.md v0.34).
 pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32) -> u32 {
-    let strips = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
-    let rows = if strips >= FILL {
-        (strips.div_ceil(STRIPS) as u32).max(2 * r + 1).max(8)
+    let strip_rows = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
+    let rows = if strip_rows >= FILL {
+        (strip_rows.div_ceil(STRIPS) as u32).max(2 * r + 1).max(8)
     } else {
-        (strips / TWO_WAVES).max(1) as u32
+        (strip_rows / TWO_WAVES).max(1) as u32
     };
     rows.min(h.max(1))
 }
 
-/// Launches the kernel, built with `columns` columns a thread ([`columns_for`]), with `rows` rows a band (`None`:
+/// Launches the kernel, built with `columns` columns a thread ([`build_for`]), with `rows` rows a band (`None`:
 /// [`rows_for`]; the tests set it, so that small images march bands of several rows too).
 pub fn launch(
     job: &ConvJob,
@@ -109,6 +120,9 @@ mod tests {
         assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
         let define = format!("#define STRIP_G (CONV_FLAT ? {} : {})\n", super::columns(true), super::columns(false));
         assert!(super::SOURCE.source.contains(&define), "conv_strip.cu: {define}");
+        for flat in [true, false] {
+            assert_eq!(super::column_builds(flat)[0], super::columns(flat), "the file's own count first");
+        }
     }
 
     #[test]
@@ -129,10 +143,12 @@ mod tests {
 
     #[test]
     fn a_box_takes_sixteen_columns_only_on_large_images() {
-        assert_eq!(super::columns_for(true, 16384 * 16384), 16);
-        assert_eq!(super::columns_for(true, 4256 * 2832 * 3), 8);
-        assert_eq!(super::columns_for(true, 1), 8);
-        assert_eq!(super::columns_for(false, 16384 * 16384), 4);
-        assert_eq!(super::columns_for(false, 1), 4);
+        let (boxed, ring) = (super::column_builds(true), super::column_builds(false));
+        assert_eq!(boxed[super::build_for(boxed, 16384 * 16384)], 16);
+        assert_eq!(boxed[super::build_for(boxed, 4256 * 2832 * 3)], 8);
+        assert_eq!(boxed[super::build_for(boxed, 1)], 8);
+        assert_eq!(ring[super::build_for(ring, 16384 * 16384)], 4);
+        assert_eq!(ring[super::build_for(ring, 1)], 4);
+        assert_eq!(super::build_for(&[8], 16384 * 16384), 0, "a tuning's one build, whatever the image");
     }
 }
