@@ -4,7 +4,7 @@
 //  - Every stencil is the 3×3 one on a smoothed image. Sobel of size 2L + 3 factors as
 //    smooth = [E C E] ⊛ [1 1]^L and deriv = [−1 0 1] ⊛ [1 1]^L (ksize 5: L = 2, 7: L = 4; 1, 3 and Scharr:
 //    L = 0 — `Stencil::factors`). Both directions carry [1 1]^L, so Gx and Gy are the 3×3 operator with
-//    weights (E, C) applied to U = [1 1]^L ⊛ [1 1]^L ⊛ grey: L pairwise sums along the row (`binomial_row`)
+//    weights (E, C) applied to U = [1 1]^L ⊛ [1 1]^L ⊛ grey: L pairwise sums along the row (`smooth`)
 //    and L down the columns (the rolling window keeps one sum a level a column). 2L + 6 adds a pixel
 //    instead of the (2r + 1)·… of the plain separable stencil.
 //  - Wide loads: 16 RGB pixels are 48 bytes = three 16-byte loads (when the width is a multiple of 16,
@@ -16,8 +16,13 @@
 //    x ≤ 25 550 (checked exhaustively by the selftest kernels).
 //  - Sobel with shared partial sums: per column s = E·top + C·mid + E·bottom and d = bottom − top; then
 //    Gx = s[x+1] − s[x−1] and Gy = E·d[x−1] + C·d[x] + E·d[x+1]. Each column's s and d serve three outputs.
-//  - The arithmetic: int for the 3×3 stencils; float for 5×5 and 7×7 (every value is an integer below 2^24,
-//    so float adds are exact), whose extra adds then run on the FP32 pipe, twice as wide as the integer one.
+//  - The smoothing of 5×5 and 7×7 on packed pairs: every value of U fits 16 bits (≤ 255·4^L: 4080 at 5×5,
+//    65 280 at 7×7, never negative), so one 32-bit add sums two columns at once, columns j and j + 8 of the
+//    segment in the low and high halves of word j: a shift along the row is then a shift of the word index, no
+//    byte shuffle, and no carry ever crosses into the high half. Half the adds of the row and column passes and
+//    half the column sums' registers (docs/performance.md v0.35).
+//  - The 3×3 step: int for the 3×3 stencils; float for 5×5 and 7×7 (every value is an integer below 2^24,
+//    so float adds are exact), which then run on the FP32 pipe, twice as wide as the integer one.
 //  - Magnitude with one approximate square root (MUFU), rounded once (exact: see magnitude_fast_sq).
 //  - With COMPAT_REPORT the grey and magnitude fall back to sobel.cuh's double-precision forms: the
 //    report's truncations have no integer shortcut, and that mode is for fidelity, not speed.
@@ -80,15 +85,6 @@ __device__ __forceinline__ int grey_of_pixel(const unsigned (&w)[N]) {
 __device__ __forceinline__ int mad(int x, int y, int z) { return x * y + z; }
 __device__ __forceinline__ float mad(int x, float y, float z) { return __fmaf_rn((float)x, y, z); }
 
-// A grey value as the arithmetic type: exact, for an int below 2^23, as float (one OR and one add instead of a
-// conversion instruction, which runs at a quarter of the rate).
-__device__ __forceinline__ acc_t as_acc(int g) {
-#if BINOMIAL_LEVELS > 0
-    return __int_as_float(g | 0x4B000000) - 8388608.0f;
-#else
-    return g;
-#endif
-}
 
 // magnitude_fast_f and magnitude_fast_sq: sobel.cuh (the filter's gradient kernels use them too).
 
@@ -105,8 +101,10 @@ __device__ __forceinline__ unsigned edge_fast(float gx, float gy) {
 #if NORM_L1
     return (unsigned)fminf(fabsf(gx) + fabsf(gy), 255.0f);
 #else
-    float x = fminf(fabsf(gx), 255.0f), y = fminf(fabsf(gy), 255.0f);
-    return magnitude_fast_f(__fmaf_rn(x, x, __fmul_rn(y, y)));  // exact: an integer below 2^17
+    // No clamp of |Gx| and |Gy| to 255 first (two instructions a pixel): below 2^24 the squares and their sum
+    // are exact integers; a square or sum that float rounds is at least 2^24, far above SATURATED_SQUARE, to
+    // which magnitude_fast_f clamps it, and rounding keeps it there.
+    return magnitude_fast_f(__fmaf_rn(gx, gx, __fmul_rn(gy, gy)));
 #endif
 }
 
@@ -181,31 +179,30 @@ __device__ __forceinline__ int grey_right(const Raw16& r) {
 }
 
 template <int K>
-__device__ __forceinline__ void neighbours(const Raw16& r, int width, int border, int x0, acc_t g[WIDE]) {
+__device__ __forceinline__ void neighbours(const Raw16& r, int width, int border, int x0, int g[WIDE]) {
     if constexpr (K <= RADIUS) {
         // Inside the image they come from the side words; at the image's left and right edges from the border
         // rule: pixel k (width − 1 − k) mirrored, the edge pixel repeated, or 0. Selects, not g[RADIUS + sx]: a
         // run-time index would move the whole array to local memory; and no branches (measured:
         // docs/performance.md).
-        acc_t edge_l = border == BORDER_ZERO ? as_acc(0) : (border == BORDER_REPLICATE ? g[RADIUS] : g[RADIUS + K]);
-        acc_t edge_r = border == BORDER_ZERO ? as_acc(0)
-                                             : (border == BORDER_REPLICATE ? g[RADIUS + GROUP - 1] : g[RADIUS + GROUP - 1 - K]);
-        g[RADIUS - K] = x0 > 0 ? as_acc(grey_left<K>(r)) : edge_l;
-        g[RADIUS + GROUP - 1 + K] = x0 + GROUP < width ? as_acc(grey_right<K>(r)) : edge_r;
+        int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[RADIUS] : g[RADIUS + K]);
+        int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[RADIUS + GROUP - 1] : g[RADIUS + GROUP - 1 - K]);
+        g[RADIUS - K] = x0 > 0 ? grey_left<K>(r) : edge_l;
+        g[RADIUS + GROUP - 1 + K] = x0 + GROUP < width ? grey_right<K>(r) : edge_r;
         neighbours<K + 1>(r, width, border, x0, g);
     }
 }
 
 template <int K>
-__device__ __forceinline__ void group_grey(const unsigned (&w)[12], acc_t g[WIDE]) {
+__device__ __forceinline__ void group_grey(const unsigned (&w)[12], int g[WIDE]) {
     if constexpr (K < GROUP) {
-        g[RADIUS + K] = as_acc(grey_of_pixel<K>(w));
+        g[RADIUS + K] = grey_of_pixel<K>(w);
         group_grey<K + 1>(w, g);
     }
 }
 
 // Grey values of pixels x0 − RADIUS … x0 + 15 + RADIUS of an aligned group's row.
-__device__ __forceinline__ void grey_wide(const Raw16& r, int width, int border, int x0, acc_t g[WIDE]) {
+__device__ __forceinline__ void grey_wide(const Raw16& r, int width, int border, int x0, int g[WIDE]) {
     group_grey<0>(r.mid, g);
     neighbours<1>(r, width, border, x0, g);
 }
@@ -214,7 +211,7 @@ __device__ __forceinline__ void grey_wide(const Raw16& r, int width, int border,
 // ALIGNED: width is a multiple of 16, so the group is whole and its 48 bytes start 16-byte aligned.
 template <bool ALIGNED>
 __device__ __forceinline__ void grey_row_wide(const u8* __restrict__ rgb, int width, int height, int border, int y,
-                                              int x0, acc_t g[WIDE]) {
+                                              int x0, int g[WIDE]) {
     if (ALIGNED) {
         grey_wide(load_raw16(rgb, width, height, border, y, x0), width, border, x0, g);
         return;
@@ -223,38 +220,61 @@ __device__ __forceinline__ void grey_row_wide(const u8* __restrict__ rgb, int wi
     int sy = resolve(y, height, border);
     if (sy < 0) {
 #pragma unroll
-        for (int i = 0; i < WIDE; ++i) g[i] = as_acc(0);
+        for (int i = 0; i < WIDE; ++i) g[i] = 0;
         return;
     }
     const u8* row = rgb + (size_t)sy * width * 3;
 #pragma unroll
     for (int i = 0; i < WIDE; ++i) {
         int sx = resolve(min(x0 + i - RADIUS, width - 1 + RADIUS), width, border);
-        g[i] = as_acc(sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]));
+        g[i] = sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]);
     }
 }
 
-// The row's L pairwise sums: h[i] = Σ_k C(L, k)·g[i + k], for the CORE columns x0 − 1 … x0 + 16.
-__device__ __forceinline__ void binomial_row(acc_t g[WIDE], acc_t h[CORE]) {
-#pragma unroll
-    for (int level = 0; level < BINOMIAL_LEVELS; ++level)
-#pragma unroll
-        for (int i = 0; i < WIDE - 1 - level; ++i) g[i] = g[i] + g[i + 1];
-#pragma unroll
-    for (int i = 0; i < CORE; ++i) h[i] = g[i];
+// THE SMOOTHING, U = [1 1]^L along the row and down the columns, on packed pairs (header above). Word j of a
+// row holds columns j and j + 8 of its grey segment g[0 … WIDE) as two 16-bit halves: PAIRS words cover it
+// (the low halves columns 0 … PAIRS − 1, the high halves 8 … WIDE − 1). Each level of the row pass adds word
+// j + 1 to word j (both halves move one column) and leaves one word fewer; after L = 2(RADIUS − 1) levels
+// CORE_PAIRS words remain, holding U's CORE columns (x0 − 1 … x0 + 16). The column pass keeps one word a level
+// a column pair: `Levels`.
+#define PAIRS (WIDE - 8)
+#define CORE_PAIRS (CORE - 8)
+typedef unsigned Levels[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE_PAIRS];
+
+// Half `high` of a packed word as the arithmetic type: its 16 bits under the float exponent of 2^23 (one byte
+// permute), minus 2^23 — exact, and no conversion instruction (which runs at a quarter of the rate).
+template <bool HIGH>
+__device__ __forceinline__ acc_t unpack_half(unsigned w) {
+    return __int_as_float(__byte_perm(w, 0x4B000000u, HIGH ? 0x7432 : 0x7410)) - 8388608.0f;
 }
 
-// One row through the column sums' L levels (`state[l]` the previous row's level-l value of each column):
-// returns in h the level-L sum, Σ_k C(L, k)·(row y − k), of U's row y − L/2.
-__device__ __forceinline__ void binomial_column(acc_t h[CORE], acc_t state[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE]) {
+// A grey row segment into U's row: `u` gets the level-L column sum Σ_k C(L, k)·(row fed k rows ago) of the
+// row-smoothed values, i.e. U's row (the row fed minus L/2) once L rows have been fed; `state[l]` holds the
+// previous row's level-l words. For the 3×3 stencils (L = 0) U is the grey row itself.
+__device__ __forceinline__ void smooth(const int g[WIDE], Levels state, acc_t u[CORE]) {
+#if BINOMIAL_LEVELS > 0
+    unsigned w[PAIRS];
+#pragma unroll
+    for (int j = 0; j < PAIRS; ++j) w[j] = __byte_perm(g[j], g[j + 8], 0x5410);  // grey < 256: (g[j], g[j + 8])
 #pragma unroll
     for (int level = 0; level < BINOMIAL_LEVELS; ++level)
 #pragma unroll
-        for (int i = 0; i < CORE; ++i) {
-            acc_t v = h[i];
-            h[i] = v + state[level][i];
-            state[level][i] = v;
+        for (int j = 0; j < PAIRS - 1 - level; ++j) w[j] += w[j + 1];
+#pragma unroll
+    for (int level = 0; level < BINOMIAL_LEVELS; ++level)
+#pragma unroll
+        for (int j = 0; j < CORE_PAIRS; ++j) {
+            unsigned v = w[j];
+            w[j] = v + state[level][j];
+            state[level][j] = v;
         }
+#pragma unroll
+    for (int i = 0; i < CORE; ++i) u[i] = i < CORE_PAIRS ? unpack_half<false>(w[i]) : unpack_half<true>(w[i - 8]);
+#else
+    (void)state;
+#pragma unroll
+    for (int i = 0; i < CORE; ++i) u[i] = g[i];  // L = 0: RADIUS 1, so CORE = WIDE
+#endif
 }
 
 // A value's bits, for packing into 32-bit words.

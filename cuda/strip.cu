@@ -7,16 +7,17 @@
 // input byte is read from DRAM once (the halo rows of each band and the neighbour pixels hit the L1/L2
 // caches), and every grey value is computed once — the kernel does what the roofline asks: read 3 bytes,
 // write 1 byte per pixel. For any kernel size the stencil is the 3×3 one on a binomially smoothed image
-// (row16.cuh): the new row is smoothed along itself, then down the columns through L running sums a column,
+// (row16.cuh): the new row is smoothed along itself, then down the columns through L running sums a column
+// (two columns to a 32-bit add),
 // and three rows of the result (behind, here, ahead) feed the 3×3 step. The loop is unrolled three times so
 // that those rows' roles rotate by renaming registers instead of copying them. No barriers.
 //
 // Look-ahead hides the memory latency. The 3×3 edges: the next row is already on its way into registers while
 // this row is computed, and the row after it is asked into the L2 cache with a prefetch instruction (no
 // register, no wait); without the prefetch each step's loads wait for DRAM, with it for L2 (the measurement,
-// and why more rows ahead is slower, is at STRIP_PREFETCH below). The 5×5 stencil and the 3×3 gradients, whose
-// registers leave fewer warps or whose steps move more bytes: a ring of rows in flight into the thread's own
-// shared memory (STRIP_RING below), more bytes on their way without holding registers.
+// and why more rows ahead is slower, is at STRIP_PREFETCH below). The 3×3 gradients, whose steps move more
+// bytes: a ring of rows in flight into the thread's own shared memory (STRIP_RING below), more bytes on their way
+// without holding registers.
 //
 // Alternate bands march in opposite directions (even bands down, odd bands up), so that the two bands
 // meeting at a boundary read its rows at the same moment — both at their start or both at their end —
@@ -58,17 +59,20 @@
 // 16384², 3 rows against the register form, each pair in one lease): 5×5 edges 347 against 373 (73.1 against
 // 68.0 % of the copy bandwidth), 3×3 gradients of 16 × 1920×1080 from torch 89 against 99; 2, 4 or 6 rows the
 // same as 3. The 3×3 edges (276 against 270, two leases) and the 7×7 (479 against 449: its loop, already the
-// longest, grows) are faster in the register form and keep it. The copies go through L1 (.ca): L2-only copies
-// (.cg) of a thread's three 16-byte words, 48 bytes apart, fetched the warp's lines three times (1.6× slower).
+// longest, grows) are faster in the register form and keep it. Since the smoothing runs on packed pairs (v0.35)
+// the 5×5 edges need 147 registers either way and the ring's copies cost 2 instructions a pixel: on an H100 the
+// register form is faster (16384²: 382.5 against 392.1 µs; 7680×4320: 57.5 against 59.6), so the 5×5 left the
+// ring. The copies go through L1 (.ca): L2-only copies (.cg) of a thread's three 16-byte words, 48 bytes apart,
+// fetched the warp's lines three times (1.6× slower).
 #ifndef STRIP_RING
-#define STRIP_RING (RADIUS == 2 || (RADIUS == 1 && OUTPUT != OUTPUT_EDGES) ? 3 : 0)
+#define STRIP_RING (RADIUS == 1 && OUTPUT != OUTPUT_EDGES ? 3 : 0)
 #endif
 
 // How many rows beyond the next one each thread prefetches into L2 (register form; with the ring, beyond the
 // ring's last row: default none). Measured on the H200 (the 3×3 kernel, register form, 7680×4320 / 16384², µs):
 // 0 rows 43.6 / 298; 1 row 40.7 / 271; 2 rows 41.5 / 274; 3 rows 42.7 / 303;
 // 4 rows 45.6 / 326: more look-ahead than the latency needs only crowds the L2 (docs/performance.md v0.6).
-// The 5×5 and 7×7 marches hold more registers (206 and 254 a thread: 8 warps an SM instead of 16), so fewer
+// The 5×5 and 7×7 marches held more registers (206 and 254 a thread, 8 warps an SM, before v0.35), so fewer
 // loads are in flight; prefetching further makes up part of it: 5×5, 1 row 65.0 / 435; 2 rows 55.7 / 382;
 // 3 rows 54.8 / 372 (docs/performance.md v0.23, scripts/strip-tuning.sh).
 #ifndef STRIP_PREFETCH
@@ -181,16 +185,12 @@ __device__ __forceinline__ Raw16 ring_take(int slot) {
 __device__ __forceinline__ int ring_next(int slot) { return slot + 1 == STRIP_RING ? 0 : slot + 1; }
 #endif
 
-// The running column sums' state, a value a level a column (unused for the 3×3 stencils: L = 0).
-typedef acc_t Levels[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE];
-
 // A raw row into U: grey, smoothed along the row, then down the columns; `u` gets U's row (the row fed
 // minus L/2, once L rows have been fed).
 __device__ __forceinline__ void feed(const Raw16& raw, int width, int border, int x0, Levels state, acc_t u[CORE]) {
-    acc_t g[WIDE];
+    int g[WIDE];
     grey_wide(raw, width, border, x0, g);
-    binomial_row(g, u);
-    binomial_column(u, state);
+    smooth(g, state, u);
 }
 
 // What the march has on its way: the next row's bytes in registers (register form), or the ring's oldest slot.
@@ -336,10 +336,9 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t*
 // no prefetch.
 __device__ __forceinline__ void general_feed(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
                                              Levels state, acc_t u[CORE]) {
-    acc_t g[WIDE];
+    int g[WIDE];
     grey_row_wide<false>(rgb, width, height, border, y, x0, g);
-    binomial_row(g, u);
-    binomial_column(u, state);
+    smooth(g, state, u);
 }
 
 __device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,

@@ -20,14 +20,14 @@ __device__ __forceinline__ void vec16(const u8* __restrict__ rgb, out_t* __restr
     int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * GROUP, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x0 >= width || y >= height) return;
     // Rows y − r … y + r: the last three come out of the running column sums as U's rows y − 1, y, y + 1.
-    acc_t state[BINOMIAL_LEVELS > 0 ? BINOMIAL_LEVELS : 1][CORE] = {};
+    Levels state = {};
     acc_t u[3][CORE];
 #pragma unroll
     for (int j = 0; j < 2 * RADIUS + 1; ++j) {
-        acc_t g[WIDE], h[CORE];
+        int g[WIDE];
+        acc_t h[CORE];
         grey_row_wide<ALIGNED>(rgb, width, height, border, y + j - RADIUS, x0, g);
-        binomial_row(g, h);
-        binomial_column(h, state);
+        smooth(g, state, h);
         if (j >= 2 * RADIUS - 2) {
 #pragma unroll
             for (int i = 0; i < CORE; ++i) u[j - (2 * RADIUS - 2)][i] = h[i];

@@ -144,6 +144,11 @@ fn every_stencil_is_the_3x3_one_after_binomial_smoothing() {
             deriv = convolve(&deriv, &[1, 1]);
         }
         assert_eq!((&smooth[..], &deriv[..]), (st.smooth(), st.deriv()), "{st:?}");
+        // row16.cuh smooths two columns to a 32-bit add: U = [1 1]^L along ⊛ [1 1]^L down the grey, at most
+        // 255·4^L, must fit a 16-bit half with nothing to carry into the other; and its words shrink from the
+        // grey segment's (16 + 2r) − 8 to the 3×3 core's 18 − 8 by one a level, so L = 2(r − 1).
+        assert!(255 * 4_i64.pow(levels as u32) <= u16::MAX as i64, "{st:?}");
+        assert_eq!(levels, 2 * st.radius - 2, "{st:?}");
     }
     assert_eq!(Stencil::of(Operator::Sobel, Ksize::K7).factors(), (1, 2, 4));
     assert_eq!(Stencil::of(Operator::Sobel, Ksize::K1).factors(), (0, 1, 0));

@@ -107,6 +107,8 @@ impl Stencil {
     /// (e, c, levels). Both directions then carry `[1 1]^levels`, so Gx and Gy are the 3×3 operator of weights
     /// (e, c) on the grey image smoothed by `[1 1]^levels` along and down (the register-blocked GPU kernels,
     /// `cuda/row16.cuh`). Sobel 5×5 and 7×7 are Sobel 3×3 after 2 and 4 levels; ksize 1 is (0, 1) with none.
+    /// The smoothed grey is at most 255·4^levels (4080 at 5×5, 65 280 at 7×7): 16 bits, so the kernels add two
+    /// columns of it with one 32-bit add.
     pub const fn factors(&self) -> (i32, i32, usize) {
         let levels = 2 * (self.radius - 1);
         // The inner taps of smooth are e and c convolved with [1 1]^levels: its first is e, its second e·levels + c.
