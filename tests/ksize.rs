@@ -161,3 +161,90 @@ fn an_impulse_gives_the_kernel_flipped() {
     let m = cpu::scalar::sobel(&rgb, f);
     assert_eq!(m.get_pixel(cx as u32 + 1, cy as u32)[0], 100, "right of the impulse: Gx = −20·5, Gy = 0");
 }
+
+/// gpu-strip's and gpu-vec16's kernel files (`cuda/strip.cu`, `cuda/vec16.cu`: the row16.cuh smoothing and 3×3
+/// step every size goes through) run on the CPU (`scripts/emulate`: g++, each thread in turn) equal the scalar
+/// reference on awkward sizes, every border and several rows a thread — for every ksize, both operators, OpenCV's
+/// grey, the L1 norm and every output, with the `-D` options the host gives NVRTC ([`Build::defines`]). Their
+/// indexing and arithmetic checked where no GPU is at hand, CI included; skipped, saying why, without g++ or a
+/// Python with numpy and Pillow.
+#[test]
+fn the_row16_kernel_files_run_on_the_cpu_equal_the_reference() {
+    use cuda_sobel::gpu::kernels::Build;
+    use cuda_sobel::sobel::{Grey, Norm, Number, Operator, Stencil};
+    use std::io::Write;
+    use std::process::Command;
+    let python = std::env::var("CUDA_SOBEL_PYTHON").unwrap_or_else(|_| "python3".into());
+    let works = |cmd: &str, args: &[&str]| Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
+    if !works("g++", &["--version"]) || !works(&python, &["-c", "import numpy, PIL"]) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED the_row16_kernel_files_run_on_the_cpu_equal_the_reference: needs g++ and numpy + Pillow in {python}"
+        );
+        return;
+    }
+    let sobel = |ksize| Filter { ksize, ..Filter::default() };
+    let gradients = |ksize| {
+        let n = if Stencil::of(Operator::Sobel, ksize).fits_i16() { Number::I16 } else { Number::I32 };
+        (sobel(ksize), Output::Gradients(n))
+    };
+    let cases = [
+        (sobel(Ksize::K1), Output::Edges),
+        (sobel(Ksize::K3), Output::Edges),
+        (sobel(Ksize::K5), Output::Edges),
+        (sobel(Ksize::K7), Output::Edges),
+        (Filter { operator: Operator::Scharr, ..Filter::default() }, Output::Edges),
+        (Filter { ksize: Ksize::K5, grey: Grey::Bt601, norm: Norm::L1, ..Filter::default() }, Output::Edges),
+        gradients(Ksize::K5),
+        gradients(Ksize::K7),
+        (sobel(Ksize::K3), Output::Gradients(Number::F32)),
+        (sobel(Ksize::K7), Output::Direction),
+        (sobel(Ksize::K5), Output::Direction4),
+    ];
+    let json: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|&(f, output)| {
+            let ksize = match f.ksize {
+                Ksize::K1 => "1",
+                Ksize::K3 => "3",
+                Ksize::K5 => "5",
+                Ksize::K7 => "7",
+            };
+            let mut cli = vec!["--ksize", ksize];
+            if f.operator == Operator::Scharr {
+                cli.extend(["--operator", "scharr"]);
+            }
+            if f.grey == Grey::Bt601 {
+                cli.extend(["--grey", "bt601"]);
+            }
+            let planes = match output {
+                Output::Edges if f.norm == Norm::L1 => serde_json::json!([["l1", "u1"]]),
+                Output::Edges => serde_json::json!([["magnitude", "u1"]]),
+                Output::Gradients(n) => {
+                    let t = match n {
+                        Number::I16 => "i2",
+                        Number::I32 => "i4",
+                        Number::F32 => "f4",
+                    };
+                    serde_json::json!([["gx", t], ["gy", t]])
+                }
+                Output::Direction => serde_json::json!([["direction", "f4"]]),
+                Output::Direction4 => serde_json::json!([["direction4", "u1"]]),
+            };
+            serde_json::json!({ "cli": cli, "defines": Build::with_output(f, output).defines(), "planes": planes })
+        })
+        .collect();
+    let list = std::env::temp_dir().join(format!("row16_cases_{}.json", std::process::id()));
+    std::fs::write(&list, serde_json::to_string(&json).unwrap()).unwrap();
+    let bin = std::env::var_os("CUDA_SOBEL_BIN").unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
+    let run = Command::new(&python)
+        .arg("scripts/emulate/strip_check.py")
+        .arg(&list)
+        .env("CUDA_SOBEL_BIN", bin)
+        .output()
+        .expect("the check starts");
+    let _ = std::fs::remove_file(&list);
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{out}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(out.contains("all exact"), "{out}");
+}

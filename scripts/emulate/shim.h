@@ -1,8 +1,10 @@
-// What a kernel file needs to compile as ordinary C++ for the CPU (scripts/emulate/conv_strip_check.py): the CUDA
-// qualifiers as nothing, the built-in indices as globals the driver sets, and the intrinsics the filter's files use,
-// each as its documented arithmetic. Only for kernels whose threads do not talk to each other (no shared memory, no
-// barrier, no warp shuffles): the driver runs each thread to completion in turn. It checks a kernel's indexing and
+// What a kernel file needs to compile as ordinary C++ for the CPU (scripts/emulate/*_check.py): the CUDA
+// qualifiers as nothing, the built-in indices as globals the driver sets, and the intrinsics the kernel files use,
+// each as its documented arithmetic. Only for kernels whose threads do not talk to each other (no barrier, no warp
+// shuffles, and shared memory only in slots a thread alone reads and writes, like strip.cu's ring): the driver runs
+// each thread to completion in turn. It checks a kernel's indexing and
 // arithmetic without a GPU; it says nothing about speed, and nothing about what only hardware does (memcheck does).
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <cmath>
@@ -28,15 +30,23 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
     for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i);
     return r;
 }
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {  // four byte products, added to c
+    for (int i = 0; i < 32; i += 8) c += ((a >> i) & 0xFF) * ((b >> i) & 0xFF);
+    return c;
+}
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+inline void __stcs(uint4* p, uint4 v) { *p = v; }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) { return (unsigned)((((uint64_t)hi << 32) | lo) >> (sh & 31)); }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fdiv_rn(float a, float b) { return a / b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline float __int_as_float(int u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }

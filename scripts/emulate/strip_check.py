@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""gpu-strip's and gpu-vec16's Sobel kernel files (cuda/strip.cu, cuda/vec16.cu) run on the CPU against the scalar
+reference, without a GPU.
+
+For each build in CASES (a JSON list that tests/ksize.rs writes from `Build::defines`, so the -D options are the
+ones the host gives NVRTC: [{"cli": [...], "defines": [...], "planes": [[OUTPUT, DTYPE], ...]}, ...]), builds both
+files for the CPU (scripts/emulate/build.sh with strip_main.cpp), runs them on random RGB images of awkward sizes
+(narrower and shorter than the stencil, widths a multiple of 16 for the aligned forms) for every border, gpu-strip
+with several rows a thread, and compares every output plane byte for byte with `cuda_sobel --variant cpu-scalar
+--output OUTPUT` and the case's other options. It checks the kernels' indexing and arithmetic where no GPU is at
+hand (docs/testing.md); tests/gpu.rs with the GPU required stays the word on the GPU.
+
+usage: strip_check.py CASES.json      Needs g++, numpy and Pillow, and the cuda_sobel binary (CUDA_SOBEL_BIN).
+"""
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("CUDA_SOBEL_BIN", os.path.join(ROOT, "target/release/cuda_sobel"))
+BORDERS = {"replicate": 0, "zero": 1, "reflect101": 2}  # BORDER_* of cuda/sobel.cuh
+SIZES = [(1, 1), (2, 9), (9, 2), (16, 1), (32, 3), (7, 6), (48, 5), (17, 33), (64, 40), (257, 21), (256, 22)]
+MIN_ROWS = 4  # src/gpu/patterns/strip.rs: the host never marches fewer rows a thread
+
+
+def main():
+    cases = json.load(open(sys.argv[1]))
+    rng = np.random.default_rng(7)
+    work = tempfile.mkdtemp()
+    failures = 0
+    for case in cases:
+        exes = {}
+        for kernel in ("strip", "vec16"):
+            exes[kernel] = os.path.join(work, kernel)
+            subprocess.run([os.path.join(ROOT, "scripts/emulate/build.sh"), os.path.join(ROOT, f"cuda/{kernel}.cu"),
+                            exes[kernel]] + case["defines"], check=True, env=dict(os.environ, DRIVER="strip_main.cpp"))
+        runs = 0
+        for (w, h), (name, border) in itertools.product(SIZES, BORDERS.items()):
+            img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+            png, raw, out = (os.path.join(work, f) for f in ("in.png", "in.raw", "out.raw"))
+            Image.fromarray(img).save(png)
+            img.tofile(raw)
+            want = []
+            for output, dtype in case["planes"]:
+                ref = os.path.join(work, f"ref_{output}.npy")
+                subprocess.run([BIN, png, "--variant", "cpu-scalar", "--output", output, "--border", name, "--quiet",
+                                "--out", ref] + case["cli"], check=True, capture_output=True)
+                want.append(np.load(ref).astype(np.dtype(dtype)).reshape(h, w))
+            dtype = np.dtype(case["planes"][0][1])
+            for kernel, rows in [("vec16", 0)] + [("strip", r) for r in sorted({MIN_ROWS, 5, 7, max(h, MIN_ROWS)})]:
+                p = subprocess.run([exes[kernel], kernel, raw, out, str(w), str(h), str(border), str(rows)],
+                                   capture_output=True, text=True)
+                runs += 1
+                got = np.fromfile(out, dtype=dtype).reshape(len(want), h, w) if p.returncode == 0 else None
+                bad = got is None or any(not np.array_equal(g, x) for g, x in zip(got, want))
+                if bad:
+                    failures += 1
+                    differ = "-" if got is None else sum(int((g != x).sum()) for g, x in zip(got, want))
+                    print(f"FAILED {' '.join(case['cli'])} {case['planes']}: {kernel}, {w}×{h}, {name}, {rows} rows: "
+                          f"exit {p.returncode} {p.stderr.strip()}, {differ} values differ")
+        print(f"{' '.join(case['cli'])} {[o for o, _ in case['planes']]}: {runs} runs", flush=True)
+    print("all exact" if failures == 0 else f"{failures} failed")
+    sys.exit(failures > 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+// strip.cu and vec16.cu on the CPU: strip_main KERNEL IN OUT WIDTH HEIGHT BORDER ROWS, KERNEL strip or vec16, IN the
+// RGB bytes (row after row), OUT the output planes (Gx's then Gy's for the gradients). Launches the grid the host
+// launches — strip: src/gpu/patterns/strip.rs's 1D grid of 128-thread blocks over ⌈w / 16⌉ · ⌈h / ROWS⌉ (band, group)
+// pairs; vec16: src/gpu/patterns/vec16.rs's 32×4 blocks over groups of 16 pixels and rows — one thread after another,
+// the aligned form when the width is a multiple of 16, and fails if anything is written past the output. Built with
+// one kernel file (strip.cu defines STRIP_THREADS, vec16.cu does not); KERNEL must name it.
+#include <cstdio>
+#include <cstring>
+#include <vector>
+int main(int argc, char** argv) {
+    if (argc < 8) { fprintf(stderr, "usage: strip_main strip|vec16 IN OUT WIDTH HEIGHT BORDER ROWS\n"); return 2; }
+#ifdef STRIP_THREADS
+    const char* built = "strip";
+#else
+    const char* built = "vec16";
+#endif
+    if (strcmp(argv[1], built) != 0) { fprintf(stderr, "built with %s.cu, not %s\n", built, argv[1]); return 2; }
+    int w = atoi(argv[4]), h = atoi(argv[5]), border = atoi(argv[6]), rows = atoi(argv[7]);
+    size_t pixels = (size_t)w * h, planes = OUTPUT == OUTPUT_GRADIENTS ? 2 : 1;
+    size_t in_bytes = 3 * pixels, out_bytes = planes * pixels * sizeof(out_t);
+    std::vector<unsigned char> in(in_bytes + 64), out(out_bytes + 64, 0xAB);  // +64: an aligned over-read or -write past the end
+    FILE* fi = fopen(argv[2], "rb");
+    if (!fi || fread(in.data(), 1, in_bytes, fi) != in_bytes) return 3;
+    fclose(fi);
+    const u8* rgb = in.data();
+    out_t* o = reinterpret_cast<out_t*>(out.data());
+    bool aligned = w % GROUP == 0;
+    unsigned long long groups = (w + GROUP - 1) / GROUP;
+    gridDim = {1, 1, 1};
+#ifdef STRIP_THREADS
+    {
+        unsigned long long threads = groups * ((h + rows - 1) / rows);
+        unsigned blocks = (unsigned)((threads + STRIP_THREADS - 1) / STRIP_THREADS);
+        blockDim = {STRIP_THREADS, 1, 1};
+        for (unsigned b = 0; b < blocks; ++b)
+            for (unsigned t = 0; t < STRIP_THREADS; ++t) {
+                blockIdx = {b, 0, 0}, threadIdx = {t, 0, 0};
+                if (aligned) sobel_strip_aligned(rgb, o, w, h, border, rows);
+                else sobel_strip_general(rgb, o, w, h, border, rows);
+            }
+    }
+#else
+    {
+        blockDim = {32, 4, 1};
+        unsigned bx = (unsigned)((groups + 31) / 32), by = (unsigned)((h + 3) / 4);
+        for (unsigned y = 0; y < by; ++y)
+            for (unsigned x = 0; x < bx; ++x)
+                for (unsigned ty = 0; ty < 4; ++ty)
+                    for (unsigned tx = 0; tx < 32; ++tx) {
+                        blockIdx = {x, y, 0}, threadIdx = {tx, ty, 0};
+                        if (aligned) sobel_vec16_aligned(rgb, o, w, h, border);
+                        else sobel_vec16_general(rgb, o, w, h, border);
+                    }
+    }
+#endif
+    FILE* fo = fopen(argv[3], "wb");
+    fwrite(out.data(), 1, out_bytes, fo);
+    fclose(fo);
+    for (size_t i = out_bytes; i < out_bytes + 64; ++i)
+        if (out[i] != 0xAB) { fprintf(stderr, "wrote past the end\n"); return 4; }
+    return 0;
+}
