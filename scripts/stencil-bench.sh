@@ -10,11 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.dev/cuda_sobel}
+# Computation alone only (--kernel-only); a binary older than that option runs its whole pipeline once as well.
+ONLY="--kernel-only"
+"$BIN" bench --help | grep -- --kernel-only > /dev/null || ONLY="--runs 1 --wait-runs 0"
 OUT=${1:-bench/out/stencil}
 mkdir -p "$OUT"
 for k in 3 5 7; do
-  "$BIN" bench --ksize "$k" --variant gpu-strip --sizes 7680x4320,16384x16384 --peers npp --runs 1 \
-    --kernel-reps 100 --wait-runs 0 --out "$OUT/run" 2>&1 | grep -E "^Device-to-device|^[0-9]+x[0-9]+ ·|^  Computation alone|^  NPP|^- Peer skipped|times faster" || true
+  # shellcheck disable=SC2086
+  "$BIN" bench --ksize "$k" --variant gpu-strip --sizes 7680x4320,16384x16384 --peers npp $ONLY \
+    --kernel-reps 100 --out "$OUT/run" 2>&1 | grep -E "^Device-to-device|^[0-9]+x[0-9]+ ·|^  Computation alone|^  NPP|^- Peer skipped|times faster" || true
   cp "$OUT/run/results.md" "$OUT/gpu-k$k.md"
   "$BIN" bench --ksize "$k" --variant cpu-rayon --sizes 2048x1024 --runs 3 --kernel-reps 50 --wait-runs 0 \
     --out "$OUT/run" 2>&1 | grep -E "^[0-9]+x[0-9]+ ·|^  Computation alone|^  OpenCV|not measured" || true

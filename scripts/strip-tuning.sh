@@ -7,6 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.dev/cuda_sobel}
+# Computation alone only (--kernel-only); a binary older than that option runs its whole pipeline once as well.
+ONLY="--kernel-only"
+"$BIN" bench --help | grep -- --kernel-only > /dev/null || ONLY="--runs 1 --wait-runs 0"
 KSIZES=${1:-5 7}
 shift || true
 if [ $# -eq 0 ]; then
@@ -17,8 +20,9 @@ IMAGES=${IMAGES:-bench/images}
 OUT=$(mktemp -d)
 for k in $KSIZES; do
   for setting in "$@"; do
+    # shellcheck disable=SC2086
     CUDA_SOBEL_DEFINES="$setting" "$BIN" bench --ksize "$k" --variant gpu-strip --sizes 7680x4320,16384x16384 \
-      --runs 1 --kernel-reps 100 --wait-runs 0 --images "$IMAGES" --out "$OUT" 2>&1 |
+      $ONLY --kernel-reps 100 --images "$IMAGES" --out "$OUT" 2>&1 |
       awk -v k="$k" -v s="${setting:-default}" '/^[0-9]+x[0-9]+ · gpu-strip/ {size=$1}
         /Computation alone/ && NF > 10 {print "ksize " k " | " s " | " size " | " $3 " " $4 " | " $(NF-7) " " $(NF-6) " | " $(NF-4) " %"}'
   done

@@ -234,3 +234,32 @@ fn bench_quick_writes_every_file() {
     assert!(json["meta"]["git_commit"].as_str().unwrap().len() >= 7);
     assert!(dir.path().join("images/64x48.png").is_file(), "sizes not in imgs_in are drawn on demand");
 }
+
+/// `--kernel-only` (for tuning): computation alone for every variant and size, each output still checked, and
+/// nothing else — no whole-pipeline runs, no host → host runs, no OpenCV row, no whole commands.
+#[test]
+fn bench_kernel_only_times_the_computation_alone() {
+    use predicates::prelude::PredicateBooleanExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    common::bin()
+        .args(["bench", "--kernel-only", "--variant", "cpu-scalar,cpu-rayon,gpu-strip", "--sizes", "64x48,33x17"])
+        .args(["--kernel-reps", "3", "--out"])
+        .arg(&out)
+        .arg("--images")
+        .arg(dir.path().join("images"))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Computation alone"))
+        .stdout(predicates::str::contains("Time (mean ± σ)").not())
+        .stdout(predicates::str::contains("What you wait for").not())
+        .stdout(predicates::str::contains("host → host").not());
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let kernels = json["kernels"].as_array().unwrap();
+    let has_gpu = cuda_sobel::engine::Engine::device_count() > 0;
+    assert_eq!(kernels.len(), 2 * if has_gpu { 3 } else { 2 }, "{kernels:?}");
+    assert!(kernels.iter().all(|k| k["samples_ms"].as_array().unwrap().len() == 3), "{kernels:?}");
+    assert!(json["pipeline"].as_array().unwrap().iter().all(|s| s["runs"].as_array().unwrap().is_empty()));
+    assert!(json["wait"].as_array().unwrap().is_empty() && json["host_to_host"].as_array().unwrap().is_empty());
+    assert_eq!(json["opencv_skipped"], "--kernel-only");
+}

@@ -138,7 +138,8 @@ impl Ctx<'_> {
     }
 
     /// Computation only: GPU kernels on resident data (event-timed, rotating buffer copies), CPU
-    /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget).
+    /// functions on the decoded image (wall clock, until `kernel_reps` or the time budget); the output checked
+    /// against the reference either way.
     pub fn kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
         if variant.is_gpu() && self.engine.has_gpu() {
             return self.gpu_kernel_series(variant, rgb);
@@ -149,7 +150,10 @@ impl Ctx<'_> {
             Variant::CpuScalar => cpu::scalar::sobel(rgb, filter),
             _ => cpu::rayon::sobel(rgb, filter),
         };
-        std::hint::black_box(f(rgb)); // warm-up
+        if f(rgb).into_raw() != self.reference {
+            // The warm-up's output, checked like the GPU's (with --kernel-only nothing else checks it).
+            return Err(Mismatch(format!("{}: {}", self.path.display(), variant.name())).into());
+        }
         let start = Instant::now();
         let mut samples_ms = Vec::new();
         while samples_ms.len() < self.opts.kernel_reps

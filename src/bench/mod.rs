@@ -65,6 +65,10 @@ pub struct BenchOptions {
     pub wait_runs: usize,
     /// A student's kernel to check and time beside every variant (`--kernel-file`).
     pub student: Option<crate::student::StudentOptions>,
+    /// Computation alone (each output still checked against the reference) and peers only: no whole-pipeline,
+    /// host → host, OpenCV or whole-command runs. For tuning, where only the kernels' times matter
+    /// (`scripts/strip-tuning.sh`).
+    pub kernel_only: bool,
 }
 
 /// Host bytes per pixel the bench needs beyond one pipeline run of every variant: the pinned input and
@@ -156,7 +160,8 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     // Whole commands first, while this process holds no GPU: a driver kept open by another process (this
     // one, or a persistence daemon) shortened a 2048×1024 gpu-strip command from 0.35 to 0.22 s on the H200
     // machine, which a user running one command on an idle machine does not see.
-    let wait = match (opts.wait_runs > 0, opts.sizes.iter().max_by_key(|(w, h)| *w as u64 * *h as u64)) {
+    let whole_commands = opts.wait_runs > 0 && !opts.kernel_only;
+    let wait = match (whole_commands, opts.sizes.iter().max_by_key(|(w, h)| *w as u64 * *h as u64)) {
         (true, Some(&size)) => {
             crate::say!("What you wait for: whole commands at {}x{}, cold and warm…\n", size.0, size.1);
             let path = image_for(size, &opts.image_dir)?;
@@ -257,7 +262,17 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             for variant in series_keys(variant, &opts.ns) {
                 progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(variant)));
                 let ctx = Ctx { opts, engine: &engine, path: &path, scratch: &scratch, reference: &reference };
-                let series = ctx.pipeline_series(variant, size, &progress)?;
+                let series = if opts.kernel_only {
+                    PipelineSeries {
+                        width: size.0,
+                        height: size.1,
+                        variant,
+                        n: variant.n1().map(|n1| n1.n),
+                        runs: Vec::new(),
+                    }
+                } else {
+                    ctx.pipeline_series(variant, size, &progress)?
+                };
                 let kernel = ctx.kernel_series(variant, &rgb)?;
                 progress.inc(1);
                 progress.suspend(|| crate::say!("{}", terminal::series(&series, &kernel, copy_bandwidth_gbps)));
@@ -277,7 +292,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 results.report_mapping.push(series);
             }
         }
-        match opencv_row(&path, size, opts.filter.ksize) {
+        match if opts.kernel_only { Err("--kernel-only".into()) } else { opencv_row(&path, size, opts.filter.ksize) } {
             Ok(row) => results.opencv.push(row),
             Err(why) => results.opencv_skipped = Some(why),
         }
@@ -298,7 +313,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),
             }
         }
-        if let (Some(m), Some((up, down))) = (&meter, pinned) {
+        if let (Some(m), Some((up, down)), false) = (&meter, pinned, opts.kernel_only) {
             // One stream (copies, kernel, copies in sequence) against four (overlapped): the streams' effect.
             for streams in [1, 4] {
                 let series = host_to_host(m, &rgb, &reference, opts, up, down, streams)?;

@@ -416,6 +416,10 @@ struct BenchArgs {
     /// (overrides those flags)
     #[arg(long)]
     quick: bool,
+    /// Computation alone (every output still checked against cpu-scalar) and --peers only: no whole-pipeline,
+    /// host → host, OpenCV or whole-command runs; for tuning a kernel
+    #[arg(long)]
+    kernel_only: bool,
     /// Host memory it may use; a size whose estimate is larger is refused before any work
     #[arg(long, value_parser = memory::parse_size)]
     max_memory: Option<u64>,

@@ -248,6 +248,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             reps: a.kernel_reps as usize,
             emit_ptx: None,
         }),
+        kernel_only: a.kernel_only,
     };
     if a.quick {
         opts = crate::bench::BenchOptions {
