@@ -271,24 +271,9 @@ fn the_filter_command_writes_the_reference_bytes_and_refuses_clearly() {
 /// numpy and Pillow.
 #[test]
 fn the_strip_kernel_file_run_on_the_cpu_equals_the_reference() {
-    use std::io::Write;
-    use std::process::Command;
-    let python = std::env::var("CUDA_SOBEL_PYTHON").unwrap_or_else(|_| "python3".into());
-    let works = |cmd: &str, args: &[&str]| Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
-    if !works("g++", &["--version"]) || !works(&python, &["-c", "import numpy, PIL"]) {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED the_strip_kernel_file_run_on_the_cpu_equals_the_reference: needs g++ and numpy + Pillow in {python}"
-        );
-        return;
-    }
-    let bin = std::env::var_os("CUDA_SOBEL_BIN").unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
-    let run = Command::new(&python)
-        .args(["scripts/emulate/conv_strip_check.py", "box:3,box:15,gaussian:5,scharr:9,sobel:7", "0,8"])
-        .env("CUDA_SOBEL_BIN", bin)
-        .output()
-        .expect("the check starts");
-    let out = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{out}{}", String::from_utf8_lossy(&run.stderr));
-    assert!(out.contains("all exact"), "{out}");
+    let args = ["scripts/emulate/conv_strip_check.py", "box:3,box:15,gaussian:5,scharr:9,sobel:7", "0,8"];
+    common::emulation_check(
+        "the_strip_kernel_file_run_on_the_cpu_equals_the_reference",
+        &args.map(std::ffi::OsStr::new),
+    );
 }

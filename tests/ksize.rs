@@ -172,17 +172,6 @@ fn an_impulse_gives_the_kernel_flipped() {
 fn the_row16_kernel_files_run_on_the_cpu_equal_the_reference() {
     use cuda_sobel::gpu::kernels::Build;
     use cuda_sobel::sobel::{Grey, Norm, Number, Operator, Stencil};
-    use std::io::Write;
-    use std::process::Command;
-    let python = std::env::var("CUDA_SOBEL_PYTHON").unwrap_or_else(|_| "python3".into());
-    let works = |cmd: &str, args: &[&str]| Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
-    if !works("g++", &["--version"]) || !works(&python, &["-c", "import numpy, PIL"]) {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED the_row16_kernel_files_run_on_the_cpu_equal_the_reference: needs g++ and numpy + Pillow in {python}"
-        );
-        return;
-    }
     let sobel = |ksize| Filter { ksize, ..Filter::default() };
     let gradients = |ksize| {
         let n = if Stencil::of(Operator::Sobel, ksize).fits_i16() { Number::I16 } else { Number::I32 };
@@ -236,15 +225,7 @@ fn the_row16_kernel_files_run_on_the_cpu_equal_the_reference() {
         .collect();
     let list = std::env::temp_dir().join(format!("row16_cases_{}.json", std::process::id()));
     std::fs::write(&list, serde_json::to_string(&json).unwrap()).unwrap();
-    let bin = std::env::var_os("CUDA_SOBEL_BIN").unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
-    let run = Command::new(&python)
-        .arg("scripts/emulate/strip_check.py")
-        .arg(&list)
-        .env("CUDA_SOBEL_BIN", bin)
-        .output()
-        .expect("the check starts");
+    let script = std::ffi::OsStr::new("scripts/emulate/strip_check.py");
+    common::emulation_check("the_row16_kernel_files_run_on_the_cpu_equal_the_reference", &[script, list.as_os_str()]);
     let _ = std::fs::remove_file(&list);
-    let out = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{out}{}", String::from_utf8_lossy(&run.stderr));
-    assert!(out.contains("all exact"), "{out}");
 }

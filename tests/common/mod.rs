@@ -37,6 +37,26 @@ pub fn bin() -> assert_cmd::Command {
     assert_cmd::Command::new(path)
 }
 
+/// Runs one of `scripts/emulate`'s checks (a kernel file compiled for the CPU with g++, its output compared with
+/// `--variant cpu-scalar`): `python SCRIPT ARGS…` with the binary under test, and asserts it ends "all exact".
+/// Skipped, with a line saying why, without g++ or a Python (`CUDA_SOBEL_PYTHON`, default python3) with numpy and
+/// Pillow.
+pub fn emulation_check(test: &str, script_and_args: &[&std::ffi::OsStr]) {
+    use std::process::Command;
+    let python = std::env::var("CUDA_SOBEL_PYTHON").unwrap_or_else(|_| "python3".into());
+    let works = |cmd: &str, args: &[&str]| Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success());
+    if !works("g++", &["--version"]) || !works(&python, &["-c", "import numpy, PIL"]) {
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: needs g++ and numpy + Pillow in {python}");
+        return;
+    }
+    let bin = std::env::var_os("CUDA_SOBEL_BIN").unwrap_or(env!("CARGO_BIN_EXE_cuda_sobel").into());
+    let run =
+        Command::new(&python).args(script_and_args).env("CUDA_SOBEL_BIN", bin).output().expect("the check starts");
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{out}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(out.contains("all exact"), "{out}");
+}
+
 /// A low-contrast 4×3 grey image, so that Scharr's larger taps do not saturate everything:
 /// ```text
 ///  10 12 15 11
