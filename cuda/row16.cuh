@@ -85,7 +85,6 @@ __device__ __forceinline__ int grey_of_pixel(const unsigned (&w)[N]) {
 __device__ __forceinline__ int mad(int x, int y, int z) { return x * y + z; }
 __device__ __forceinline__ float mad(int x, float y, float z) { return __fmaf_rn((float)x, y, z); }
 
-
 // magnitude_fast_f and magnitude_fast_sq: sobel.cuh (the filter's gradient kernels use them too).
 
 // The edge byte of one pixel's gradients, in the low byte.

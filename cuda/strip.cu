@@ -8,9 +8,9 @@
 // caches), and every grey value is computed once — the kernel does what the roofline asks: read 3 bytes,
 // write 1 byte per pixel. For any kernel size the stencil is the 3×3 one on a binomially smoothed image
 // (row16.cuh): the new row is smoothed along itself, then down the columns through L running sums a column
-// (two columns to a 32-bit add),
-// and three rows of the result (behind, here, ahead) feed the 3×3 step. The loop is unrolled three times so
-// that those rows' roles rotate by renaming registers instead of copying them. No barriers.
+// (two columns to a 32-bit add), and three rows of the result (behind, here, ahead) feed the 3×3 step. The
+// loop is unrolled three times so that those rows' roles rotate by renaming registers instead of copying them.
+// No barriers.
 //
 // Look-ahead hides the memory latency. The 3×3 edges: the next row is already on its way into registers while
 // this row is computed, and the row after it is asked into the L2 cache with a prefetch instruction (no
