@@ -193,19 +193,7 @@ fn the_row16_kernel_files_run_on_the_cpu_equal_the_reference() {
     let json: Vec<serde_json::Value> = cases
         .iter()
         .map(|&(f, output)| {
-            let ksize = match f.ksize {
-                Ksize::K1 => "1",
-                Ksize::K3 => "3",
-                Ksize::K5 => "5",
-                Ksize::K7 => "7",
-            };
-            let mut cli = vec!["--ksize", ksize];
-            if f.operator == Operator::Scharr {
-                cli.extend(["--operator", "scharr"]);
-            }
-            if f.grey == Grey::Bt601 {
-                cli.extend(["--grey", "bt601"]);
-            }
+            let cli = ["--ksize", f.ksize.name(), "--operator", f.operator.name(), "--grey", f.grey.name()];
             let planes = match output {
                 Output::Edges if f.norm == Norm::L1 => serde_json::json!([["l1", "u1"]]),
                 Output::Edges => serde_json::json!([["magnitude", "u1"]]),

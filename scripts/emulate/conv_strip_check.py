@@ -20,9 +20,7 @@ from math import comb
 import numpy as np
 from PIL import Image
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("CUDA_SOBEL_BIN", os.path.join(ROOT, "target/release/cuda_sobel"))
-BORDERS = {"replicate": 0, "zero": 1, "reflect101": 2}  # BORDER_* of cuda/sobel.cuh
+from emulate import BIN, BORDERS, build, mismatch, verdict
 SIZES = [(1, 1), (2, 9), (9, 2), (7, 3), (48, 5), (17, 33), (64, 40), (256, 70), (257, 70), (483, 54), (1933, 61)]
 
 
@@ -74,8 +72,7 @@ def main():
         cols = g or (16 if "-DCONV_FLAT=1" in d else 4)
         exe = os.path.join(work, "conv_strip")
         extra = [f"-DSTRIP_G={g}"] if g else []
-        subprocess.run([os.path.join(ROOT, "scripts/emulate/build.sh"), os.path.join(ROOT, "cuda/conv_strip.cu"), exe]
-                       + d + extra, check=True)
+        build("conv_strip.cu", exe, d + extra)
         runs = 0
         for (w, h), (name, border) in itertools.product(SIZES, BORDERS.items()):
             img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
@@ -90,14 +87,10 @@ def main():
                                    capture_output=True, text=True)
                 runs += 1
                 got = np.fromfile(out, dtype=np.uint8).reshape(3, h, w).transpose(1, 2, 0) if p.returncode == 0 else None
-                if got is None or not np.array_equal(got, want):
-                    failures += 1
-                    differ = "-" if got is None else int((got != want).sum())
-                    print(f"FAILED {kernel}, {cols} columns, {w}×{h}, {name}, {rows} rows: exit {p.returncode} "
-                          f"{p.stderr.strip()}, {differ} bytes differ")
+                failures += mismatch(f"{kernel}, {cols} columns, {w}×{h}, {name}, {rows} rows", p,
+                                     None if got is None else [got], [want])
         print(f"{kernel}, {cols} columns a thread: {runs} runs", flush=True)
-    print("all exact" if failures == 0 else f"{failures} failed")
-    sys.exit(failures > 0)
+    verdict(failures)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,7 @@ import tempfile
 import numpy as np
 from PIL import Image
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("CUDA_SOBEL_BIN", os.path.join(ROOT, "target/release/cuda_sobel"))
-BORDERS = {"replicate": 0, "zero": 1, "reflect101": 2}  # BORDER_* of cuda/sobel.cuh
+from emulate import BIN, BORDERS, build, mismatch, verdict
 SIZES = [(1, 1), (2, 9), (9, 2), (16, 1), (32, 3), (7, 6), (48, 5), (17, 33), (64, 40), (257, 21), (256, 22)]
 MIN_ROWS = 4  # src/gpu/patterns/strip.rs: the host never marches fewer rows a thread
 
@@ -38,8 +36,7 @@ def main():
         exes = {}
         for kernel in ("strip", "vec16"):
             exes[kernel] = os.path.join(work, kernel)
-            subprocess.run([os.path.join(ROOT, "scripts/emulate/build.sh"), os.path.join(ROOT, f"cuda/{kernel}.cu"),
-                            exes[kernel]] + case["defines"], check=True, env=dict(os.environ, DRIVER="strip_main.cpp"))
+            build(f"{kernel}.cu", exes[kernel], case["defines"], driver="strip_main.cpp")
         runs = 0
         for (w, h), (name, border) in itertools.product(SIZES, BORDERS.items()):
             img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
@@ -58,15 +55,10 @@ def main():
                                    capture_output=True, text=True)
                 runs += 1
                 got = np.fromfile(out, dtype=dtype).reshape(len(want), h, w) if p.returncode == 0 else None
-                bad = got is None or any(not np.array_equal(g, x) for g, x in zip(got, want))
-                if bad:
-                    failures += 1
-                    differ = "-" if got is None else sum(int((g != x).sum()) for g, x in zip(got, want))
-                    print(f"FAILED {' '.join(case['cli'])} {case['planes']}: {kernel}, {w}×{h}, {name}, {rows} rows: "
-                          f"exit {p.returncode} {p.stderr.strip()}, {differ} values differ")
+                failures += mismatch(f"{' '.join(case['cli'])} {case['planes']}: {kernel}, {w}×{h}, {name}, {rows} rows",
+                                     p, got, want)
         print(f"{' '.join(case['cli'])} {[o for o, _ in case['planes']]}: {runs} runs", flush=True)
-    print("all exact" if failures == 0 else f"{failures} failed")
-    sys.exit(failures > 0)
+    verdict(failures)
 
 
 if __name__ == "__main__":
