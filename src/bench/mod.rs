@@ -292,7 +292,9 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 results.report_mapping.push(series);
             }
         }
-        match if opts.kernel_only { Err("--kernel-only".into()) } else { opencv_row(&path, size, opts.filter.ksize) } {
+        let opencv =
+            if opts.kernel_only { Err("--kernel-only".into()) } else { opencv_row(&path, size, opts.filter.ksize) };
+        match opencv {
             Ok(row) => results.opencv.push(row),
             Err(why) => results.opencv_skipped = Some(why),
         }
@@ -313,13 +315,16 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
                 Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),
             }
         }
-        if let (Some(m), Some((up, down)), false) = (&meter, pinned, opts.kernel_only) {
-            // One stream (copies, kernel, copies in sequence) against four (overlapped): the streams' effect.
-            for streams in [1, 4] {
-                let series = host_to_host(m, &rgb, &reference, opts, up, down, streams)?;
-                progress.suspend(|| crate::say!("{}", terminal::host_line(&series)));
-                results.host_to_host.push(series);
+        match (&meter, pinned) {
+            (Some(m), Some((up, down))) if !opts.kernel_only => {
+                // One stream (copies, kernel, copies in sequence) against four (overlapped): the streams' effect.
+                for streams in [1, 4] {
+                    let series = host_to_host(m, &rgb, &reference, opts, up, down, streams)?;
+                    progress.suspend(|| crate::say!("{}", terminal::host_line(&series)));
+                    results.host_to_host.push(series);
+                }
             }
+            _ => {}
         }
         progress.suspend(|| crate::say!("{}", terminal::size_summary(&results, size)));
     }

@@ -332,20 +332,20 @@ impl ConvGpu {
             vec![t]
         };
         self.preload(&tunings.iter().map(|&t| (kernel.clone(), strategy, t)).collect::<Vec<_>>())?;
-        let b = self.build(kernel, strategy, tunings[0]);
-        let module = self.modules.lock().expect("no panic while holding the modules")[&b].clone();
+        let modules: Vec<Arc<CudaModule>> = {
+            let loaded = self.modules.lock().expect("no panic while holding the modules");
+            tunings.iter().map(|&t| loaded[&self.build(kernel, strategy, t)].clone()).collect()
+        };
+        let (b, module) = (self.build(kernel, strategy, tunings[0]), &modules[0]);
         let names: &[&str] = match strategy {
             Strategy::GpuSeparable => &["conv_rows", "conv_columns"],
             Strategy::GpuSeparableFused => &["conv_separable_fused"],
             _ => &[b.0],
         };
+        // The first build's functions; each further build (a box's other columns a thread) adds its one kernel.
         let mut functions = names.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
-        let mut modules = vec![module.clone()];
-        for &t in &tunings[1..] {
-            let m = self.modules.lock().expect("no panic while holding the modules")[&self.build(kernel, strategy, t)]
-                .clone();
+        for m in &modules[1..] {
             functions.push(m.load_function(b.0)?);
-            modules.push(m);
         }
         let stream = &self.gpu.stream;
         let bytes = |v: &[i32]| v.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>();
