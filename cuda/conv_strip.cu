@@ -110,10 +110,9 @@ __device__ __forceinline__ void load_units(const u8* p, unsigned* a) {
 // width that is not a multiple of UNIT: the filter study's pyramid is 3866, 1933, 966 and 483 wide), one unit more
 // is read from the aligned address below and the words are shifted into place: a select and a funnel shift a word.
 template <bool ALIGNED>
-__device__ __forceinline__ Words load_words(const Strip& s, int y) {
+__device__ __forceinline__ Words load_words_at(const u8* p) {
     constexpr int PER = UNIT / 4, UNITS = WORDS / PER;
     Words r;
-    const u8* p = s.plane + (size_t)y * s.width + s.x0 - RU;
     if constexpr (ALIGNED) {
         load_units<UNITS>(p, r.v);
         return r;
@@ -130,6 +129,16 @@ __device__ __forceinline__ Words load_words(const Strip& s, int y) {
         r.v[k] = __funnelshift_r(lo, hi, shift);
     }
     return r;
+}
+
+// Where row y's words start: byte x0 − RU of the row.
+__device__ __forceinline__ const u8* words_of(const Strip& s, int y) {
+    return s.plane + (size_t)y * s.width + s.x0 - RU;
+}
+
+template <bool ALIGNED>
+__device__ __forceinline__ Words load_words(const Strip& s, int y) {
+    return load_words_at<ALIGNED>(words_of(s, y));
 }
 
 // The window from words: w[c] = pixel x0 − R + c, c < WIN.
@@ -312,13 +321,32 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
     for (int y = y0; y < end; y += CONV_D) turn<0, FORM>(s, out, y, end, g, next);
 }
 
-// A box's march (CONV_FLAT): no ring and no row pass per row. col[c] holds column x0 − R + c's sum over the output
-// row's 2R + 1 input rows; each step adds the row entering (y + R) and subtracts the row leaving (y − R − 1) in one
-// three-input add a column, re-reading the leaving row from the caches (this thread read it 2R + 1 steps earlier)
-// instead of keeping it. Then the output row is a running sum along col: each output is the previous one plus the
-// column entering, minus the column leaving, with ⌊d/2⌋ carried in from the start (smooth_div). So a pixel costs
-// about (2R + 16) / 16 × 3 column operations + 2 adds + the division, at any diameter, and a thread holds only its
-// window's column sums: 16 columns a thread, two 8-byte loads a row and the halo's.
+// A box's march (CONV_FLAT): no ring and no row pass per row. The thread keeps its window's column sums, each over
+// the output row's 2R + 1 input rows; each step adds the row entering (y + R) and subtracts the row leaving
+// (y − R − 1), re-read from the caches (this thread read it 2R + 1 steps earlier) instead of kept. Then the output
+// row is a running sum along the columns: each output is the previous one plus the column entering, minus the column
+// leaving. So a pixel costs a few operations at any diameter, and a thread holds only its window's column sums:
+// 16 columns a thread, two 8-byte loads a row and the halo's.
+//
+// The arithmetic is spread over the SM's two pipes (v0.36): with every sum an int, box:15's step was 244
+// instructions for 16 pixels, nearly all on the integer pipe (byte permutes, three-input adds, the division's
+// shift), which issues at half the rate of the float pipe (ncu: integer pipe 76 % of the busy time, v0.34).
+//  - Column sums two to a word (Columns): a column sum is at most 255·D (3825 for box:15), far inside a 16-bit lane,
+//    and never negative, so one 32-bit add or subtract updates two columns: the word's value is exactly
+//    lo + 2^16·hi whatever borrows pass between the lanes on the way, as long as each lane ends in 0 … 65 535. A
+//    row's 4-byte word gives its bytes 0 and 2 as one pair of lanes and bytes 1 and 3 as another, one byte permute
+//    each.
+//  - Along the row in floats: a lane becomes the float 2^23 + lane with one byte permute (its bits are 0x4B00 and
+//    the lane); the difference of two such floats is exact, and every sum is an integer below 2^23, so float adds
+//    are exact too.
+//  - The division by d in floats, rounded down: ⌊(s + ⌊d/2⌋) / d⌋ is the float fma n·(1/d rounded up) + 2^23
+//    rounded towards −∞, whose low byte is the quotient. Exact for every n < 2^23: n·(1/d)↑ ≥ n/d, and it exceeds
+//    n/d by less than n·2^−23/d < 1/d, the distance from n/d to the next integer above. tests/arithmetic.rs checks
+//    it for every divisor a box can have and every n. The host takes this march only where 255·D² + ⌊d/2⌋ < 2^23
+//    (`is_box`); a larger divisor (a matrix file's) takes the ring.
+#if CONV_FLAT && 255 * CONV_D * CONV_D + CONV_DIVISOR / 2 >= (1 << 23)
+#error "a box's sums must stay below 2^23 (floats exact): the host gives larger divisors the ring"
+#endif
 #define PRAGMA_OF(x) _Pragma(#x)
 #define UNROLL_BY(n) PRAGMA_OF(unroll n)
 // Whether a box's quotient can pass 255: only with a divisor below D² (a matrix file of ones with its own divisor).
@@ -329,38 +357,102 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 #ifndef BOX_UNROLL
 #define BOX_UNROLL 1
 #endif
+#define TWO_23 8388608.0f
+
+// The column sums of the window's words, two 16-bit lanes a word: even[i] holds those of the columns at bytes 4i
+// and 4i + 2 of the words, odd[i] those at bytes 4i + 1 and 4i + 3.
+struct Columns {
+    unsigned even[WORDS], odd[WORDS];
+};
+
+// Adds row `in`'s bytes to the column sums and subtracts row `out`'s.
+__device__ __forceinline__ void update_columns(Columns& k, const Words& in, const Words& out) {
+#pragma unroll
+    for (int i = 0; i < WORDS; ++i) {
+        k.even[i] += __byte_perm(in.v[i], 0, 0x4240) - __byte_perm(out.v[i], 0, 0x4240);
+        k.odd[i] += __byte_perm(in.v[i], 0, 0x4341) - __byte_perm(out.v[i], 0, 0x4341);
+    }
+}
+
+// The sum of the column at byte b of the words, plus 2^23, as a float (see above).
+__device__ __forceinline__ float column_plus_2_23(const Columns& k, int b) {
+    unsigned w = b % 2 == 0 ? k.even[b / 4] : k.odd[b / 4];
+    return __uint_as_float(__byte_perm(w, 0x4B000000u, b % 4 < 2 ? 0x7610 : 0x7632));
+}
+
+// The output byte of n = s + ⌊d/2⌋ (see above); `inv` is 1/d rounded up.
+__device__ __forceinline__ u8 box_byte(float n, float inv) {
+    float q = __fmaf_rd(n, inv, TWO_23);
+    if (BOX_CLAMPS) q = fminf(q, TWO_23 + 255.0f);
+    return (u8)__float_as_uint(q);
+}
+
+// The first output's window sum plus ⌊d/2⌋ (columns x0 − R … x0 + R, bytes RU − R … RU + R of the words), as a
+// float. For a wide box the lanes of the words holding those columns are added as ints first (a lane then sums at
+// most 2·W of them, W the words: still below 2^16) and the words' bytes outside the window taken off, so that it
+// costs a float conversion a lane, not a column (box:15: 13 instructions instead of 30); a narrow box, whose window
+// is a small part of its words, adds its columns one by one.
+__device__ __forceinline__ float first_window(const Columns& k, const float c[WIN]) {
+    constexpr int B0 = RU - CONV_R, B1 = RU + CONV_R, W0 = B0 / 4, W1 = B1 / 4, W = W1 - W0 + 1;
+    constexpr int outside = B0 % 4 + 3 - B1 % 4;
+    float n = (float)(CONV_DIVISOR / 2);
+    if constexpr (2 * W + 2 * outside + 4 < 2 * CONV_D) {
+        static_assert(2 * W * 255 * CONV_D < 65536, "a lane's sum of 2·W columns fits 16 bits");
+        unsigned t = 0;
+#pragma unroll
+        for (int i = W0; i <= W1; ++i) t += k.even[i] + k.odd[i];
+        n += (__uint_as_float(__byte_perm(t, 0x4B000000u, 0x7610)) - TWO_23) +
+             (__uint_as_float(__byte_perm(t, 0x4B000000u, 0x7632)) - TWO_23);
+#pragma unroll
+        for (int b = 4 * W0; b < B0; ++b) n -= column_plus_2_23(k, b) - TWO_23;
+#pragma unroll
+        for (int b = B1 + 1; b < 4 * W1 + 4; ++b) n -= column_plus_2_23(k, b) - TWO_23;
+    } else {
+#pragma unroll
+        for (int j = 0; j < CONV_D; ++j) n += c[j] - TWO_23;
+    }
+    return n;
+}
+
 template <int FORM>
 __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int end) {
-    acc_t col[WIN];
+    const float inv = __frcp_ru((float)CONV_DIVISOR);
+    Columns k;
 #pragma unroll
-    for (int c = 0; c < WIN; ++c) col[c] = 0;
+    for (int i = 0; i < WORDS; ++i) k.even[i] = k.odd[i] = 0;
+    const Words none = {};
     // Rows y0 − R … y0 + R − 1.
     UNROLL_BY(BOX_PRIME_UNROLL)
-    for (int i = 0; i < 2 * CONV_R; ++i) {
-        int w[WIN];
-        window_of(row_words<FORM>(s, y0 - CONV_R + i), w);
-#pragma unroll
-        for (int c = 0; c < WIN; ++c) col[c] += w[c];
-    }
-    // The words of the rows entering and leaving, read a step ahead (none leaves at the first step).
+    for (int i = 0; i < 2 * CONV_R; ++i) update_columns(k, row_words<FORM>(s, y0 - CONV_R + i), none);
+    // The words of the rows entering and leaving, read a step ahead (none leaves at the first step). In the aligned
+    // form their addresses march down a row a step (a 64-bit add each) instead of being formed from the row numbers.
     Words nin = row_words<FORM>(s, y0 + CONV_R), nout = {};
+    const u8 *pin = words_of(s, y0 + 1 + CONV_R), *pout = words_of(s, y0 - CONV_R);
+    const size_t ahead = (size_t)STRIP_PREFETCH * s.width + RU;
     UNROLL_BY(BOX_UNROLL)
     for (int y = y0; y < end; ++y) {
-        int win[WIN], wout[WIN];
-        window_of(nout, wout);
-        if (y + 1 < end) nout = row_words<FORM>(s, y - CONV_R);
-        advance<FORM>(s, nin, y + 1 + CONV_R, y + 1 < end, win);
+        Words win = nin, wout = nout;
+        if constexpr (FORM == FORM_ALIGNED) {
+            // Unconditional loads (at the band's last step a row already read stands in for the one past its end),
+            // so that unrolled by two the words need no copies between steps: a load that might not happen keeps
+            // the old words, and the compiler copied all 16 a step.
+            nout = load_words_at<true>(pout), nin = load_words_at<true>(y + 1 < end ? pin : pout);
+        } else if (y + 1 < end) {
+            nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
+        }
+        if (FORM != FORM_GATHER && y + 1 + CONV_R + STRIP_PREFETCH < s.height) prefetch_l2(pin + ahead);
+        pin += s.width, pout += s.width;
+        update_columns(k, win, wout);
+        float c[WIN];  // column x0 − R + j's sum, plus 2^23
 #pragma unroll
-        for (int c = 0; c < WIN; ++c) col[c] += win[c] - wout[c];
+        for (int j = 0; j < WIN; ++j) c[j] = column_plus_2_23(k, RU - CONV_R + j);
+        float n = first_window(k, c);
         u8 b[STRIP_G];
-        acc_t h = CONV_DIVISOR / 2;
+        b[0] = box_byte(n, inv);
 #pragma unroll
-        for (int j = 0; j < CONV_D; ++j) h += col[j];
-        b[0] = smooth_div<BOX_CLAMPS>(h);
-#pragma unroll
-        for (int k = 1; k < STRIP_G; ++k) {
-            h += col[k + CONV_D - 1] - col[k - 1];
-            b[k] = smooth_div<BOX_CLAMPS>(h);
+        for (int j = 1; j < STRIP_G; ++j) {
+            n += c[j + CONV_D - 1] - c[j - 1];
+            b[j] = box_byte(n, inv);
         }
         store_row<FORM>(s, out, y, b);
     }

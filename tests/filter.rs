@@ -271,9 +271,66 @@ fn the_filter_command_writes_the_reference_bytes_and_refuses_clearly() {
 /// numpy and Pillow.
 #[test]
 fn the_strip_kernel_file_run_on_the_cpu_equals_the_reference() {
-    let args = ["scripts/emulate/conv_strip_check.py", "box:3,box:15,gaussian:5,scharr:9,sobel:7", "0,8"];
+    let args = ["scripts/emulate/conv_strip_check.py", "box:3,box:7,box:15,gaussian:5,scharr:9,sobel:7", "0,8"];
     common::emulation_check(
         "the_strip_kernel_file_run_on_the_cpu_equals_the_reference",
         &args.map(std::ffi::OsStr::new),
     );
+}
+
+/// 1/d as a float rounded up (the smallest f32 ≥ 1/d: CUDA's `__frcp_ru`), or rounded down.
+fn reciprocal(d: u32, up: bool) -> f32 {
+    // The next float above or below a positive one (its bits are ordered like it; `f32::next_up` needs Rust 1.86).
+    let step = |r: f32, by: i32| f32::from_bits(r.to_bits().wrapping_add_signed(by));
+    let mut r = (1.0 / d as f64) as f32;
+    // f32 × u32 is exact in f64 (24 + 32 bits), so each comparison is exact.
+    let at_least = |r: f32| r as f64 * d as f64 >= 1.0;
+    while !at_least(r) {
+        r = step(r, 1);
+    }
+    while at_least(step(r, -1)) {
+        r = step(r, -1);
+    }
+    if up || r as f64 * d as f64 == 1.0 {
+        r
+    } else {
+        step(r, -1)
+    }
+}
+
+/// What `box_byte` in cuda/conv_strip.cu computes before its clamp: the fma n·inv + 2^23 rounded towards −∞, less
+/// 2^23. n·inv (n < 2^23, 24-bit inv) is exact in f64, and below 2^23 the rounding to the floats in [2^23, 2^24),
+/// one apart, is its floor.
+fn box_quotient(n: u32, inv: f32) -> u32 {
+    assert!(n < 1 << 23);
+    (n as f64 * inv as f64).floor() as u32
+}
+
+/// gpu-strip's box divides in floats (conv_strip.cu, v0.36): ⌊n / d⌋ = ⌊n · (1/d rounded up)⌋ for every n < 2^23.
+/// Checked for every n each named box (box:1 … box:15) can give, and for divisors up to the limit `is_box` allows
+/// at the n where a quotient steps (k·d − 1 and k·d); with 1/d rounded down instead it fails.
+#[test]
+fn the_box_division_in_floats_is_exact() {
+    for side in (1..=15).step_by(2) {
+        let d = side * side;
+        let (up, down) = (reciprocal(d, true), reciprocal(d, false));
+        for n in 0..=255 * d + d / 2 {
+            assert_eq!(box_quotient(n, up), n / d, "box:{side}, n = {n}");
+        }
+        let exact = (1.0 / d as f64) as f32 as f64 * d as f64 == 1.0;
+        let wrong = (0..=255 * d).filter(|n| box_quotient(*n, down) != n / d).count();
+        assert!(exact || wrong > 0, "box:{side}: 1/d rounded down should fail somewhere");
+    }
+    // Divisors from matrix files: any d with the sums below 2^23 (`is_box`), n up to 2^23 − 1.
+    let divisors = (2..64).chain([225, 1000, 4097, 65_535, 65_537, 999_983, 1 << 22, (1 << 23) - 1, (1 << 23) + 1]);
+    for d in divisors.chain((0..40).map(|i| (1u32 << 23) + 97 * i * i + 13)) {
+        let inv = reciprocal(d, true);
+        for k in 0..=((1u32 << 23) - 1) / d {
+            for n in [k * d, (k * d).wrapping_sub(1), k * d + d / 2] {
+                if n < 1 << 23 {
+                    assert_eq!(box_quotient(n, inv), n / d, "d = {d}, n = {n}");
+                }
+            }
+        }
+    }
 }

@@ -42,6 +42,18 @@ inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fdiv_rn(float a, float b) { return a / b; }
+// Directed rounding, without changing the FPU's mode (the compiler may move arithmetic across fesetround): the
+// exact result in long double (a 64-bit significand holds a float product and the sums the kernels form), rounded
+// to nearest, then stepped one float towards the direction asked where that went the other way.
+inline float __fmaf_rd(float a, float b, float c) {
+    long double x = (long double)a * b + c;
+    float r = (float)x;
+    return (long double)r > x ? std::nextafterf(r, -INFINITY) : r;
+}
+inline float __frcp_ru(float a) {
+    float r = 1.0f / a;
+    return (long double)r * a < 1.0L ? std::nextafterf(r, INFINITY) : r;
+}
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }

@@ -133,10 +133,13 @@ pub fn factor_defines(kernel: &ConvKernel) -> Vec<String> {
     d
 }
 
-/// A smoothing kernel whose factors are all ones (a box): gpu-strip sums it with running sums, 16 columns a thread.
+/// A smoothing kernel whose factors are all ones (a box): gpu-strip sums it with running sums, 16 columns a thread,
+/// along the row in floats — so only where every sum plus ⌊d/2⌋ stays below 2^23, where floats are exact (every
+/// named box; a matrix file of ones with a larger divisor takes the ring, see `cuda/conv_strip.cu`).
 pub fn is_box(kernel: &ConvKernel) -> bool {
     let ones = |v: &[i32]| v.iter().all(|&t| t == 1);
-    kernel.kind != Kind::Gradient && kernel.factors().is_some_and(|(column, row)| ones(&column) && ones(&row))
+    let Kind::Smooth { divisor } = kernel.kind else { return false };
+    kernel.factors().is_some_and(|(column, row)| ones(&column) && ones(&row)) && kernel.bound() + divisor / 2 < 1 << 23
 }
 
 /// The kernel file and the NVRTC options (`arch`, then the `-D` constants) that GPU `strategy` is compiled with
