@@ -4,7 +4,9 @@
 # OpenCV's imread → Sobel → imwrite through a process pool of every core (scripts/opencv_wait.py, when
 # python3 has cv2):
 #   bash scripts/batch-vs.sh IMAGES BINARY…      (e.g. 300 /tmp/prev/cuda_sobel .dev/cuda_sobel)
-# IMAGES copies of imgs_in/2048x1024.png at default compression; each binary warms up once, then 3 runs.
+# IMAGES copies of imgs_in/2048x1024.png at default compression; each binary warms up once, then 3 runs. Each run
+# also prints the CPU time it took (user + system) against its wall time: whether the host's cores are the limit.
+# SLOTS="8 16" adds runs of the last binary with those --slots.
 set -euo pipefail
 n=$1; shift
 work=$(mktemp -d)
@@ -12,20 +14,24 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/in"
 for i in $(seq -w 1 "$n"); do cp imgs_in/2048x1024.png "$work/in/img$i.png"; done
 echo "host: $(nproc) cores; $n × 2048x1024 PNG"
-rate() { sed -n 's/.* — \([0-9.]*\) images\/s.*/\1/p'; }
+# One batch run: "RATE images/s (CPU U s over W s: C cores busy)".
+TIMEFORMAT='%R %U %S'
+run() {
+  rm -rf "$work/out"
+  { time "$@" --out "$work/out" > "$work/log"; } 2> "$work/time"
+  read -r wall user sys < <(tail -1 "$work/time")
+  rate=$(head -1 "$work/log" | sed -n 's/.* — \([0-9.]*\) images\/s.*/\1/p')
+  echo "$rate images/s ($(echo "$user $sys $wall" | awk '{printf "CPU %.1f s over %.2f s: %.1f cores busy", $1 + $2, $3, ($1 + $2) / $3}'))"
+}
 for bin in "$@"; do
-  runs=()
-  for r in 0 1 2 3; do
-    rm -rf "$work/out"
-    x=$("$bin" batch "$work/in" --out "$work/out" | head -1 | rate)
-    [ "$r" -gt 0 ] && runs+=("$x")
-  done
-  echo "$bin batch: ${runs[*]} images/s"
+  run "$bin" batch "$work/in" > /dev/null
+  for r in 1 2 3; do echo "$bin batch: $(run "$bin" batch "$work/in")"; done
 done
 last=${*: -1}
-runs=()
-for r in 1 2 3; do rm -rf "$work/out"; runs+=("$("$last" batch "$work/in" --out "$work/out" --baseline | head -1 | rate)"); done
-echo "$last batch --baseline (decode + encode alone): ${runs[*]} images/s"
+for s in ${SLOTS:-}; do
+  for r in 1 2; do echo "$last batch --slots $s: $(run "$last" batch "$work/in" --slots "$s")"; done
+done
+for r in 1 2 3; do echo "$last batch --baseline (decode + encode alone): $(run "$last" batch "$work/in" --baseline)"; done
 if python3 -c 'import cv2' 2>/dev/null; then
   for r in 1 2; do
     rm -rf "$work/ocv"; mkdir "$work/ocv"
