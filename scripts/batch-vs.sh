@@ -6,7 +6,8 @@
 #   bash scripts/batch-vs.sh IMAGES BINARY…      (e.g. 300 /tmp/prev/cuda_sobel .dev/cuda_sobel)
 # IMAGES copies of imgs_in/2048x1024.png at default compression; each binary warms up once, then 3 runs. Each run
 # also prints the CPU time it took (user + system) against its wall time: whether the host's cores are the limit.
-# SLOTS="8 16" adds runs of the last binary with those --slots.
+# RUNS adds runs of the last binary, ';'-separated, each options and/or environment settings, e.g.
+# RUNS="--slots 8; --png-encoder cpu; RAYON_NUM_THREADS=32".
 set -euo pipefail
 n=$1; shift
 work=$(mktemp -d)
@@ -28,8 +29,11 @@ for bin in "$@"; do
   for r in 1 2 3; do echo "$bin batch: $(run "$bin" batch "$work/in")"; done
 done
 last=${*: -1}
-for s in ${SLOTS:-}; do
-  for r in 1 2; do echo "$last batch --slots $s: $(run "$last" batch "$work/in" --slots "$s")"; done
+IFS=';' read -ra extra <<< "${RUNS:-}"
+for spec in "${extra[@]}"; do
+  envs=() args=()
+  for w in $spec; do if [[ $w == *=* && $w != -* ]]; then envs+=("$w"); else args+=("$w"); fi; done
+  for r in 1 2; do echo "$last batch ($spec): $(run env "${envs[@]}" "$last" batch "$work/in" "${args[@]}")"; done
 done
 for r in 1 2 3; do echo "$last batch --baseline (decode + encode alone): $(run "$last" batch "$work/in" --baseline)"; done
 if python3 -c 'import cv2' 2>/dev/null; then

@@ -417,3 +417,29 @@ fn the_image_command_decodes_jpegs_on_the_cpu_or_as_batch_does() {
         assert!(!out.exists(), "{decoder}: nothing written");
     }
 }
+
+/// `CUDA_SOBEL_TRACE=1`: batch ends with where its workers' time went. On the GPU path (PNGs unfiltered on the GPU)
+/// every stage took some time; elsewhere the line is there with the CPU's stages uncounted.
+#[test]
+fn the_trace_accounts_for_the_workers_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let assert = bin()
+        .env("CUDA_SOBEL_TRACE", "1")
+        .args(["batch", "imgs_in/512x512.png", "imgs_in/1024x512.png", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let line = stderr.lines().find(|l| l.contains("batch: 2 images in")).unwrap_or_else(|| panic!("{stderr}"));
+    let seconds = |stage: &str| -> f64 {
+        let rest = &line[line.find(stage).unwrap_or_else(|| panic!("{stage} in {line}")) + stage.len()..];
+        rest.trim_start().split(' ').next().unwrap().parse().unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let stages = [seconds("read + inflate"), seconds("GPU"), seconds("encode + write")];
+    assert!(line.contains("waiting for a slot") && line.contains("threads"), "{line}");
+    if stdout.contains("gpu-strip") {
+        assert!(stages.iter().all(|&s| s > 0.0), "every stage timed on the GPU path: {line}");
+    }
+}

@@ -213,6 +213,8 @@ pub fn run_planned(
     let by_engine = std::sync::atomic::AtomicU64::new(0);
     // PNGs deflated on the GPU, likewise.
     let by_gpu_deflate = std::sync::atomic::AtomicU64::new(0);
+    // Thread-seconds in each stage, for CUDA_SOBEL_TRACE's account of where the workers' time goes.
+    let stages = Stages::default();
     let start = Instant::now();
 
     jobs.par_iter().enumerate().for_each(|(i, (path, out))| {
@@ -261,9 +263,12 @@ pub fn run_planned(
             // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
             // share of its decode falls by half (docs/performance.md v0.20).
             if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
-                if let Some((png, _reservation)) = filtered::read(path, &decode_opts, admit).map_err(text)? {
-                    let edges = engine
-                        .sobel_filtered(&png, opts.filter, want)
+                if let Some((png, _reservation)) =
+                    stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?
+                {
+                    let edges = stages
+                        .gpu
+                        .time(|| engine.sobel_filtered(&png, opts.filter, want))
                         .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
                     drop(png);
                     if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
@@ -271,7 +276,7 @@ pub fn run_planned(
                         let (decoded, ()) = image_io::decode(path, &decode_opts, |_| Ok(())).map_err(text)?;
                         check_against_scalar(path, &decoded.rgb, bytes, opts.filter)?;
                     }
-                    return write_edges(edges);
+                    return stages.write.time(|| write_edges(edges));
                 }
             }
             // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
@@ -342,6 +347,7 @@ pub fn run_planned(
         progress.inc(1);
     });
     progress.finish_and_clear();
+    stages.trace(engines, start.elapsed().as_secs_f64(), jobs.len());
 
     let mut failures = failures.into_inner().expect("no panic while locked");
     failures.sort();
@@ -381,4 +387,50 @@ fn check_png(out: &Path, edges: &[u8]) -> Result<(), String> {
         return Err(failed(format!("decodes to other bytes ({differing} differ)")));
     }
     Ok(())
+}
+
+/// Thread-seconds a batch's workers spent reading (and inflating), on the GPU path (waiting for a slot and holding
+/// it) and encoding and writing — for now the PNG inputs the GPU unfilters — printed with `CUDA_SOBEL_TRACE`.
+#[derive(Default)]
+struct Stages {
+    read: Stage,
+    gpu: Stage,
+    write: Stage,
+}
+
+#[derive(Default)]
+struct Stage(std::sync::atomic::AtomicU64);
+
+impl Stage {
+    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let r = f();
+        self.0.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        r
+    }
+
+    fn seconds(&self) -> f64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
+    }
+}
+
+impl Stages {
+    fn trace(&self, engines: &[Engine], wall: f64, images: usize) {
+        let (waited, held) =
+            engines.iter().filter_map(Engine::slot_times).fold((0.0, 0.0), |a, t| (a.0 + t.0, a.1 + t.1));
+        let per = |s: f64| s * 1e3 / images.max(1) as f64;
+        crate::trace::mark(&format!(
+            "batch: {images} images in {wall:.2} s; thread-seconds (ms an image): read + inflate {:.1} ({:.2}), GPU {:.1} \
+             ({:.2}: waiting for a slot {:.2}, holding one {:.2}), encode + write {:.1} ({:.2}); {} threads",
+            self.read.seconds(),
+            per(self.read.seconds()),
+            self.gpu.seconds(),
+            per(self.gpu.seconds()),
+            per(waited),
+            per(held),
+            self.write.seconds(),
+            per(self.write.seconds()),
+            ::rayon::current_num_threads()
+        ));
+    }
 }

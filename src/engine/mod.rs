@@ -275,6 +275,11 @@ impl Engine {
         Ok(self)
     }
 
+    /// Seconds batch's threads waited for a GPU slot and held one ([`SlotPool::times`]); `None` without slots.
+    pub fn slot_times(&self) -> Option<(f64, f64)> {
+        self.slots.as_ref().map(SlotPool::times)
+    }
+
     /// Whether a GPU is open (else [`Engine::sobel`] runs cpu-rayon).
     pub fn has_gpu(&self) -> bool {
         self.gpu.is_some()

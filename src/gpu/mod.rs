@@ -166,6 +166,7 @@ impl Gpu {
             Ok((ctx, stream))
         })();
         let (ctx, stream) = opened?;
+        set_sync_mode(&ctx)?;
         crate::trace::mark("GPU context made");
         let context_init_ms = started.elapsed().as_secs_f64() * 1e3;
         let device = ctx.name()?;
@@ -274,4 +275,19 @@ impl Gpu {
             driver_version: format!("CUDA {}.{}", driver / 1000, driver % 1000 / 10),
         })
     }
+}
+
+/// `CUDA_SOBEL_SYNC=spin|yield|blocking` (for measuring, like `CUDA_SOBEL_DEFINES`): how a thread that waits for the
+/// GPU (a stream synchronisation) waits — spinning on its core, yielding it between polls, or asleep until the
+/// driver wakes it. Unset: the driver's choice (spinning, with one context and many cores), as before.
+fn set_sync_mode(ctx: &Arc<CudaContext>) -> Result<(), DriverError> {
+    use cudarc::driver::sys::CUctx_flags_enum::*;
+    let flags = match std::env::var("CUDA_SOBEL_SYNC").as_deref() {
+        Ok("spin") => CU_CTX_SCHED_SPIN,
+        Ok("yield") => CU_CTX_SCHED_YIELD,
+        Ok("blocking") => CU_CTX_SCHED_BLOCKING_SYNC,
+        _ => return Ok(()),
+    };
+    ctx.bind_to_thread()?;
+    cudarc::driver::result::ctx::set_flags(flags)
 }

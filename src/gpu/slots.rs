@@ -21,7 +21,9 @@
 //! is small — under [`DEFLATE_MIN_RATIO`] of the data, an image with repeats that zlib's string matching
 //! finds and deflate.cu does not — the edge bytes come back instead and the CPU encodes them as before.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use image::RgbImage;
@@ -323,6 +325,9 @@ impl Slot {
 pub struct SlotPool {
     free: Mutex<Vec<Slot>>,
     returned: Condvar,
+    /// Nanoseconds threads spent waiting for a free slot, and holding one, summed over threads.
+    waited: AtomicU64,
+    held: AtomicU64,
 }
 
 impl SlotPool {
@@ -332,11 +337,17 @@ impl SlotPool {
         for _ in 0..slots.max(1) {
             free.push(Slot { gpu: gpu.on_stream(gpu.ctx.new_stream()?), buffers: None, filtered: None, jpeg: None });
         }
-        Ok(SlotPool { free: Mutex::new(free), returned: Condvar::new() })
+        Ok(SlotPool {
+            free: Mutex::new(free),
+            returned: Condvar::new(),
+            waited: AtomicU64::new(0),
+            held: AtomicU64::new(0),
+        })
     }
 
     /// Runs `f` with a slot, waiting until one is free.
     pub fn with_slot<T>(&self, f: impl FnOnce(&mut Slot) -> T) -> T {
+        let asked = Instant::now();
         let mut slot = {
             let mut free = self.free.lock().expect("no panics while holding the pool lock");
             loop {
@@ -346,9 +357,19 @@ impl SlotPool {
                 free = self.returned.wait(free).expect("no panics while holding the pool lock");
             }
         };
+        let taken = Instant::now();
         let result = f(&mut slot);
         self.free.lock().expect("no panics while holding the pool lock").push(slot);
         self.returned.notify_one();
+        self.waited.fetch_add((taken - asked).as_nanos() as u64, Ordering::Relaxed);
+        self.held.fetch_add(taken.elapsed().as_nanos() as u64, Ordering::Relaxed);
         result
+    }
+
+    /// Seconds threads spent waiting for a free slot, and holding one (summed over threads, since the pool
+    /// was made): where a batch's workers wait (`CUDA_SOBEL_TRACE`).
+    pub fn times(&self) -> (f64, f64) {
+        let s = |n: &AtomicU64| n.load(Ordering::Relaxed) as f64 * 1e-9;
+        (s(&self.waited), s(&self.held))
     }
 }
