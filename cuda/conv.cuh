@@ -84,10 +84,21 @@ __device__ __forceinline__ u8 smooth_out(acc_t s) { return smooth_div(s + CONV_D
 
 // The byte of a gradient pair: min(255, round(√(gx² + gy²))) after clamping each to ±255 (which changes no
 // answer), with sobel.cuh's one-rounding square root (exact for every sum of squares; the selftest checks it).
+// Where the host says every |G| is at most CONV_BOUND ≤ 46 340 (`defines` in src/gpu/conv.rs: 255·Σ|K|), Gx² + Gy²
+// fits 32 bits unclamped, and the clamps go (2 and an absolute value each, ~5 of scharr:9's ~33 instructions a
+// pixel in conv_strip.cu): a clamped |G| of 255 already squares past SATURATED_SQUARE, so any pair with a clamp
+// saturates either way, and pairs without one are the same sum.
+#if defined(CONV_BOUND) && CONV_BOUND <= 46340
+__device__ __forceinline__ u8 edge_out(acc_t gx, acc_t gy) {
+    const int x = (int)gx, y = (int)gy;
+    return (u8)magnitude_fast_sq((unsigned)(x * x) + (unsigned)(y * y));
+}
+#else
 __device__ __forceinline__ u8 edge_out(acc_t gx, acc_t gy) {
     unsigned x = abs(clamp255(gx)), y = abs(clamp255(gy));
     return (u8)magnitude_fast_sq(x * x + y * y);
 }
+#endif
 
 // Two ways to read pixel (x', y') of a plane: directly, where the whole window of the output is inside the image
 // (almost every pixel), and through the border rule elsewhere.

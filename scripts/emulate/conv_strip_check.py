@@ -48,6 +48,8 @@ def defines(kernel):
         sys.exit(f"{kernel}: box, gaussian, scharr or sobel")
     if divisor > 1 and 255 * divisor + divisor // 2 > 2**31 - 1:  # ConvKernel::wide: the sums need 64 bits
         extra.append("-DCONV_WIDE=1")
+    if "-DCONV_GRADIENT=1" in extra:  # ConvKernel::bound: 255·Σ|K|, K = column ⊗ row
+        extra.append(f"-DCONV_BOUND={255 * sum(map(abs, column)) * sum(map(abs, row))}")
     listed = lambda v: ",".join(map(str, v))
     return [f"-DCONV_R={r}", f"-DCONV_DIVISOR={divisor}", f"-DCONV_COLUMN={listed(column)}",
             f"-DCONV_ROW={listed(row)}"] + extra

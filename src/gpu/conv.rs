@@ -105,6 +105,7 @@ pub fn defines(kernel: &ConvKernel, taps: bool) -> Vec<String> {
     let mut d = vec![format!("-DCONV_R={}", kernel.radius), format!("-DCONV_DIVISOR={divisor}")];
     if kernel.kind == Kind::Gradient {
         d.push("-DCONV_GRADIENT=1".into());
+        d.push(format!("-DCONV_BOUND={}", kernel.bound()));
     }
     if kernel.wide() {
         d.push("-DCONV_WIDE=1".into());
