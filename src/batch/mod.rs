@@ -29,6 +29,7 @@ use crate::error::{one_line, Error};
 use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
+use crate::trace::TimeSum;
 use crate::variant::count_mismatches;
 pub use inputs::{Input, Inputs};
 pub use summary::{summary_text, BatchSummary};
@@ -393,25 +394,9 @@ fn check_png(out: &Path, edges: &[u8]) -> Result<(), String> {
 /// it) and encoding and writing — for now the PNG inputs the GPU unfilters — printed with `CUDA_SOBEL_TRACE`.
 #[derive(Default)]
 struct Stages {
-    read: Stage,
-    gpu: Stage,
-    write: Stage,
-}
-
-#[derive(Default)]
-struct Stage(std::sync::atomic::AtomicU64);
-
-impl Stage {
-    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
-        let t0 = Instant::now();
-        let r = f();
-        self.0.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-        r
-    }
-
-    fn seconds(&self) -> f64 {
-        self.0.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
-    }
+    read: TimeSum,
+    gpu: TimeSum,
+    write: TimeSum,
 }
 
 impl Stages {

@@ -21,7 +21,6 @@
 //! is small — under [`DEFLATE_MIN_RATIO`] of the data, an image with repeats that zlib's string matching
 //! finds and deflate.cu does not — the edge bytes come back instead and the CPU encodes them as before.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
@@ -36,6 +35,7 @@ use super::patterns::Dims;
 use super::{Gpu, GpuError};
 use crate::image_io::filtered::Filtered;
 use crate::sobel::Filter;
+use crate::trace::TimeSum;
 use crate::variant::Variant;
 
 /// The smallest stream, as a share of the image data (rows of a filter byte and the pixels), that a slot
@@ -325,9 +325,9 @@ impl Slot {
 pub struct SlotPool {
     free: Mutex<Vec<Slot>>,
     returned: Condvar,
-    /// Nanoseconds threads spent waiting for a free slot, and holding one, summed over threads.
-    waited: AtomicU64,
-    held: AtomicU64,
+    /// Time threads spent waiting for a free slot, and holding one, summed over threads.
+    waited: TimeSum,
+    held: TimeSum,
 }
 
 impl SlotPool {
@@ -340,8 +340,8 @@ impl SlotPool {
         Ok(SlotPool {
             free: Mutex::new(free),
             returned: Condvar::new(),
-            waited: AtomicU64::new(0),
-            held: AtomicU64::new(0),
+            waited: TimeSum::default(),
+            held: TimeSum::default(),
         })
     }
 
@@ -361,15 +361,14 @@ impl SlotPool {
         let result = f(&mut slot);
         self.free.lock().expect("no panics while holding the pool lock").push(slot);
         self.returned.notify_one();
-        self.waited.fetch_add((taken - asked).as_nanos() as u64, Ordering::Relaxed);
-        self.held.fetch_add(taken.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.waited.add(taken - asked);
+        self.held.add(taken.elapsed());
         result
     }
 
     /// Seconds threads spent waiting for a free slot, and holding one (summed over threads, since the pool
     /// was made): where a batch's workers wait (`CUDA_SOBEL_TRACE`).
     pub fn times(&self) -> (f64, f64) {
-        let s = |n: &AtomicU64| n.load(Ordering::Relaxed) as f64 * 1e-9;
-        (s(&self.waited), s(&self.held))
+        (self.waited.seconds(), self.held.seconds())
     }
 }
