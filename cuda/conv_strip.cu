@@ -341,8 +341,9 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 //    are exact too.
 //  - The division by d in floats, rounded down: ⌊(s + ⌊d/2⌋) / d⌋ is the float fma n·(1/d rounded up) + 2^23
 //    rounded towards −∞, whose low byte is the quotient. Exact for every n < 2^23: n·(1/d)↑ ≥ n/d, and it exceeds
-//    n/d by less than n·2^−23/d < 1/d, the distance from n/d to the next integer above. tests/arithmetic.rs checks
-//    it for every divisor a box can have and every n. The host takes this march only where 255·D² + ⌊d/2⌋ < 2^23
+//    n/d by less than n·2^−23/d < 1/d, the distance from n/d to the next integer above.
+//    tests/filter.rs::the_box_division_in_floats_is_exact checks it for every n of every named box and for divisors
+//    up to the limit. The host takes this march only where 255·D² + ⌊d/2⌋ < 2^23
 //    (`is_box`); a larger divisor (a matrix file's) takes the ring.
 #if CONV_FLAT && 255 * CONV_D * CONV_D + CONV_DIVISOR / 2 >= (1 << 23)
 #error "a box's sums must stay below 2^23 (floats exact): the host gives larger divisors the ring"

@@ -13,13 +13,18 @@ bin=$(realpath "$1") images=${2:-10000}
 gpus=$(nvidia-smi -L | wc -l)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# python -m cuda_sobel.dask IN --out OUT --gpus [OPTIONS…], its first LINES lines, or FAILED and its error's end.
+dask_run() {
+  local in=$1 out=$2; shift 2
+  python3 -m cuda_sobel.dask "$in" --out "$out" --gpus "$@" 2>"$work/err" | head -"$lines" ||
+    { echo "FAILED"; tail -5 "$work/err"; }
+}
 if [ -n "${PHOTOS:-}" ]; then
   python3 "$(dirname "$0")/make_photos.py" --count "$images" --out "$work/in" >/dev/null
   what="4000x3000 JPEG photos" runs=batch lines=3
   mkdir "$work/few" && cp $(find "$work/in" -name '*.jpg' | sort | head -40) "$work/few/"
   echo -n "dask, 2 GPU workers, --check over 40 photos: "
-  python3 -m cuda_sobel.dask "$work/few" --out "$work/few-out" --gpus --workers 2 --check 2>"$work/err" | head -3 ||
-    { echo "FAILED"; tail -5 "$work/err"; }
+  dask_run "$work/few" "$work/few-out" --workers 2 --check
 else
   "$bin" generate 2048x1024 --out "$work/src.png" >/dev/null
   python3 - "$work" "$images" <<'PY'
@@ -41,6 +46,5 @@ done
 for w in $(seq 1 "$gpus"); do
   rm -rf "$work/out"
   echo -n "dask, $w GPU worker(s): "
-  python3 -m cuda_sobel.dask "$work/in" --out "$work/out" --gpus --workers "$w" 2>"$work/err" | head -"$lines" ||
-    { echo "FAILED"; tail -5 "$work/err"; }
+  dask_run "$work/in" "$work/out" --workers "$w"
 done
