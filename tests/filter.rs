@@ -211,6 +211,46 @@ fn the_studies_tunings_compute_the_same_bytes() {
     }
 }
 
+/// `Tuning::overlap`: images launched one after another on one stream, each launch free to start while the one before
+/// finishes (the filter-size study's overlapped pyramid): a large image then small ones, so that the small ones run
+/// beside its tail, every strategy, every image exact — with one scratch buffer for all, as the study has, which a
+/// two-pass strategy's second launch reads (so those keep ordinary launches: `Prepared::enqueue`).
+#[test]
+fn overlapped_launches_compute_the_same_bytes() {
+    let Some(gpu) = gpu_or_skip("overlapped_launches_compute_the_same_bytes") else { return };
+    let conv = ConvGpu::new(gpu);
+    let stream = &conv.gpu().stream;
+    let sizes = [(1933, 1080), (7, 3), (483, 270), (1, 1), (966, 540), (40, 9)];
+    let border = Border::Reflect101;
+    let one = Tuning { overlap: true, two_pass: Some(false), ..Tuning::default() };
+    let two = Tuning { two_pass: Some(true), ..one };
+    let mut failures = Vec::new();
+    for k in ["scharr:7", "box:5"].map(|s| ConvKernel::parse(s).unwrap()) {
+        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu() && chosen(*s)) {
+            for t in [one, two] {
+                let p = conv.prepare(&k, s, t).unwrap();
+                let imgs: Vec<Planes> =
+                    sizes.iter().enumerate().map(|(i, &(w, h))| random(w, h, 1, i as u64)).collect();
+                let inputs: Vec<_> = imgs.iter().map(|img| stream.clone_htod(&img.data).unwrap()).collect();
+                let mut outs: Vec<_> =
+                    imgs.iter().map(|img| stream.alloc_zeros::<u8>(img.data.len()).unwrap()).collect();
+                let largest = imgs.iter().map(|img| img.data.len()).max().unwrap();
+                let mut scratch = stream.alloc_zeros::<u8>(p.scratch_bytes(largest).max(1)).unwrap();
+                for ((img, input), out) in imgs.iter().zip(&inputs).zip(&mut outs) {
+                    let d = cuda_sobel::gpu::patterns::Dims::new(img.width as u32, img.height as u32).unwrap();
+                    p.enqueue(stream, (d, 1, border), input, out, &mut scratch).unwrap();
+                }
+                for (img, out) in imgs.iter().zip(&outs) {
+                    if stream.clone_dtoh(out).unwrap() != conv::filter_scalar(img, &k, border).data {
+                        failures.push(format!("{} {} {t:?} {}×{}", s.name(), k.name, img.width, img.height));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
 #[test]
 fn the_filter_command_writes_the_reference_bytes_and_refuses_clearly() {
     let dir = tempfile::tempdir().unwrap();

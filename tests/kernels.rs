@@ -190,6 +190,38 @@ fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// `Tuning::overlap` (the filter-size study's overlapped pyramid): every kernel of every filter file, built with it
+/// for sm_90, tells the GPU the next launch may start and waits for the launch before it before finishing
+/// (`Overlap` in cuda/conv.cuh) — both instructions in every entry's PTX; built without it, neither.
+#[test]
+fn every_filter_kernel_takes_the_overlap_only_when_asked() {
+    use cuda_sobel::conv::{ConvKernel, Strategy};
+    use cuda_sobel::gpu::conv::{build_of, Tuning};
+    if !nvrtc_or_skip("every_filter_kernel_takes_the_overlap_only_when_asked") {
+        return;
+    }
+    let arch = compile::arch_option(9, 0, compile::Code::Ptx);
+    let k = ConvKernel::parse("scharr:5").unwrap();
+    let mut failures = Vec::new();
+    for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu()) {
+        for overlap in [false, true] {
+            let (file, options) = build_of(&arch, &k, s, Tuning { overlap, ..Tuning::default() });
+            let src = SOURCES.iter().find(|src| src.name == file).unwrap();
+            let ptx = String::from_utf8_lossy(&compile::compile_with(src, &options, compile::Code::Ptx).unwrap())
+                .into_owned();
+            let entries = ptx.matches(".entry").count();
+            assert!(entries > 0, "{file}.cu: no kernel in its PTX");
+            for op in ["griddepcontrol.launch_dependents", "griddepcontrol.wait"] {
+                let found = ptx.matches(op).count();
+                if (found >= entries) != overlap || (!overlap && found > 0) {
+                    failures.push(format!("{file}.cu overlap={overlap}: {found} × {op} in {entries} kernels"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// `sobel.cuh`'s defaults (a file compiled with no `-D`, as `nvcc -ptx cuda/fused.cu` does) are the default
 /// build's constants: the same PTX as with the host's options for it.
 #[test]

@@ -35,6 +35,9 @@ pub struct Tuning {
     pub strip_columns: Option<u32>,
     /// gpu-strip: rows a thread (a band); `None`: `conv_strip::rows_for` the image.
     pub strip_rows: Option<u32>,
+    /// Each image's launch may start while the launch before it on the stream is finishing (programmatic dependent
+    /// launch, `Overlap` in `cuda/conv.cuh`; sm_90 and later, elsewhere ignored): for independent images in a row.
+    pub overlap: bool,
 }
 
 /// One launch's image: `planes` planes of `d`, one after another, and the border.
@@ -55,6 +58,8 @@ pub struct ConvJob<'a> {
     pub sums: usize,
     /// Bytes a sum (`acc_t`): 4, or 8 for a wide kernel.
     pub acc_bytes: usize,
+    /// The image's first launch may overlap the launch before it ([`Tuning::overlap`], on a GPU that can).
+    pub overlap: bool,
 }
 
 impl ConvJob<'_> {
@@ -158,6 +163,9 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
         options.extend(factor_defines(kernel));
         options.extend(t.strip_columns.map(|c| format!("-DSTRIP_G={c}")));
     }
+    if t.overlap {
+        options.push("-DCONV_OVERLAP=1".into());
+    }
     if strategy == Strategy::GpuLocal {
         if let Some((w, h)) = t.block {
             options.extend([format!("-DTILE_W={w}"), format!("-DTILE_H={h}")]);
@@ -187,6 +195,7 @@ pub struct Prepared {
     side: usize,
     sums: usize,
     acc_bytes: usize,
+    overlap: bool,
     _modules: Vec<Arc<CudaModule>>,
 }
 
@@ -219,6 +228,9 @@ impl Prepared {
             block: self.block,
             sums: self.sums,
             acc_bytes: self.acc_bytes,
+            // A strategy of two launches an image reads in its second what its first wrote to `scratch`, which the
+            // next image's first launch reuses: only one-launch strategies overlap.
+            overlap: self.overlap && self.scratch_bytes(1) == 0,
         };
         let f = &self.functions;
         let passes: &[i32] = if self.two_pass { &[1, 2] } else { &[0] };
@@ -394,6 +406,7 @@ impl ConvGpu {
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },
+            overlap: t.overlap && self.gpu.ctx.compute_capability().is_ok_and(|(major, _)| major >= 9),
             _modules: modules,
         })
     }

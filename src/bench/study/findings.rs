@@ -117,6 +117,22 @@ pub fn of(study: Study, rows: &[Row]) -> Vec<String> {
                     batched.join(", ")
                 ));
             }
+            let overlapped: Vec<(usize, &str, f64)> = [3, 5, 7, 9]
+                .into_iter()
+                .filter_map(|d| best(rows, super::OVERLAPPED, d).map(|(l, ms)| (d, l, ms)))
+                .collect();
+            if !overlapped.is_empty() {
+                let each: Vec<String> = overlapped
+                    .iter()
+                    .map(|(d, l, ms)| format!("{d}×{d} {l} {ms:.3} ms ({:.0}×)", r9[d / 2 - 1] / ms))
+                    .collect();
+                let all = overlapped.len() == 4 && overlapped.iter().all(|(d, _, ms)| r9[d / 2 - 1] / ms >= 50.0);
+                out.push(format!(
+                    "A launch an image, in order on one stream, each launch's blocks starting as the one before finishes (programmatic dependent launch), the best per size: {} the R9 290's best (target ≥ 50× at every size: {}).",
+                    each.join(", "),
+                    if all { "met" } else { "not met" }
+                ));
+            }
             out.extend(roofline_at_16384(rows, "at 9×9"));
         }
         Study::ConstantLocal => {

@@ -8,7 +8,9 @@
 //! - `conv_separable_fused(const u8* in, u8* out, int width, int height, int border)`: reads `planes·w·h` bytes,
 //!   writes `planes·w·h` bytes, in blocks of exactly [`BLOCK`].
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DriverError};
+
+use super::Arg;
 
 use super::KernelSource;
 use crate::gpu::conv::ConvJob;
@@ -30,16 +32,19 @@ pub fn launch_two_pass(
 ) -> Result<(), DriverError> {
     let mut scratch = Some(&mut *tmp);
     job.check_io(input, out, &mut scratch);
-    let (w, h, border) = (&job.d.width, &job.d.height, &job.border);
-    let mut b = job.stream.launch_builder(rows);
-    b.arg(input).arg(&mut *tmp).arg(w).arg(h).arg(border);
-    // SAFETY: see the module contract of `patterns`; `ConvJob::check_io` checked the image, the output and the
-    // temporary image against what the two kernels touch; the arguments follow the C signatures above.
-    unsafe { b.launch(job.grid(BLOCK)) }?;
-    let mut b = job.stream.launch_builder(columns);
-    b.arg(&*tmp).arg(out).arg(w).arg(h).arg(border);
+    let (w, h, border) = (job.d.width, job.d.height, job.border);
+    let cfg = job.grid(BLOCK);
+    {
+        let ((i, _read), (t, _written)) = (input.device_ptr(job.stream), tmp.device_ptr_mut(job.stream));
+        let mut args = [Arg::Ptr(i), Arg::Ptr(t), Arg::Int(w), Arg::Int(h), Arg::Int(border)];
+        // SAFETY: see the module contract of `patterns`; `ConvJob::check_io` checked the image, the output and the
+        // temporary image against what the two kernels touch; the arguments follow the C signatures above.
+        unsafe { super::launch_conv(job, rows, cfg, &mut args, false) }?;
+    }
+    let ((t, _read), (o, _written)) = (tmp.device_ptr(job.stream), out.device_ptr_mut(job.stream));
+    let mut args = [Arg::Ptr(t), Arg::Ptr(o), Arg::Int(w), Arg::Int(h), Arg::Int(border)];
     // SAFETY: as above.
-    unsafe { b.launch(job.grid(BLOCK)) }.map(drop)
+    unsafe { super::launch_conv(job, columns, cfg, &mut args, false) }
 }
 
 /// Launches the fused kernel, in blocks of exactly SEP_W × SEP_H (its shared tile is indexed by them).

@@ -4,7 +4,9 @@
 //! reads `planes·w·h` bytes and `side²` taps, and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of
 //! the Gx plane (pass 1), which pass 2 reads.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DriverError};
+
+use super::Arg;
 
 use super::KernelSource;
 use crate::gpu::conv::ConvJob;
@@ -26,11 +28,23 @@ pub fn launch(
 ) -> Result<(), DriverError> {
     job.check(input, out, gx, pass);
     assert!(taps.len() >= job.side * job.side, "a tap buffer smaller than the kernel");
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass).arg(taps);
+    let s = job.stream;
+    let ((i, _read), (o, _written), (g, _gx)) = (input.device_ptr(s), out.device_ptr_mut(s), gx.device_ptr_mut(s));
+    let (t, _taps) = taps.device_ptr(s);
+    let (d, border) = (job.d, job.border);
+    let mut args = [
+        Arg::Ptr(i),
+        Arg::Ptr(o),
+        Arg::Ptr(g),
+        Arg::Int(d.width),
+        Arg::Int(d.height),
+        Arg::Int(border),
+        Arg::Int(pass),
+        Arg::Ptr(t),
+    ];
     // SAFETY: see the module contract of `patterns`; `ConvJob::check` and the assert above checked every buffer
     // against what the kernel touches, and the arguments follow the C signature above.
-    unsafe { b.launch(job.grid(job.block)) }.map(drop)
+    unsafe { super::launch_conv(job, f, job.grid(job.block), &mut args, job.overlap) }
 }
 
 #[cfg(test)]

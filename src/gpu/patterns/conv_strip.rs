@@ -6,9 +6,9 @@
 //! bands' strips at a row's ends numbered first and their interior strips after them (so that a warp runs one form);
 //! ⌈w / columns⌉ · ⌈h / rows⌉ threads a plane.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DriverError, LaunchConfig};
 
-use super::KernelSource;
+use super::{Arg, KernelSource};
 use crate::gpu::conv::ConvJob;
 
 /// The kernel file, embedded.
@@ -104,13 +104,13 @@ pub fn launch(
         block_dim: (BLOCK.0, 1, 1),
         shared_mem_bytes: 0,
     };
-    let rows = rows as i32;
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&rows);
+    let ((i, _read), (o, _written)) = (input.device_ptr(job.stream), out.device_ptr_mut(job.stream));
+    let (d, border) = (job.d, job.border);
+    let mut args = [Arg::Ptr(i), Arg::Ptr(o), Arg::Int(d.width), Arg::Int(d.height), Arg::Int(border), Arg::Int(rows as i32)];
     // SAFETY: see the module contract; `ConvJob::check_io` checked both buffers against the planes the kernel reads
     // and writes, the arguments follow its C signature, and the grid covers ⌈w / columns⌉ · ⌈h / rows⌉ strips a plane
     // in 128-thread blocks, as the kernel's indexing assumes (threads past the last strip return).
-    unsafe { b.launch(cfg) }.map(drop)
+    unsafe { super::launch_conv(job, f, cfg, &mut args, job.overlap) }
 }
 
 #[cfg(test)]

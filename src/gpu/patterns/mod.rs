@@ -261,6 +261,64 @@ fn launch_rgb_kernel(
     unsafe { b.launch(cfg) }.map(drop)
 }
 
+/// One argument of a filter kernel, as [`launch_conv`] hands it to the driver (which reads each from its address).
+pub(crate) enum Arg {
+    /// A device pointer.
+    Ptr(cudarc::driver::sys::CUdeviceptr),
+    /// An `int`.
+    Int(i32),
+}
+
+/// Launches a filter kernel (`cuda/conv_*.cu`) with `args` on `job.stream`. With `overlap` (the job's: a strategy of
+/// one launch an image, `Prepared::enqueue`), through `cuLaunchKernelEx` with
+/// programmatic stream serialization allowed, so that the kernel's blocks may start while the launch before is
+/// still finishing (`Overlap` in `cuda/conv.cuh` says how it stays correct); otherwise as any launch.
+///
+/// # Safety
+/// `args` follow the kernel's C signature, `cfg` is the grid its indexing assumes, and the buffers behind its pointers
+/// hold every byte it touches (the callers check them with [`ConvJob::check_io`] first).
+///
+/// [`ConvJob::check_io`]: crate::gpu::conv::ConvJob::check_io
+pub(crate) unsafe fn launch_conv(
+    job: &crate::gpu::conv::ConvJob,
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    args: &mut [Arg],
+    overlap: bool,
+) -> Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let mut params: Vec<*mut std::ffi::c_void> = args
+        .iter_mut()
+        .map(|a| match a {
+            Arg::Ptr(p) => (p as *mut sys::CUdeviceptr).cast(),
+            Arg::Int(i) => (i as *mut i32).cast(),
+        })
+        .collect();
+    let stream = job.stream.cu_stream();
+    if !overlap {
+        let (g, b, shared) = (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes);
+        return cudarc::driver::result::launch_kernel(f.cu_function(), g, b, shared, stream, &mut params);
+    }
+    // SAFETY (of the union): an all-zero attribute value is valid; the one field this attribute reads is set next.
+    let mut value: sys::CUlaunchAttributeValue = std::mem::zeroed();
+    value.programmaticStreamSerializationAllowed = 1;
+    let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    let mut attribute = sys::CUlaunchAttribute { id, pad: [0; 4], value };
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream,
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()).result()
+}
+
 /// Launches a filter map pass of the C signature
 /// `(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` (conv_constant.cu,
 /// conv_predefined.cu, conv_local.cu, which differ in their `.cu` file alone): reads `planes·w·h` bytes, writes as
@@ -272,14 +330,24 @@ pub(crate) fn launch_conv_pass(
     pass: i32,
     cfg: LaunchConfig,
 ) -> Result<(), DriverError> {
-    use cudarc::driver::PushKernelArg;
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
     job.check(input, out, gx, pass);
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(gx).arg(&job.d.width).arg(&job.d.height).arg(&job.border).arg(&pass);
+    let ((i, _read), (o, _written), (g, _gx)) =
+        (input.device_ptr(job.stream), out.device_ptr_mut(job.stream), gx.device_ptr_mut(job.stream));
+    let (d, border) = (job.d, job.border);
+    let mut args = [
+        Arg::Ptr(i),
+        Arg::Ptr(o),
+        Arg::Ptr(g),
+        Arg::Int(d.width),
+        Arg::Int(d.height),
+        Arg::Int(border),
+        Arg::Int(pass),
+    ];
     // SAFETY: see the module contract; `ConvJob::check` checked every buffer against what the kernel touches, the
     // arguments follow the C signature above, and a kernel with a shared tile gets the block it was compiled for
     // (the caller's `cfg`).
-    unsafe { b.launch(cfg) }.map(drop)
+    unsafe { launch_conv(job, f, cfg, &mut args, job.overlap) }
 }
 
 /// Launches a filter kernel of the C signature `(const u8* in, u8* out, int width, int height, int border)`
@@ -292,11 +360,11 @@ pub(crate) fn launch_conv_io(
     out: &mut CudaSlice<u8>,
     cfg: LaunchConfig,
 ) -> Result<(), DriverError> {
-    use cudarc::driver::PushKernelArg;
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
     job.check_io(input, out, &mut None);
-    let mut b = job.stream.launch_builder(f);
-    b.arg(input).arg(out).arg(&job.d.width).arg(&job.d.height).arg(&job.border);
+    let ((i, _read), (o, _written)) = (input.device_ptr(job.stream), out.device_ptr_mut(job.stream));
+    let mut args = [Arg::Ptr(i), Arg::Ptr(o), Arg::Int(job.d.width), Arg::Int(job.d.height), Arg::Int(job.border)];
     // SAFETY: see the module contract; `ConvJob::check_io` checked both buffers against what the kernel touches, the
     // arguments follow the C signature above, and the caller's `cfg` is the block shape the kernel indexes by.
-    unsafe { b.launch(cfg) }.map(drop)
+    unsafe { launch_conv(job, f, cfg, &mut args, job.overlap) }
 }
