@@ -50,23 +50,19 @@ typedef int acc_t;
 // Launches that overlap (CONV_OVERLAP=1, the filter-size study's "launches overlapped" rows; sm_90 and later): a
 // kernel launched after another on one stream normally starts when the last block of the one before has finished,
 // so each launch of a small image pays the tail of the one before, where fewer and fewer SMs are busy. Hopper's
-// programmatic dependent launch lets the next launch's blocks start on the SMs the tail leaves idle. Every kernel of
-// a conv_*.cu file holds one `Overlap` for its whole body: its constructor tells the GPU that the next launch may
-// begin (`griddepcontrol.launch_dependents`: once every block of this launch has started), and its destructor, on
-// every way out of the kernel, waits until the launch before this one has finished (`griddepcontrol.wait`), so
-// that a launch still finishes only after the one before it: what the next launch without overlap and the timing
-// events after the last one rely on. Only strategies of one launch an image take the overlap (`Prepared::enqueue`
-// in src/gpu/conv.rs): a second launch reads the scratch its first wrote, which the next image's first launch
-// reuses. Without CONV_OVERLAP, or on an older GPU, both are empty and the kernel is the same code as before.
-struct Overlap {
+// programmatic dependent launch lets the next launch's blocks start on the SMs the tail leaves idle: every kernel of
+// a conv_*.cu file begins by telling the GPU that the next launch may begin (`griddepcontrol.launch_dependents`:
+// it does, once every block of this launch has started, where the host launched it so, `launch_conv` in
+// src/gpu/patterns/mod.rs). The next launch never reads what this one writes, since only strategies of one launch
+// an image take the overlap (`Prepared::enqueue` in src/gpu/conv.rs), so it needs no `griddepcontrol.wait`; and
+// work queued after the last launch (the timing event, the copy back) still waits for every launch before it
+// (measured on the H100: an event after an overlapping launch completed only after the launch before had).
+// Without CONV_OVERLAP, or on an older GPU, this is empty and the kernel is the same code as before.
+__device__ __forceinline__ void next_launch_may_start() {
 #if CONV_OVERLAP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    __device__ __forceinline__ Overlap() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-    __device__ __forceinline__ ~Overlap() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-#else
-    __device__ __forceinline__ Overlap() {}
-    __device__ __forceinline__ ~Overlap() {}
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-};
+}
 
 // The taps in constant memory (conv_constant.cu, conv_double.cu, conv_local.cu): every thread of a warp reads the
 // same tap at the same time, which the constant cache serves in one broadcast.

@@ -26,7 +26,7 @@ __device__ __forceinline__ int byte_of(const uint4 (&v)[3], int k) {
 
 extern "C" __global__ void conv_block(const u8* __restrict__ in, u8* __restrict__ out, int width, int height,
                                       int border) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * BLOCK_PIXELS, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x0 >= width || y >= height) return;
     size_t plane = (size_t)width * height * blockIdx.z;

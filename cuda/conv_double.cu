@@ -29,7 +29,7 @@ __device__ __forceinline__ u8 both_sums(Fetch fetch, int x, int y) {
 
 extern "C" __global__ void conv_double(const u8* __restrict__ in, u8* __restrict__ out, int width, int height,
                                        int border) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
     size_t plane = (size_t)width * height * blockIdx.z;

@@ -21,7 +21,7 @@
 
 extern "C" __global__ void __launch_bounds__(ROLL_W)
     conv_rolling(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     int x = blockIdx.x * ROLL_W + threadIdx.x, y0 = blockIdx.y * ROLL_ROWS;
     if (x >= width) return;
     size_t plane = (size_t)width * height * blockIdx.z;

@@ -41,7 +41,7 @@ __device__ __forceinline__ void row_sums(const u8* p, int x, int sy, int width, 
 
 extern "C" __global__ void conv_rows(const u8* __restrict__ in, acc_t* __restrict__ tmp, int width, int height,
                                      int border) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
     size_t plane = (size_t)width * height * blockIdx.z, all = (size_t)width * height * gridDim.z;
@@ -53,7 +53,7 @@ extern "C" __global__ void conv_rows(const u8* __restrict__ in, acc_t* __restric
 
 extern "C" __global__ void conv_columns(const acc_t* __restrict__ tmp, u8* __restrict__ out, int width, int height,
                                         int border) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
     size_t plane = (size_t)width * height * blockIdx.z, all = (size_t)width * height * gridDim.z;
@@ -72,7 +72,7 @@ extern "C" __global__ void conv_columns(const acc_t* __restrict__ tmp, u8* __res
 
 extern "C" __global__ void __launch_bounds__(SEP_W * SEP_H)
     conv_separable_fused(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     __shared__ acc_t sums[SUMS][SEP_H + 2 * CONV_R][SEP_W];
     size_t plane = (size_t)width * height * blockIdx.z;
     int bx = blockIdx.x * SEP_W, by = blockIdx.y * SEP_H;

@@ -476,7 +476,7 @@ __device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int en
 // and finish under the interior's, not after it (numbered last, they were the kernel's tail at 16384²).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
     conv_strip(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border, int rows) {
-    const Overlap overlap;  // conv.cuh: empty unless CONV_OVERLAP
+    next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     unsigned groups = (width + STRIP_G - 1) / STRIP_G, bands = (height + rows - 1) / rows;
     unsigned t = blockIdx.x * STRIP_THREADS + threadIdx.x;
     if (t >= bands * groups) return;

@@ -36,7 +36,8 @@ pub struct Tuning {
     /// gpu-strip: rows a thread (a band); `None`: `conv_strip::rows_for` the image.
     pub strip_rows: Option<u32>,
     /// Each image's launch may start while the launch before it on the stream is finishing (programmatic dependent
-    /// launch, `Overlap` in `cuda/conv.cuh`; sm_90 and later, elsewhere ignored): for independent images in a row.
+    /// launch, `next_launch_may_start` in `cuda/conv.cuh`; sm_90 and later, elsewhere ignored; on a created
+    /// stream, not the legacy default one): for independent images in a row.
     pub overlap: bool,
 }
 

@@ -207,6 +207,12 @@ fn image(w: usize, h: usize, planes: usize, seed: u64) -> Planes {
 pub fn run(study: Study, runs: usize, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let started = std::time::Instant::now();
     let gpu = Gpu::open().context("bench --study needs a GPU")?;
+    // Every case on one stream created for the study: launches overlap (`Tuning::overlap`) only off the legacy default
+    // stream. Its buffers without cudarc's per-buffer events, which it would record between two launches (keeping
+    // them from overlapping) to order work between streams, of which there is one here.
+    // SAFETY: every buffer the study makes is allocated, used and freed on this one stream.
+    unsafe { gpu.ctx.disable_event_tracking() };
+    let gpu = gpu.on_stream(gpu.ctx.new_stream().context("a stream for the study")?);
     let copy = gpu.copy_bandwidth_gbps(1 << 30, 20)?;
     let conv = ConvGpu::new(gpu.clone());
     let (sets, cases) = cases(study);

@@ -272,7 +272,9 @@ pub(crate) enum Arg {
 /// Launches a filter kernel (`cuda/conv_*.cu`) with `args` on `job.stream`. With `overlap` (the job's: a strategy of
 /// one launch an image, `Prepared::enqueue`), through `cuLaunchKernelEx` with
 /// programmatic stream serialization allowed, so that the kernel's blocks may start while the launch before is
-/// still finishing (`Overlap` in `cuda/conv.cuh` says how it stays correct); otherwise as any launch.
+/// still finishing (`next_launch_may_start` in `cuda/conv.cuh` says why that stays correct); otherwise as any
+/// launch. Only on a created stream: on the legacy default stream a launch so made still waited for the one before
+/// (measured on the H100).
 ///
 /// # Safety
 /// `args` follow the kernel's C signature, `cfg` is the grid its indexing assumes, and the buffers behind its pointers
