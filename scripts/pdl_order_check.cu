@@ -15,7 +15,7 @@ __global__ void primary(volatile int* flag, long long cycles) {
 }
 __global__ void secondary(volatile int* flag2) {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    *flag2 += 1;
+    atomicAdd((int*)flag2, 1);
 }
 int main() {
     for (int use_stream = 0; use_stream < 2; ++use_stream) {
