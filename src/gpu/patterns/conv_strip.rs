@@ -68,6 +68,12 @@ const FILL: u64 = 1 << 21;
 /// Threads in about two waves of such a GPU: what a smaller image's launch aims for.
 const TWO_WAVES: u64 = 1 << 18;
 
+/// Threads in about one wave of such a GPU: what a launch that overlaps the next ([`ConvJob::overlap`]) aims for,
+/// whatever the image. Measured on the H100 (docs/performance.md v0.37), the filter study's pyramid with its launches
+/// overlapped, gpu-strip scharr:3 / 7 / 9: 0.150 / 0.231 / 0.292 ms aiming at 2^17 threads, 0.173 / 0.237 / 0.273 at
+/// 2^16, 0.228 / 0.332 / 0.366 at 2^15, and 0.191 / 0.340 / 0.435 with the rule of launches that do not overlap.
+const ONE_WAVE: u64 = 1 << 17;
+
 /// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r` (at most the image).
 /// An image of [`FILL`] strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
 /// band's 2r priming rows are fewer than its output rows, and at least 8. Measured for a box of 16 columns at 16384²
@@ -75,10 +81,14 @@ const TWO_WAVES: u64 = 1 << 18;
 /// 0.554 at 32. A smaller image lasts as long as one thread's march (priming rows and steps, each a memory round
 /// trip), so its bands are as short as still gives about two waves of threads, down to one row — a map with a
 /// window of rows: the filter study's 483×540 took 17 µs for scharr:3 with 8 rows, 65 blocks on 132 SMs
-/// (docs/performance.md v0.34).
-pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32) -> u32 {
+/// (docs/performance.md v0.34). A launch that `overlap`s the next need not fill the GPU by itself (the next image's
+/// blocks fill its tail), so its bands are as tall as still give about one wave of threads ([`ONE_WAVE`]): fewer
+/// priming rows, and no launch shorter than one thread's march of them.
+pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool) -> u32 {
     let strip_rows = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
-    let rows = if strip_rows >= FILL {
+    let rows = if overlap {
+        strip_rows.div_ceil(ONE_WAVE).max(1) as u32
+    } else if strip_rows >= FILL {
         (strip_rows.div_ceil(STRIPS) as u32).max(2 * r + 1).max(8)
     } else {
         (strip_rows / TWO_WAVES).max(1) as u32
@@ -97,7 +107,7 @@ pub fn launch(
 ) -> Result<(), DriverError> {
     job.check_io(input, out, &mut None);
     let (w, h) = (job.d.width as u32, job.d.height as u32);
-    let rows = rows.unwrap_or_else(|| rows_for(w, h, job.planes, columns, (job.side as u32) / 2)).max(1);
+    let rows = rows.unwrap_or_else(|| rows_for(w, h, job.planes, columns, (job.side as u32) / 2, job.overlap)).max(1);
     let threads = u64::from(w.div_ceil(columns)) * u64::from(h.div_ceil(rows));
     let cfg = LaunchConfig {
         grid_dim: (threads.div_ceil(u64::from(BLOCK.0)) as u32, 1, job.planes),
@@ -127,18 +137,24 @@ mod tests {
 
     #[test]
     fn rows_fill_the_gpu_and_stay_within_the_image() {
-        assert_eq!(super::rows_for(16384, 16384, 1, 4, 4), 64);
-        assert_eq!(super::rows_for(16384, 16384, 1, 16, 7), 16);
-        assert_eq!(super::rows_for(16384, 16384, 1, 16, 1), 16);
-        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7), 1, "0.4 M strip-rows: short of two waves of 8-row bands");
-        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7), 2);
-        assert_eq!(super::rows_for(4256, 2832, 3, 8, 7), 15);
-        assert_eq!(super::rows_for(3866, 4320, 1, 4, 1), 8);
-        assert_eq!(super::rows_for(1933, 2160, 1, 4, 2), 3);
-        assert_eq!(super::rows_for(483, 540, 1, 4, 1), 1);
-        assert_eq!(super::rows_for(1, 1, 1, 4, 7), 1);
-        assert_eq!(super::rows_for(40, 5, 1, 4, 7), 1);
-        assert_eq!(super::rows_for(1_000_000, 10, 1, 4, 7), 10, "at most the image");
+        assert_eq!(super::rows_for(16384, 16384, 1, 4, 4, false), 64);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 7, false), 16);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 1, false), 16);
+        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7, false), 1, "0.4 M strip-rows: short of two waves of 8-row bands");
+        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7, false), 2);
+        assert_eq!(super::rows_for(4256, 2832, 3, 8, 7, false), 15);
+        assert_eq!(super::rows_for(3866, 4320, 1, 4, 1, false), 8);
+        assert_eq!(super::rows_for(1933, 2160, 1, 4, 2, false), 3);
+        assert_eq!(super::rows_for(483, 540, 1, 4, 1, false), 1);
+        assert_eq!(super::rows_for(1, 1, 1, 4, 7, false), 1);
+        assert_eq!(super::rows_for(40, 5, 1, 4, 7, false), 1);
+        assert_eq!(super::rows_for(1_000_000, 10, 1, 4, 7, false), 10, "at most the image");
+        // Launches that overlap: about one wave of threads, whatever the image (the pyramid's four octaves at 7×7).
+        assert_eq!(super::rows_for(3866, 4320, 1, 4, 3, true), 32);
+        assert_eq!(super::rows_for(1933, 2160, 1, 4, 3, true), 8);
+        assert_eq!(super::rows_for(966, 1080, 1, 4, 3, true), 2);
+        assert_eq!(super::rows_for(483, 540, 1, 4, 3, true), 1);
+        assert_eq!(super::rows_for(1, 1, 1, 4, 7, true), 1);
     }
 
     #[test]
