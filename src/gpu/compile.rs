@@ -87,10 +87,14 @@ fn expand(text: &str) -> String {
 pub fn options(arch: &str, build: Build) -> Vec<String> {
     let mut o = vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()];
     o.extend(build.defines());
-    if let Some(extra) = std::env::var_os("CUDA_SOBEL_DEFINES") {
-        o.extend(extra.to_string_lossy().split_whitespace().filter(|w| w.starts_with("-D")).map(str::to_owned));
-    }
+    o.extend(extra_defines());
     o
+}
+
+/// The `-D` options of `CUDA_SOBEL_DEFINES` ([`options`]); the filter's builds take them too (`conv::build_of`).
+pub fn extra_defines() -> Vec<String> {
+    let extra = std::env::var("CUDA_SOBEL_DEFINES").unwrap_or_default();
+    extra.split_whitespace().filter(|w| w.starts_with("-D")).map(str::to_owned).collect()
 }
 
 /// Compiles one kernel file to PTX text, for the (virtual) architecture `arch` and `build`.

@@ -178,6 +178,7 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
             options.push("-DLOCAL_PREDEFINED=1".into());
         }
     }
+    options.extend(super::compile::extra_defines()); // a tuning to try (`CUDA_SOBEL_DEFINES`), after the rest
     (file, options)
 }
 
