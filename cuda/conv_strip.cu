@@ -475,11 +475,12 @@ __device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int en
 // row has 120 strips: half the warps would hold one) — and so that the slower edge strips start in the first wave
 // and finish under the interior's, not after it (numbered last, they were the kernel's tail at 16384²).
 // The kernel's launch bounds. A box's march re-reads the row leaving its window from the caches 2R + 1 steps after
-// reading it, so the fewer threads an SM holds, the more of those rows L1 still has: stating "at least one block an
-// SM" lets ptxas give box:15 92 registers instead of 80, five blocks an SM instead of six, and box:15 at 16384² took
-// 0.275 ms against 0.296 (H100, docs/performance.md v0.37; the other boxes of the study unchanged; fewer blocks
-// forced by shared memory were slower, as that memory is taken from L1). The ring keeps the bare bound: stated for
-// it, scharr:3–7 on the filter study's pyramid were 7–11 % slower. STRIP_MIN_BLOCKS (CUDA_SOBEL_DEFINES) tries others.
+// reading it, so the fewer threads the GPU holds, the fewer rows are in flight between a read and its re-read and the
+// more of them L2 still has: stating "at least one block an SM" lets ptxas give box:15 92 registers instead of 80,
+// five blocks an SM instead of six, and box:15 at 16384² took 0.275 ms against 0.296 (H100, docs/performance.md
+// v0.37: DRAM traffic 674 → 578 MB, L2 hits 60 → 67 %, L1 hits unchanged; fewer blocks forced by shared memory were
+// slower). The ring keeps the bare bound: stated for it, scharr:3–7 on the filter study's pyramid were 7–11 % slower.
+// STRIP_MIN_BLOCKS (CUDA_SOBEL_DEFINES) tries others.
 #if defined(STRIP_MIN_BLOCKS)
 #define STRIP_BOUNDS __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
 #elif CONV_FLAT
