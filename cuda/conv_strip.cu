@@ -11,6 +11,7 @@
 // (strip.cu does the same with three rows).
 //  - The taps are compiled in (CONV_COLUMN, CONV_ROW): zero taps vanish, so scharr:9's row pass is one subtraction.
 //  - A gradient kernel's transpose is r ⊗ c: a second ring holds the rows' pass with c, and Gy = Σᵢ r[i]·(that ring).
+//  - Where every |G| ≤ 32 767 (scharr, sobel:3 and :5), two columns share a word of the rings (RING_PACKED below).
 //  - A box (CONV_FLAT: every tap 1) needs no ring: column sums down the band (plus the row entering, minus the row
 //    leaving, re-read from the caches), then a running sum along them (plus the column entering, minus the one
 //    leaving): a few adds a pixel at any diameter, 16 columns a thread (box_march below).
@@ -246,29 +247,76 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const 
     }
 }
 
+// A gradient whose every |G| is at most 32 767 (the host's CONV_BOUND: scharr:3 … 15, sobel:3 and :5) keeps its
+// ring two columns to a word (RING_PACKED): columns k and k + 2 of the thread's four as the 16-bit lanes of one
+// 32-bit word, so that one add, subtract or multiply by a tap works on both. The passes are linear and every lane ends
+// in −32 768 … 32 767, so the final word is exactly Lo + 2^16·Hi whatever borrows passed between the lanes on the
+// way (as the box's column sums, below); Lo is its low half sign-extended, Hi the word plus 2^15 shifted down. The
+// ring then takes half the registers (scharr:9: 36 instead of 72), and a row's bytes enter it as pairs: bytes 0 and 2
+// of a word in one mask, bytes 1 and 3 in one byte permute, instead of one permute a byte.
+#if !CONV_FLAT && CONV_GRADIENT && STRIP_G == 4 && defined(CONV_BOUND) && CONV_BOUND <= 32767
+#define RING_PACKED 1
+#else
+#define RING_PACKED 0
+#endif
+
 // The ring: the row pass (with the row taps, and for a gradient with the column taps too) of the 2R + 1 input rows
-// the current output row reads.
+// the current output row reads; packed, pair e of a row holds columns e and e + 2.
 struct Ring {
+#if RING_PACKED
+    unsigned hr[CONV_D][2], hc[CONV_D][2];
+#else
     acc_t hr[CONV_D][STRIP_G], hc[CONV_D][STRIP_G];
+#endif
 };
 
-// Input row y' into slot `slot` of the ring, from its window.
-__device__ __forceinline__ void enter(Ring& g, int slot, const int w[WIN]) {
-    row_pass(row_tap, w, g.hr[slot]);
-    if (CONV_GRADIENT) row_pass(column_tap, w, g.hc[slot]);
+// Bytes b and b + 2 of the words as the 16-bit lanes of a word (b a constant once unrolled): within one word a mask
+// or a byte permute; across two, a permute of the two words' pairs.
+__device__ __forceinline__ unsigned pair_at(const Words& r, int b) {
+    auto spread = [&](int i) { return b % 2 == 0 ? r.v[i] & 0x00FF00FFu : __byte_perm(r.v[i], 0, 0x4341); };
+    return b % 4 < 2 ? spread(b / 4) : __byte_perm(spread(b / 4), spread(b / 4 + 1), 0x5432);
 }
 
-// The march's software pipelining: the window of the row in `next` (its words read a step earlier) into w; then,
-// unless the band ends (`more` false), row `following` — the one the next step reads — asked into `next` before
-// this step computes, so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2
-// (a hint: skipped past the image's end).
+// A packed row pass: pair e (columns e and e + 2) of Σⱼ tap(j)·p(x0 + k + j − R).
+template <typename Tap>
+__device__ __forceinline__ void row_pass_packed(Tap tap, const Words& r, unsigned h[2]) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        unsigned sum = 0;
+#pragma unroll
+        for (int j = 0; j < CONV_D; ++j)
+            if (tap(j) != 0) sum += (unsigned)tap(j) * pair_at(r, RU - CONV_R + e + j);
+        h[e] = sum;
+    }
+}
+
+__device__ __forceinline__ int lane_lo(unsigned w) { return (int)(short)(w & 0xFFFFu); }
+__device__ __forceinline__ int lane_hi(unsigned w) { return (int)(w + 0x8000u) >> 16; }
+
+// Input row y' into slot `slot` of the ring, from its words.
+__device__ __forceinline__ void enter(Ring& g, int slot, const Words& r) {
+#if RING_PACKED
+    row_pass_packed(row_tap, r, g.hr[slot]);
+    row_pass_packed(column_tap, r, g.hc[slot]);
+#else
+    int w[WIN];
+    window_of(r, w);
+    row_pass(row_tap, w, g.hr[slot]);
+    if (CONV_GRADIENT) row_pass(column_tap, w, g.hc[slot]);
+#endif
+}
+
+// The march's software pipelining: the row in `next` (its words read a step earlier) returned; then, unless the band
+// ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step computes,
+// so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint: skipped past
+// the image's end).
 template <int FORM>
-__device__ __forceinline__ void advance(const Strip& s, Words& next, int following, bool more, int w[WIN]) {
+__device__ __forceinline__ Words advance(const Strip& s, Words& next, int following, bool more) {
     Words cur = next;
     if (more) next = row_words<FORM>(s, following);
     int ahead = following + STRIP_PREFETCH;
     if (FORM != FORM_GATHER && ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
-    window_of(cur, w);
+    return cur;
 }
 
 // One step of the march at compile-time position U of the ring: input row y + R enters slot (U + 2R) mod D (where
@@ -277,10 +325,21 @@ __device__ __forceinline__ void advance(const Strip& s, Words& next, int followi
 template <int U, int FORM>
 __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
     constexpr int slot = (U + 2 * CONV_R) % CONV_D;
-    int w[WIN];
-    advance<FORM>(s, next, y + 1 + CONV_R, y + 1 < end, w);
-    enter(g, slot, w);
+    enter(g, slot, advance<FORM>(s, next, y + 1 + CONV_R, y + 1 < end));
     u8 b[STRIP_G];
+#if RING_PACKED
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        unsigned gs = 0, gt = 0;
+#pragma unroll
+        for (int i = 0; i < CONV_D; ++i) {
+            if (column_tap(i) != 0) gs += (unsigned)column_tap(i) * g.hr[(U + i) % CONV_D][e];
+            if (row_tap(i) != 0) gt += (unsigned)row_tap(i) * g.hc[(U + i) % CONV_D][e];
+        }
+        b[e] = conv_finish(lane_lo(gs), lane_lo(gt));
+        b[e + 2] = conv_finish(lane_hi(gs), lane_hi(gt));
+    }
+#else
 #pragma unroll
     for (int k = 0; k < STRIP_G; ++k) {
         acc_t gs = 0, gt = 0;
@@ -291,6 +350,7 @@ __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ri
         }
         b[k] = conv_finish(gs, gt);
     }
+#endif
     store_row<FORM>(s, out, y, b);
 }
 
@@ -313,11 +373,7 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
     for (int i = 0; i < 2 * CONV_R; ++i) first[i] = row_words<FORM>(s, y0 - CONV_R + i);
     Words next = row_words<FORM>(s, y0 + CONV_R);
 #pragma unroll
-    for (int i = 0; i < 2 * CONV_R; ++i) {
-        int w[WIN];
-        window_of(first[i], w);
-        enter(g, i, w);
-    }
+    for (int i = 0; i < 2 * CONV_R; ++i) enter(g, i, first[i]);
     for (int y = y0; y < end; y += CONV_D) turn<0, FORM>(s, out, y, end, g, next);
 }
 
