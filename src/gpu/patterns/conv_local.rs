@@ -23,7 +23,7 @@ pub fn launch(
     buffers: (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
     pass: i32,
 ) -> Result<(), DriverError> {
-    super::launch_conv_pass(job, f, buffers, pass, job.grid(job.block))
+    super::launch_conv_pass(job, f, buffers, (pass, None), job.grid(job.block))
 }
 
 #[cfg(test)]

@@ -4,9 +4,7 @@
 //! reads `planes·w·h` bytes and `side²` taps, and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of
 //! the Gx plane (pass 1), which pass 2 reads.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DriverError};
-
-use super::Arg;
+use cudarc::driver::{CudaFunction, CudaSlice, DriverError};
 
 use super::KernelSource;
 use crate::gpu::conv::ConvJob;
@@ -26,25 +24,8 @@ pub fn launch(
     pass: i32,
     taps: &CudaSlice<i32>,
 ) -> Result<(), DriverError> {
-    job.check(input, out, gx, pass);
-    assert!(taps.len() >= job.side * job.side, "a tap buffer smaller than the kernel");
-    let s = job.stream;
-    let ((i, _read), (o, _written), (g, _gx)) = (input.device_ptr(s), out.device_ptr_mut(s), gx.device_ptr_mut(s));
-    let (t, _taps) = taps.device_ptr(s);
-    let (d, border) = (job.d, job.border);
-    let mut args = [
-        Arg::Ptr(i),
-        Arg::Ptr(o),
-        Arg::Ptr(g),
-        Arg::Int(d.width),
-        Arg::Int(d.height),
-        Arg::Int(border),
-        Arg::Int(pass),
-        Arg::Ptr(t),
-    ];
-    // SAFETY: see the module contract of `patterns`; `ConvJob::check` and the assert above checked every buffer
-    // against what the kernel touches, and the arguments follow the C signature above.
-    unsafe { super::launch_conv(job, f, job.grid(job.block), &mut args, job.overlap) }
+    // Its launch is `launch_conv_pass`'s, with the taps as the kernel's last argument.
+    super::launch_conv_pass(job, f, (input, out, gx), (pass, Some(taps)), job.grid(job.block))
 }
 
 #[cfg(test)]

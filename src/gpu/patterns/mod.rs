@@ -323,32 +323,29 @@ pub(crate) unsafe fn launch_conv(
 
 /// Launches a filter map pass of the C signature
 /// `(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` (conv_constant.cu,
-/// conv_predefined.cu, conv_local.cu, which differ in their `.cu` file alone): reads `planes·w·h` bytes, writes as
-/// many bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1), which pass 2 reads.
+/// conv_predefined.cu, conv_local.cu, which differ in their `.cu` file alone), and with `taps` a last argument
+/// `const int* taps` (conv_single.cu): reads `planes·w·h` bytes (and the taps), writes as many bytes (pass 0 or 2) or
+/// `planes·w·h` ints of the Gx plane (pass 1), which pass 2 reads.
 pub(crate) fn launch_conv_pass(
     job: &crate::gpu::conv::ConvJob,
     f: &cudarc::driver::CudaFunction,
     (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
-    pass: i32,
+    (pass, taps): (i32, Option<&CudaSlice<i32>>),
     cfg: LaunchConfig,
 ) -> Result<(), DriverError> {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
     job.check(input, out, gx, pass);
-    let ((i, _read), (o, _written), (g, _gx)) =
-        (input.device_ptr(job.stream), out.device_ptr_mut(job.stream), gx.device_ptr_mut(job.stream));
+    assert!(taps.is_none_or(|t| t.len() >= job.side * job.side), "a tap buffer smaller than the kernel");
+    let s = job.stream;
+    let ((i, _read), (o, _written), (g, _gx)) = (input.device_ptr(s), out.device_ptr_mut(s), gx.device_ptr_mut(s));
+    let taps = taps.map(|t| t.device_ptr(s));
     let (d, border) = (job.d, job.border);
-    let mut args = [
-        Arg::Ptr(i),
-        Arg::Ptr(o),
-        Arg::Ptr(g),
-        Arg::Int(d.width),
-        Arg::Int(d.height),
-        Arg::Int(border),
-        Arg::Int(pass),
-    ];
-    // SAFETY: see the module contract; `ConvJob::check` checked every buffer against what the kernel touches, the
-    // arguments follow the C signature above, and a kernel with a shared tile gets the block it was compiled for
-    // (the caller's `cfg`).
+    let mut args = vec![Arg::Ptr(i), Arg::Ptr(o), Arg::Ptr(g), Arg::Int(d.width), Arg::Int(d.height)];
+    args.extend([Arg::Int(border), Arg::Int(pass)]);
+    args.extend(taps.as_ref().map(|(t, _)| Arg::Ptr(*t)));
+    // SAFETY: see the module contract; `ConvJob::check` and the assert above checked every buffer against what the
+    // kernel touches, the arguments follow the C signature above, and a kernel with a shared tile gets the block it
+    // was compiled for (the caller's `cfg`).
     unsafe { launch_conv(job, f, cfg, &mut args, job.overlap) }
 }
 
