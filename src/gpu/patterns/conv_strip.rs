@@ -133,6 +133,8 @@ mod tests {
         for flat in [true, false] {
             assert_eq!(super::column_builds(flat)[0], super::columns(flat), "the file's own count first");
         }
+        let packed = format!("CONV_BOUND <= {}", crate::conv::STRIP_PACKED_BOUND);
+        assert!(super::SOURCE.source.contains(&packed), "conv_strip.cu's RING_PACKED: {packed}");
     }
 
     #[test]
