@@ -54,7 +54,7 @@ typedef int acc_t;
 // a conv_*.cu file begins by telling the GPU that the next launch may begin (`griddepcontrol.launch_dependents`:
 // it does, once every block of this launch has started, where the host launched it so, `launch_conv` in
 // src/gpu/patterns/mod.rs). The next launch never reads what this one writes, since only strategies of one launch
-// an image take the overlap (`Prepared::enqueue` in src/gpu/conv.rs), so it needs no `griddepcontrol.wait`; and
+// an image take the overlap (`launches_an_image` in src/gpu/conv.rs), so it needs no `griddepcontrol.wait`; and
 // work queued after the last launch (the timing event, the copy back) still waits for every launch before it
 // (measured on the H100: an event after an overlapping launch completed only after the launch before had).
 // Without CONV_OVERLAP, or on an older GPU, this is empty and the kernel is the same code as before.

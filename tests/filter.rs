@@ -214,7 +214,7 @@ fn the_studies_tunings_compute_the_same_bytes() {
 /// `Tuning::overlap`: images launched one after another on one stream, each launch free to start while the one before
 /// finishes (the filter-size study's overlapped pyramid): a large image then small ones, so that the small ones run
 /// beside its tail, every strategy, every image exact — with one scratch buffer for all, as the study has, which a
-/// two-pass strategy's second launch reads (so those keep ordinary launches: `Prepared::enqueue`).
+/// two-pass strategy's second launch reads (so those keep ordinary launches: `conv::launches_an_image`).
 #[test]
 fn overlapped_launches_compute_the_same_bytes() {
     let Some(gpu) = gpu_or_skip("overlapped_launches_compute_the_same_bytes") else { return };

@@ -2,7 +2,7 @@
 //! layers above see them, and the choice between them and the CPU.
 
 use crate::conv::{self, ConvKernel, Planes, Strategy};
-pub use crate::gpu::conv::{refusal, ConvGpu, Prepared, Tuning};
+pub use crate::gpu::conv::{launches_an_image, refusal, ConvGpu, Prepared, Tuning};
 pub use crate::gpu::patterns::Dims;
 pub use crate::gpu::Gpu;
 use crate::gpu::GpuError;

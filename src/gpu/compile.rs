@@ -85,10 +85,16 @@ fn expand(text: &str) -> String {
 /// the kernel cache keys by the options, so such builds are cached apart, and the machine code built into the
 /// binary is not used for them. Anything but `-D…` words is ignored.
 pub fn options(arch: &str, build: Build) -> Vec<String> {
-    let mut o = vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()];
+    let mut o = base_options(arch);
     o.extend(build.defines());
     o.extend(extra_defines());
     o
+}
+
+/// The architecture and the arithmetic options every kernel file is compiled with (the edge builds' `-D` constants
+/// follow in [`options`]; the filter's own in `conv::build_of`).
+pub fn base_options(arch: &str) -> Vec<String> {
+    vec![arch.to_owned(), "--prec-sqrt=true".into(), "--fmad=false".into()]
 }
 
 /// The `-D` options of `CUDA_SOBEL_DEFINES` ([`options`]); the filter's builds take them too (`conv::build_of`).

@@ -156,9 +156,7 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     let file = strategy.file().expect("a GPU strategy");
     let compiled =
         matches!(strategy, Strategy::GpuPredefined | Strategy::GpuBlock | Strategy::GpuRolling) || t.local_predefined;
-    let mut options = super::compile::options(arch, super::kernels::Build::default());
-    // The Sobel build's constants are not the filter's: only the architecture and the arithmetic options stay.
-    options.retain(|o| !o.starts_with("-D"));
+    let mut options = super::compile::base_options(arch);
     options.extend(defines(kernel, compiled));
     if strategy == Strategy::GpuStrip {
         options.extend(factor_defines(kernel));
@@ -180,6 +178,24 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     }
     options.extend(super::compile::extra_defines()); // a tuning to try (`CUDA_SOBEL_DEFINES`), after the rest
     (file, options)
+}
+
+/// Whether `strategy` computes `kernel`'s gradient in two map passes through a Gx plane: `t.two_pass`, or by default
+/// for gpu-single and gpu-constant.
+fn two_pass(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> bool {
+    kernel.kind == Kind::Gradient
+        && match strategy {
+            Strategy::GpuSingle | Strategy::GpuConstant => t.two_pass.unwrap_or(true),
+            Strategy::GpuLocal | Strategy::GpuPredefined => t.two_pass.unwrap_or(false),
+            _ => false,
+        }
+}
+
+/// Launches `strategy` makes an image of `kernel`: two for a two-pass gradient and for gpu-separable, whose second
+/// reads what the first wrote to the scratch buffer (which the next image's first launch reuses: so only strategies
+/// of one launch take [`Tuning::overlap`]), else one.
+pub fn launches_an_image(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> u32 {
+    1 + (strategy == Strategy::GpuSeparable || two_pass(kernel, strategy, t)) as u32
 }
 
 /// A strategy ready to launch for one kernel: its functions loaded, its taps where it reads them.
@@ -230,9 +246,7 @@ impl Prepared {
             block: self.block,
             sums: self.sums,
             acc_bytes: self.acc_bytes,
-            // A strategy of two launches an image reads in its second what its first wrote to `scratch`, which the
-            // next image's first launch reuses: only one-launch strategies overlap.
-            overlap: self.overlap && self.scratch_bytes(1) == 0,
+            overlap: self.overlap,
         };
         let f = &self.functions;
         let passes: &[i32] = if self.two_pass { &[1, 2] } else { &[0] };
@@ -391,12 +405,8 @@ impl ConvGpu {
             Strategy::GpuSeparable | Strategy::GpuSeparableFused => conv_separable::BLOCK,
             _ => t.block.unwrap_or(conv_single::BLOCK),
         };
-        let two_pass = gradient
-            && match strategy {
-                Strategy::GpuSingle | Strategy::GpuConstant => t.two_pass.unwrap_or(true),
-                Strategy::GpuLocal | Strategy::GpuPredefined => t.two_pass.unwrap_or(false),
-                _ => false,
-            };
+        let two_pass = two_pass(kernel, strategy, t);
+        let overlap = t.overlap && launches_an_image(kernel, strategy, t) == 1;
         Ok(Prepared {
             strategy,
             functions,
@@ -408,7 +418,7 @@ impl ConvGpu {
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },
-            overlap: t.overlap && self.gpu.ctx.compute_capability().is_ok_and(|(major, _)| major >= 9),
+            overlap: overlap && self.gpu.ctx.compute_capability().is_ok_and(|(major, _)| major >= 9),
             _modules: modules,
         })
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::conv::{self, ConvKernel, Planes, Strategy};
-use crate::engine::filter::{ConvGpu, Dims, Gpu, Tuning};
+use crate::engine::filter::{launches_an_image, ConvGpu, Dims, Gpu, Tuning};
 use crate::sobel::Border;
 use crate::stats::Summary;
 
@@ -123,9 +123,9 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                 add("rolling window (ours)", Strategy::GpuRolling, default, &k, set);
                 add("separable strip (ours)", Strategy::GpuStrip, default, &k, set);
             }
-            // Two launches an image (single, local, separation) keep ordinary launches (`Prepared::enqueue`): the
-            // overlapped set would repeat their pyramid rows.
-            let two_launches = |c: &Case| c.tuning.two_pass == Some(true) || c.strategy == Strategy::GpuSeparable;
+            // Strategies of two launches an image (single, local, separation) keep ordinary launches
+            // (`conv::launches_an_image`): the overlapped set would repeat their pyramid rows.
+            let two_launches = |c: &Case| launches_an_image(&c.kernel, c.strategy, c.tuning) > 1;
             let k9 = ConvKernel::scharr(9);
             for (label, s, t) in [
                 ("predefined", Strategy::GpuPredefined, one),

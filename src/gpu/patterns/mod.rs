@@ -270,7 +270,7 @@ pub(crate) enum Arg {
 }
 
 /// Launches a filter kernel (`cuda/conv_*.cu`) with `args` on `job.stream`. With `overlap` (the job's: a strategy of
-/// one launch an image, `Prepared::enqueue`), through `cuLaunchKernelEx` with
+/// one launch an image, `conv::launches_an_image`), through `cuLaunchKernelEx` with
 /// programmatic stream serialization allowed, so that the kernel's blocks may start while the launch before is
 /// still finishing (`next_launch_may_start` in `cuda/conv.cuh` says why that stays correct); otherwise as any
 /// launch. Only on a created stream: on the legacy default stream a launch so made still waited for the one before
@@ -340,8 +340,15 @@ pub(crate) fn launch_conv_pass(
     let ((i, _read), (o, _written), (g, _gx)) = (input.device_ptr(s), out.device_ptr_mut(s), gx.device_ptr_mut(s));
     let taps = taps.map(|t| t.device_ptr(s));
     let (d, border) = (job.d, job.border);
-    let mut args = vec![Arg::Ptr(i), Arg::Ptr(o), Arg::Ptr(g), Arg::Int(d.width), Arg::Int(d.height)];
-    args.extend([Arg::Int(border), Arg::Int(pass)]);
+    let mut args = vec![
+        Arg::Ptr(i),
+        Arg::Ptr(o),
+        Arg::Ptr(g),
+        Arg::Int(d.width),
+        Arg::Int(d.height),
+        Arg::Int(border),
+        Arg::Int(pass),
+    ];
     args.extend(taps.as_ref().map(|(t, _)| Arg::Ptr(*t)));
     // SAFETY: see the module contract; `ConvJob::check` and the assert above checked every buffer against what the
     // kernel touches, the arguments follow the C signature above, and a kernel with a shared tile gets the block it
