@@ -19,8 +19,8 @@
 //    width is not a multiple of the load's size or the rows pass the image's top or bottom; byte by byte through the
 //    border rule for the strips at a row's ends.
 //
-// Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4, a box 16) × `rows` rows a
-// thread, grid.z = planes.
+// Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4 or 8, a box 16 or 8) × `rows`
+// rows a thread, grid.z = planes.
 // Equivalence contract: bytes identical to `filter --variant cpu-scalar` (see conv.cuh); sums in acc_t as there.
 #include "sobel.cuh"
 #include "conv.cuh"
@@ -40,8 +40,9 @@
 #define STRIP_THREADS 128
 // Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 16 for a box, which keeps only its
 // window's column sums (box:15 at 16384²: 0.545 ms against 0.96 for v0.29's 8 columns and row sums;
-// docs/performance.md v0.33).
-#ifndef STRIP_G  // (the studies set 8 for a box too: `Tuning::strip_columns`)
+// docs/performance.md v0.33). The host builds a packed ring (RING_PACKED below) with 8 too, for large images, and a
+// box with 8 for small ones (src/gpu/patterns/conv_strip.rs, `column_builds`).
+#ifndef STRIP_G  // (the host's -DSTRIP_G where it builds another count)
 #define STRIP_G (CONV_FLAT ? 16 : 4)
 #endif
 #if STRIP_G % 4 != 0 || (CONV_FLAT && STRIP_G % 8 != 0)
@@ -218,10 +219,10 @@ __device__ __forceinline__ void row_pass(Tap tap, const int w[WIN], acc_t h[STRI
     }
 }
 
-// The STRIP_G output bytes of row y: whole words where rows are aligned, else byte by byte (those inside the row).
+// The STRIP_G output bytes at o (byte x0 of an output row): whole words where rows are aligned, else byte by byte
+// (those inside the row).
 template <int FORM>
-__device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const u8 b[STRIP_G]) {
-    u8* o = out + (size_t)y * s.width + s.x0;
+__device__ __forceinline__ void store_row(const Strip& s, u8* o, const u8 b[STRIP_G]) {
     if constexpr (FORM == FORM_ALIGNED) {
         unsigned v[STRIP_G / 4];
 #pragma unroll
@@ -248,13 +249,13 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const 
 }
 
 // A gradient whose every |G| is at most 32 767 (the host's CONV_BOUND: scharr:3 … 15, sobel:3 and :5) keeps its
-// ring two columns to a word (RING_PACKED): columns k and k + 2 of the thread's four as the 16-bit lanes of one
-// 32-bit word, so that one add, subtract or multiply by a tap works on both. The passes are linear and every lane ends
-// in −32 768 … 32 767, so the final word is exactly Lo + 2^16·Hi whatever borrows passed between the lanes on the
+// ring two columns to a word (RING_PACKED): columns k and k + 2 of each four of the thread's as the 16-bit lanes of
+// one 32-bit word, so that one add, subtract or multiply by a tap works on both. The passes are linear and every lane
+// ends in −32 768 … 32 767, so the final word is exactly Lo + 2^16·Hi whatever borrows passed between the lanes on the
 // way (as the box's column sums, below); Lo is its low half sign-extended, Hi the word plus 2^15 shifted down. The
 // ring then takes half the registers (scharr:9: 36 instead of 72), and a row's bytes enter it as pairs: bytes 0 and 2
 // of a word in one mask, bytes 1 and 3 in one byte permute, instead of one permute a byte.
-#if !CONV_FLAT && CONV_GRADIENT && STRIP_G == 4 && defined(CONV_BOUND) && CONV_BOUND <= 32767
+#if !CONV_FLAT && CONV_GRADIENT && defined(CONV_BOUND) && CONV_BOUND <= 32767
 #define RING_PACKED 1
 #else
 #define RING_PACKED 0
@@ -264,7 +265,7 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* out, int y, const 
 // the current output row reads; packed, pair e of a row holds columns e and e + 2.
 struct Ring {
 #if RING_PACKED
-    unsigned hr[CONV_D][2], hc[CONV_D][2];
+    unsigned hr[CONV_D][STRIP_G / 2], hc[CONV_D][STRIP_G / 2];
 #else
     acc_t hr[CONV_D][STRIP_G], hc[CONV_D][STRIP_G];
 #endif
@@ -277,15 +278,18 @@ __device__ __forceinline__ unsigned pair_at(const Words& r, int b) {
     return b % 4 < 2 ? spread(b / 4) : __byte_perm(spread(b / 4), spread(b / 4 + 1), 0x5432);
 }
 
-// A packed row pass: pair e (columns e and e + 2) of Σⱼ tap(j)·p(x0 + k + j − R).
+// The first of pair e's two columns (the other is 2 to its right): 0, 1, 4, 5, 8, 9, …
+__device__ __forceinline__ constexpr int pair_column(int e) { return 4 * (e / 2) + e % 2; }
+
+// A packed row pass: pair e (columns k and k + 2, k = pair_column(e)) of Σⱼ tap(j)·p(x0 + k + j − R).
 template <typename Tap>
-__device__ __forceinline__ void row_pass_packed(Tap tap, const Words& r, unsigned h[2]) {
+__device__ __forceinline__ void row_pass_packed(Tap tap, const Words& r, unsigned h[STRIP_G / 2]) {
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
+    for (int e = 0; e < STRIP_G / 2; ++e) {
         unsigned sum = 0;
 #pragma unroll
         for (int j = 0; j < CONV_D; ++j)
-            if (tap(j) != 0) sum += (unsigned)tap(j) * pair_at(r, RU - CONV_R + e + j);
+            if (tap(j) != 0) sum += (unsigned)tap(j) * pair_at(r, RU - CONV_R + pair_column(e) + j);
         h[e] = sum;
     }
 }
@@ -306,13 +310,41 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const Words& r) {
 #endif
 }
 
+// Where the march is, as addresses, in the aligned form: the words of the row the next step reads, and byte x0 of
+// the output row. Each moves down a row a step (a 64-bit add) instead of being formed from the row number (a 64-bit
+// multiply and add each time: scharr:9's step spent ~15 of its ~100 instructions forming the addresses of the row it
+// read, the row it prefetched and the row it wrote; docs/performance.md v0.38). The other forms go by row numbers.
+struct At {
+    const u8* in;
+    u8* out;
+    size_t ahead;  // from `in` to the row STRIP_PREFETCH below it, at byte x0
+};
+
+__device__ __forceinline__ At at_row(const Strip& s, u8* out, int y0) {
+    return {words_of(s, y0 + 1 + CONV_R), out + (size_t)y0 * s.width + s.x0, (size_t)STRIP_PREFETCH * s.width + RU};
+}
+
+// Byte x0 of output row y: from `at` in the aligned form, else from the row number.
+template <int FORM>
+__device__ __forceinline__ u8* out_row(const Strip& s, u8* out, int y, const At& at) {
+    return FORM == FORM_ALIGNED ? at.out : out + (size_t)y * s.width + s.x0;
+}
+
 // The march's software pipelining: the row in `next` (its words read a step earlier) returned; then, unless the band
 // ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step computes,
 // so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint: skipped past
-// the image's end).
+// the image's end). The aligned form loads whatever `more` says — at the band's last step the row below the one it
+// needs, unused (the kernel takes this form only where that row is inside the image) — so that no step keeps old
+// words in place of a load that did not happen: a conditional load made the compiler copy the words between steps.
 template <int FORM>
-__device__ __forceinline__ Words advance(const Strip& s, Words& next, int following, bool more) {
+__device__ __forceinline__ Words advance(const Strip& s, Words& next, int following, bool more, At& at) {
     Words cur = next;
+    if constexpr (FORM == FORM_ALIGNED) {
+        next = load_words_at<true>(at.in);
+        if (following + STRIP_PREFETCH < s.height) prefetch_l2(at.in + at.ahead);
+        at.in += s.width;
+        return cur;
+    }
     if (more) next = row_words<FORM>(s, following);
     int ahead = following + STRIP_PREFETCH;
     if (FORM != FORM_GATHER && ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
@@ -323,21 +355,21 @@ __device__ __forceinline__ Words advance(const Strip& s, Words& next, int follow
 // row y − R − 1 was), and output row y is the column pass over slots U … U + 2R (mod D), rows y − R … y + R;
 // `next` holds row y + R's words (`advance`), read in form FORM (FORM_* above).
 template <int U, int FORM>
-__device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
+__device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next, At& at) {
     constexpr int slot = (U + 2 * CONV_R) % CONV_D;
-    enter(g, slot, advance<FORM>(s, next, y + 1 + CONV_R, y + 1 < end));
+    enter(g, slot, advance<FORM>(s, next, y + 1 + CONV_R, y + 1 < end, at));
     u8 b[STRIP_G];
 #if RING_PACKED
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
+    for (int e = 0; e < STRIP_G / 2; ++e) {
         unsigned gs = 0, gt = 0;
 #pragma unroll
         for (int i = 0; i < CONV_D; ++i) {
             if (column_tap(i) != 0) gs += (unsigned)column_tap(i) * g.hr[(U + i) % CONV_D][e];
             if (row_tap(i) != 0) gt += (unsigned)row_tap(i) * g.hc[(U + i) % CONV_D][e];
         }
-        b[e] = conv_finish(lane_lo(gs), lane_lo(gt));
-        b[e + 2] = conv_finish(lane_hi(gs), lane_hi(gt));
+        b[pair_column(e)] = conv_finish(lane_lo(gs), lane_lo(gt));
+        b[pair_column(e) + 2] = conv_finish(lane_hi(gs), lane_hi(gt));
     }
 #else
 #pragma unroll
@@ -351,15 +383,16 @@ __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ri
         b[k] = conv_finish(gs, gt);
     }
 #endif
-    store_row<FORM>(s, out, y, b);
+    store_row<FORM>(s, out_row<FORM>(s, out, y, at), b);
+    if (FORM == FORM_ALIGNED) at.out += s.width;
 }
 
 // Steps U, U + 1, … of one turn of the ring, while rows remain (y < end).
 template <int U, int FORM>
-__device__ __forceinline__ void turn(const Strip& s, u8* out, int y, int end, Ring& g, Words& next) {
+__device__ __forceinline__ void turn(const Strip& s, u8* out, int y, int end, Ring& g, Words& next, At& at) {
     if (y >= end) return;
-    step<U, FORM>(s, out, y, end, g, next);
-    if constexpr (U + 1 < CONV_D) turn<U + 1, FORM>(s, out, y + 1, end, g, next);
+    step<U, FORM>(s, out, y, end, g, next, at);
+    if constexpr (U + 1 < CONV_D) turn<U + 1, FORM>(s, out, y + 1, end, g, next, at);
 }
 
 // A thread's whole march: prime the ring with rows y0 − R … y0 + R − 1 (slots 0 … 2R − 1; slot 2R is the first
@@ -374,7 +407,8 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
     Words next = row_words<FORM>(s, y0 + CONV_R);
 #pragma unroll
     for (int i = 0; i < 2 * CONV_R; ++i) enter(g, i, first[i]);
-    for (int y = y0; y < end; y += CONV_D) turn<0, FORM>(s, out, y, end, g, next);
+    At at = at_row(s, out, y0);
+    for (int y = y0; y < end; y += CONV_D) turn<0, FORM>(s, out, y, end, g, next, at);
 }
 
 // A box's march (CONV_FLAT): no ring and no row pass per row. The thread keeps its window's column sums, each over
@@ -408,8 +442,12 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 #define UNROLL_BY(n) PRAGMA_OF(unroll n)
 // Whether a box's quotient can pass 255: only with a divisor below D² (a matrix file of ones with its own divisor).
 #define BOX_CLAMPS ((255 * CONV_D * CONV_D + CONV_DIVISOR / 2) / CONV_DIVISOR > 255)
+// The band's 2R priming rows, R at a time: two memory round trips (box:15: 96 registers, five blocks an SM as with
+// 92). Two at a time, the priming's seven round trips were 28 % of box:15's stall samples at 16384² (ncu source
+// counters), and the box took 0.263–0.281 ms against 0.251–0.256 (H100, docs/performance.md v0.38). Asking the
+// priming rows into L2 first as well changed nothing measurable.
 #ifndef BOX_PRIME_UNROLL
-#define BOX_PRIME_UNROLL 2
+#define BOX_PRIME_UNROLL (CONV_R > 0 ? CONV_R : 1)
 #endif
 #ifndef BOX_UNROLL
 #define BOX_UNROLL 1
@@ -490,9 +528,10 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
     for (int y = y0; y < end; ++y) {
         Words win = nin, wout = nout;
         if constexpr (FORM == FORM_ALIGNED) {
-            // Unconditional loads (at the band's last step a row already read stands in for the one past its end),
-            // so that unrolled by two the words need no copies between steps: a load that might not happen keeps
-            // the old words, and the compiler copied all 16 a step.
+            // Unconditional loads (at the band's last step a row already read stands in for the one past its end:
+            // reading the row below, as the ring does, took box:15 at 16384² 0.281 ms against 0.275), so that
+            // unrolled by two the words need no copies between steps: a load that might not happen keeps the old
+            // words, and the compiler copied all 16 a step.
             nout = load_words_at<true>(pout), nin = load_words_at<true>(y + 1 < end ? pin : pout);
         } else if (y + 1 < end) {
             nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
@@ -511,7 +550,7 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
             n += c[j + CONV_D - 1] - c[j - 1];
             b[j] = box_byte(n, inv);
         }
-        store_row<FORM>(s, out, y, b);
+        store_row<FORM>(s, out + (size_t)y * s.width + s.x0, b);
     }
 }
 
@@ -566,7 +605,8 @@ extern "C" __global__ void STRIP_BOUNDS
     int x0 = (int)g * STRIP_G;
     int end = min(y0 + rows, height);
     Strip s = {in + plane, width, height, border, x0};
-    bool rows_inside = y0 - CONV_R >= 0 && end - 1 + CONV_R < height;
+    // The aligned form's rows: its last step also reads the row below the band's window (at.in, box_march's pin).
+    bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
     bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
     if (!columns_inside(s))
         march_of<FORM_GATHER>(s, out + plane, y0, end);

@@ -146,6 +146,12 @@ impl ConvKernel {
         255 * self.taps.iter().map(|&t| t.unsigned_abs() as i64).sum::<i64>()
     }
 
+    /// Whether gpu-strip keeps this kernel's rings two columns to a word (`RING_PACKED` in `cuda/conv_strip.cu`): a
+    /// gradient whose every |G| is at most [`STRIP_PACKED_BOUND`] (the Scharr family, sobel:3 and :5).
+    pub fn strip_packed(&self) -> bool {
+        self.kind == Kind::Gradient && self.bound() <= STRIP_PACKED_BOUND
+    }
+
     /// Whether sums need 64 bits: `bound + ⌊d/2⌋` passes `i32::MAX`.
     pub fn wide(&self) -> bool {
         let half = match self.kind {

@@ -90,7 +90,7 @@ impl Strategy {
         let gradient = kernel.kind == super::Kind::Gradient;
         match (kernel.factors().is_some(), gradient) {
             (true, false) => Strategy::GpuStrip,
-            (true, true) if kernel.radius <= 2 || kernel.bound() <= STRIP_PACKED_BOUND => Strategy::GpuStrip,
+            (true, true) if kernel.radius <= 2 || kernel.strip_packed() => Strategy::GpuStrip,
             (_, true) => Strategy::GpuPredefined,
             (false, false) => Strategy::GpuBlock,
         }

@@ -351,11 +351,13 @@ impl ConvGpu {
         if let Some(why) = refusal(kernel, strategy) {
             return Err(GpuError::Refused(why));
         }
-        // gpu-strip's columns a thread: the tuning's, the ring's 4, or a box's two builds (16, then 8), one of
-        // which each image takes (`enqueue`).
+        // gpu-strip's columns a thread: the tuning's, a ring's 4, or two builds (a box's 16 and 8, a packed ring's 8
+        // and 4), one of which each image takes (`enqueue`).
         let strip_columns = match t.strip_columns {
             Some(c) => vec![c],
-            None if strategy == Strategy::GpuStrip => conv_strip::column_builds(is_box(kernel)).to_vec(),
+            None if strategy == Strategy::GpuStrip => {
+                conv_strip::column_builds(is_box(kernel), kernel.strip_packed()).to_vec()
+            }
             None => vec![conv_strip::columns(is_box(kernel))],
         };
         let tunings: Vec<Tuning> = if strip_columns.len() > 1 {

@@ -26,34 +26,38 @@ pub fn columns(flat: bool) -> u32 {
     }
 }
 
-/// A box's columns a thread on images of fewer than [`BOX_WIDE_PIXELS`] pixels (all planes): twice the threads of 16.
+/// A box's columns a thread on images of fewer than [`WIDE_PIXELS`] pixels (all planes): twice the threads of 16.
 pub const BOX_NARROW: u32 = 8;
 
-/// From this many pixels (all planes) a box marches 16 columns a thread, below it [`BOX_NARROW`]. Measured on the
-/// H100 (docs/performance.md v0.34): at 16384² (2^28 pixels) 16 columns take box:15 in 0.319 ms against 0.350 with
-/// 8; at 4256×2832 RGB (36 Mpixel) and 1920×1080 RGB 8 columns are faster at every diameter (box:15 0.134 ms
-/// against 0.171; box:3 at 1920×1080 0.025 against 0.045). Fewer threads than about four waves of the GPU wait on
-/// their own march; the threshold lies between the two measured sizes (not measured in between).
-pub const BOX_WIDE_PIXELS: u64 = 1 << 27;
+/// A packed ring's columns a thread (the `.cu` file's RING_PACKED: a gradient whose every |G| fits 16 bits) on images
+/// of [`WIDE_PIXELS`] pixels or more: its step's loads, addresses, loop and prefetch shared by 8 pixels instead of 4
+/// (scharr:9's aligned step 24 → 20 instructions a pixel, 80 → 128 registers; docs/performance.md v0.38).
+pub const RING_WIDE: u32 = 8;
 
-/// The builds a kernel is loaded in, by columns a thread: a box's two (16, then [`BOX_NARROW`]), of which each image
-/// takes one ([`build_for`]); the ring's one.
-pub fn column_builds(flat: bool) -> &'static [u32] {
-    if flat {
-        &[16, BOX_NARROW]
-    } else {
-        &[4]
+/// From this many pixels (all planes) a box marches 16 columns a thread, below it [`BOX_NARROW`]; a packed ring
+/// [`RING_WIDE`], below it 4. Measured on the H100 (docs/performance.md v0.34): at 16384² (2^28 pixels) 16 columns
+/// take box:15 in 0.319 ms against 0.350 with 8; at 4256×2832 RGB (36 Mpixel) and 1920×1080 RGB 8 columns are faster
+/// at every diameter (box:15 0.134 ms against 0.171; box:3 at 1920×1080 0.025 against 0.045). Fewer threads than
+/// about four waves of the GPU wait on their own march; the threshold lies between the two measured sizes (not
+/// measured in between). The ring's 8 columns, v0.38: scharr:9 at 16384² 60 → 65 % of the copy bandwidth; on the
+/// filter study's pyramid (at most 16.7 Mpixel an image) slower at every size.
+pub const WIDE_PIXELS: u64 = 1 << 27;
+
+/// The builds a kernel is loaded in, by columns a thread, the one for large images first: a box's two (16, then
+/// [`BOX_NARROW`]), a packed ring's two ([`RING_WIDE`], then 4), of which each image takes one ([`build_for`]);
+/// another ring's one.
+pub fn column_builds(flat: bool, packed: bool) -> &'static [u32] {
+    match (flat, packed) {
+        (true, _) => &[16, BOX_NARROW],
+        (false, true) => &[RING_WIDE, 4],
+        (false, false) => &[4],
     }
 }
 
-/// Which of `builds` (a box's [`column_builds`]; else one build, the ring's or a tuning's) an image of `pixels`
-/// pixels (all planes) takes: a box 16 columns from [`BOX_WIDE_PIXELS`], [`BOX_NARROW`] below.
+/// Which of `builds` ([`column_builds`], or a tuning's one build) an image of `pixels` pixels (all planes) takes:
+/// the first from [`WIDE_PIXELS`], the second below.
 pub fn build_for(builds: &[u32], pixels: u64) -> usize {
-    if builds.len() == 1 {
-        return 0;
-    }
-    let wanted = if pixels < BOX_WIDE_PIXELS { BOX_NARROW } else { columns(true) };
-    builds.iter().position(|&c| c == wanted).expect("a box's builds hold both counts")
+    usize::from(builds.len() > 1 && pixels < WIDE_PIXELS)
 }
 
 /// Strips a launch aims for: 64 rows a thread of 4 columns at 16384², measured fastest there on the H200 (box:15
@@ -130,9 +134,9 @@ mod tests {
         assert_eq!(super::super::launch_shape_in(super::SOURCE.source), super::BLOCK);
         let define = format!("#define STRIP_G (CONV_FLAT ? {} : {})\n", super::columns(true), super::columns(false));
         assert!(super::SOURCE.source.contains(&define), "conv_strip.cu: {define}");
-        for flat in [true, false] {
-            assert_eq!(super::column_builds(flat)[0], super::columns(flat), "the file's own count first");
-        }
+        assert_eq!(super::column_builds(true, false)[0], super::columns(true), "the file's own count first");
+        assert_eq!(super::column_builds(false, false), [super::columns(false)]);
+        assert_eq!(super::column_builds(false, true)[1], super::columns(false), "the file's own count for small images");
         let packed = format!("CONV_BOUND <= {}", crate::conv::STRIP_PACKED_BOUND);
         assert!(super::SOURCE.source.contains(&packed), "conv_strip.cu's RING_PACKED: {packed}");
     }
@@ -160,11 +164,14 @@ mod tests {
     }
 
     #[test]
-    fn a_box_takes_sixteen_columns_only_on_large_images() {
-        let (boxed, ring) = (super::column_builds(true), super::column_builds(false));
+    fn a_box_and_a_packed_ring_take_more_columns_only_on_large_images() {
+        let (boxed, packed, ring) =
+            (super::column_builds(true, false), super::column_builds(false, true), super::column_builds(false, false));
         assert_eq!(boxed[super::build_for(boxed, 16384 * 16384)], 16);
         assert_eq!(boxed[super::build_for(boxed, 4256 * 2832 * 3)], 8);
         assert_eq!(boxed[super::build_for(boxed, 1)], 8);
+        assert_eq!(packed[super::build_for(packed, 16384 * 16384)], 8);
+        assert_eq!(packed[super::build_for(packed, 3866 * 4320)], 4, "the filter study's largest image");
         assert_eq!(ring[super::build_for(ring, 16384 * 16384)], 4);
         assert_eq!(ring[super::build_for(ring, 1)], 4);
         assert_eq!(super::build_for(&[8], 16384 * 16384), 0, "a tuning's one build, whatever the image");
