@@ -59,6 +59,7 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline float __int_as_float(int u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline float __uint2float_rn(unsigned u) { return (float)u; }  // round to nearest even, as the default mode
 inline int min(int a, int b) { return a < b ? a : b; }
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
