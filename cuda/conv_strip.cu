@@ -262,7 +262,7 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* o, const u8 b[STRI
 #endif
 
 // The ring: the row pass (with the row taps, and for a gradient with the column taps too) of the 2R + 1 input rows
-// the current output row reads; packed, pair e of a row holds columns e and e + 2.
+// the current output row reads; packed, pair e of a row holds columns pair_column(e) and pair_column(e) + 2.
 struct Ring {
 #if RING_PACKED
     unsigned hr[CONV_D][STRIP_G / 2], hc[CONV_D][STRIP_G / 2];
@@ -444,8 +444,8 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 #define BOX_CLAMPS ((255 * CONV_D * CONV_D + CONV_DIVISOR / 2) / CONV_DIVISOR > 255)
 // The band's 2R priming rows, R at a time: two memory round trips (box:15: 96 registers, five blocks an SM as with
 // 92). Two at a time, the priming's seven round trips were 28 % of box:15's stall samples at 16384² (ncu source
-// counters), and the box took 0.263–0.281 ms against 0.251–0.256 (H100, docs/performance.md v0.38). Asking the
-// priming rows into L2 first as well changed nothing measurable.
+// counters), and the box took 0.275 ms against 0.252–0.256 (H100, docs/performance.md v0.38). Asking the priming
+// rows into L2 first as well changed nothing measurable there and slowed the one-row bands of small images.
 #ifndef BOX_PRIME_UNROLL
 #define BOX_PRIME_UNROLL (CONV_R > 0 ? CONV_R : 1)
 #endif
@@ -529,9 +529,9 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
         Words win = nin, wout = nout;
         if constexpr (FORM == FORM_ALIGNED) {
             // Unconditional loads (at the band's last step a row already read stands in for the one past its end:
-            // reading the row below, as the ring does, took box:15 at 16384² 0.281 ms against 0.275), so that
-            // unrolled by two the words need no copies between steps: a load that might not happen keeps the old
-            // words, and the compiler copied all 16 a step.
+            // reading the row below, as the ring does, was no faster — box:15 at 16384² 0.265 ms against 0.263),
+            // so that unrolled by two the words need no copies between steps: a load that might not happen keeps
+            // the old words, and the compiler copied all 16 a step.
             nout = load_words_at<true>(pout), nin = load_words_at<true>(y + 1 < end ? pin : pout);
         } else if (y + 1 < end) {
             nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
@@ -605,7 +605,7 @@ extern "C" __global__ void STRIP_BOUNDS
     int x0 = (int)g * STRIP_G;
     int end = min(y0 + rows, height);
     Strip s = {in + plane, width, height, border, x0};
-    // The aligned form's rows: its last step also reads the row below the band's window (at.in, box_march's pin).
+    // The aligned form's rows: the ring's last step also reads the row below the band's window (`advance`).
     bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
     bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
     if (!columns_inside(s))
