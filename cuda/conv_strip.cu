@@ -310,10 +310,11 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const Words& r) {
 #endif
 }
 
-// Where the march is, as addresses, in the aligned form: the words of the row the next step reads, and byte x0 of
-// the output row. Each moves down a row a step (a 64-bit add) instead of being formed from the row number (a 64-bit
-// multiply and add each time: scharr:9's step spent ~15 of its ~100 instructions forming the addresses of the row it
-// read, the row it prefetched and the row it wrote; docs/performance.md v0.38). The other forms go by row numbers.
+// Where the march is, as addresses: the words of the row the next step reads, and byte x0 of the output row. Each
+// moves down a row a step (a 64-bit add) instead of being formed from the row number (a 64-bit multiply and add each
+// time: scharr:9's step spent ~15 of its ~100 instructions forming the addresses of the row it read, the row it
+// prefetched and the row it wrote; docs/performance.md v0.38). The aligned form reads and writes through them; the
+// other forms read by row numbers (the box's march still prefetches through `in`).
 struct At {
     const u8* in;
     u8* out;
@@ -520,10 +521,11 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
     UNROLL_BY(BOX_PRIME_UNROLL)
     for (int i = 0; i < 2 * CONV_R; ++i) update_columns(k, row_words<FORM>(s, y0 - CONV_R + i), none);
     // The words of the rows entering and leaving, read a step ahead (none leaves at the first step). In the aligned
-    // form their addresses march down a row a step (a 64-bit add each) instead of being formed from the row numbers.
+    // form their addresses march down a row a step (a 64-bit add each) instead of being formed from the row numbers:
+    // the entering row's as the ring's (`At`), the leaving row's beside it.
     Words nin = row_words<FORM>(s, y0 + CONV_R), nout = {};
-    const u8 *pin = words_of(s, y0 + 1 + CONV_R), *pout = words_of(s, y0 - CONV_R);
-    const size_t ahead = (size_t)STRIP_PREFETCH * s.width + RU;
+    At at = at_row(s, out, y0);
+    const u8* pout = words_of(s, y0 - CONV_R);
     UNROLL_BY(BOX_UNROLL)
     for (int y = y0; y < end; ++y) {
         Words win = nin, wout = nout;
@@ -532,12 +534,12 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
             // reading the row below, as the ring does, was no faster — box:15 at 16384² 0.265 ms against 0.263),
             // so that unrolled by two the words need no copies between steps: a load that might not happen keeps
             // the old words, and the compiler copied all 16 a step.
-            nout = load_words_at<true>(pout), nin = load_words_at<true>(y + 1 < end ? pin : pout);
+            nout = load_words_at<true>(pout), nin = load_words_at<true>(y + 1 < end ? at.in : pout);
         } else if (y + 1 < end) {
             nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
         }
-        if (FORM != FORM_GATHER && y + 1 + CONV_R + STRIP_PREFETCH < s.height) prefetch_l2(pin + ahead);
-        pin += s.width, pout += s.width;
+        if (FORM != FORM_GATHER && y + 1 + CONV_R + STRIP_PREFETCH < s.height) prefetch_l2(at.in + at.ahead);
+        at.in += s.width, pout += s.width;
         update_columns(k, win, wout);
         float c[WIN];  // column x0 − R + j's sum, plus 2^23
 #pragma unroll
