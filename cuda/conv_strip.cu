@@ -71,11 +71,41 @@ __device__ __forceinline__ int row_tap(int j) {
     return t[j];
 }
 
+// The window's columns through the border rule (FORM_GATHER, the strips at a row's ends), resolved once a march,
+// not at every row: with the rule's branches (and reflect101's remainder) a row cost ~25 instructions a byte, and the
+// edge strips' march, one warp a scheduler, outlasted the rest of a small image's launch (H100, scharr:7 on the filter
+// study's 483×540: 11 µs, SMs busy a third of it; docs/performance.md v0.39). Thread t's map is column_maps[k][t]
+// (conflict-free): byte c of words 0 … MAP_OFFSETS − 1 is the column window column c (pixel x0 − R + c) reads, as
+// its distance from x0 − R; bit c of the last word is 0 where the rule gives the constant 0 instead. In shared memory
+// because held in registers through the march it took registers from every form (the kernel's count is its largest
+// path's: scharr:9 at 8 columns 128 → 146). Every distance an output inside the row needs is below WIN: a window
+// column inside the row, or one the rule reflects or repeats from within R of the row's end, which the window holds
+// too (or, in a row narrower than R, one of its columns, all within the window). A strip at the row's end also has
+// columns past it, whose outputs are not written: the rule reflects their farther window columns further back than the
+// window (memcheck: reads before the image), so a distance outside 0 … WIN − 1 is taken as the constant 0.
+#define MAP_OFFSETS ((WIN + 3) / 4)
+static_assert(WIN <= 32, "a column map's bits fit a word");
+__shared__ unsigned column_maps[MAP_OFFSETS + 1][STRIP_THREADS];
+
 // Where a thread's columns are and how its rows are read.
 struct Strip {
     const u8* plane;
     int width, height, border, x0;
 };
+
+// This thread's column map, into column_maps.
+__device__ __forceinline__ void map_columns(const Strip& s) {
+    unsigned w[MAP_OFFSETS + 1] = {};
+#pragma unroll
+    for (int c = 0; c < WIN; ++c) {
+        int sx = resolve(s.x0 - CONV_R + c, s.width, s.border), d = sx - s.x0 + CONV_R;
+        bool read = sx >= 0 && d >= 0 && d < WIN;
+        w[c / 4] |= (unsigned)(read ? d : CONV_R) << (8 * (c % 4));  // (not read: byte x0, inside the row, unused)
+        w[MAP_OFFSETS] |= (read ? 1u : 0u) << c;
+    }
+#pragma unroll
+    for (int k = 0; k <= MAP_OFFSETS; ++k) column_maps[k][threadIdx.x] = w[k];
+}
 
 // How a thread reads its rows: a template parameter of the marches, so that each loop holds only the form it runs
 // (measured: with two forms in one loop body, half the stalls were instruction fetch; with the alignment tested at
@@ -157,36 +187,34 @@ __device__ __forceinline__ bool columns_inside(const Strip& s) {
     return s.x0 >= RU && s.x0 + STRIP_G + RU + UNIT <= s.width;
 }
 
-// Row y's window bytes through the border rule (FORM_GATHER, the threads at a row's ends): the row the rule picks,
-// then the WIN bytes the window takes, each from the column the rule picks, in their places of the words (the rest
-// stay 0). The columns are resolved, then their bytes loaded, GATHER_BATCH at a time, so that a batch costs one
-// memory round trip: with each load's use right after it (and a branch around it), the WIN loads of a row ran one
-// after another, and box:15's edge strips at 16384² outlasted the rest of the kernel (ncu: SMs idle 32 % of its
-// time; docs/performance.md v0.34). All WIN at once took 152 registers for box:15 (an address pair a load), 8 took
-// 114, 4 keep the other forms' 96 (NVRTC sm_90). Not inlined: inlined, the compiler hoisted the columns' border rule
-// out of the march into registers, and the kernel (whose register count is its largest path's) took 186 registers
-// for box:3 where the other forms need 60; with the row's rule inlined as well, box:15 took 111 against 96.
+// Row y's window bytes through the border rule (FORM_GATHER): the row the rule picks, then the WIN bytes the window
+// takes, each from the column its map says (`column_maps`), in their places of the words (the rest stay 0). Loaded
+// GATHER_BATCH at a time, a branch a batch (skipping a batch of the zero border's constants): without a branch between
+// them the compiler issued all WIN loads at once, an address pair each, and the kernel (whose register count is its
+// largest path's) took more registers (scharr:9 at 8 columns 146 instead of 128, box:15 110 instead of 100); with
+// each load's use right after it, the WIN loads of a row ran one after another, and box:15's edge strips at 16384²
+// outlasted the rest of the kernel (docs/performance.md v0.34). Not inlined: inlined into every row of the march, the
+// kernel took 168 registers for scharr:9 at 8 columns and for box:15.
 #ifndef GATHER_BATCH
 #define GATHER_BATCH 4
 #endif
 __device__ __noinline__ Words gather_row(Strip s, int y) {
+    const unsigned inside = column_maps[MAP_OFFSETS][threadIdx.x];
     Words r = {};
     int sy = resolve(y, s.height, s.border);
     if (sy < 0) return r;
-    const u8* row = s.plane + (size_t)sy * s.width;
+    const u8* at = s.plane + (size_t)sy * s.width + s.x0 - CONV_R;
 #pragma unroll
     for (int c0 = 0; c0 < WIN; c0 += GATHER_BATCH) {
-        int sx[GATHER_BATCH];
+        if ((inside >> c0 & (1u << GATHER_BATCH) - 1) == 0) continue;  // (a branch a batch: see above)
         unsigned px[GATHER_BATCH];
 #pragma unroll
         for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c)
-            sx[c - c0] = resolve(s.x0 - CONV_R + c, s.width, s.border);
-#pragma unroll
-        for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c) px[c - c0] = __ldg(row + max(sx[c - c0], 0));
+            px[c - c0] = __ldg(at + (column_maps[c / 4][threadIdx.x] >> (8 * (c % 4)) & 0xFFu));
 #pragma unroll
         for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c) {
             const int b = RU - CONV_R + c;
-            r.v[b / 4] |= (sx[c - c0] < 0 ? 0u : px[c - c0]) << (8 * (b % 4));
+            r.v[b / 4] |= (inside >> c & 1u ? px[c - c0] : 0u) << (8 * (b % 4));
         }
     }
     return r;
@@ -610,8 +638,10 @@ extern "C" __global__ void STRIP_BOUNDS
     // The aligned form's rows: the ring's last step also reads the row below the band's window (`advance`).
     bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
     bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
-    if (!columns_inside(s))
+    if (!columns_inside(s)) {
+        map_columns(s);
         march_of<FORM_GATHER>(s, out + plane, y0, end);
+    }
     else if (rows_inside && aligned)
         march_of<FORM_ALIGNED>(s, out + plane, y0, end);
     else
