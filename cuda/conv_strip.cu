@@ -15,9 +15,10 @@
 //  - A box (CONV_FLAT: every tap 1) needs no ring: column sums down the band (plus the row entering, minus the row
 //    leaving, re-read from the caches), then a running sum along them (plus the column entering, minus the one
 //    leaving): a few adds a pixel at any diameter, 16 columns a thread (box_march below).
-//  - Rows are read as words in three forms (FORM_* below): aligned vector loads; the same shifted into place where a
-//    width is not a multiple of the load's size or the rows pass the image's top or bottom; byte by byte through the
-//    border rule for the strips at a row's ends.
+//  - Rows are read as words in four forms (FORM_* below): aligned vector loads; the same shifted into place where a
+//    width is not a multiple of the load's size, marching down the band as the aligned form does, or through the
+//    border rule for the rows where the band's window passes the image's top or bottom; byte by byte, each column
+//    where a map made once says, for the strips at a row's ends.
 //
 // Launch shape: 1D grid of 128×1 blocks over (band, group) pairs, STRIP_G columns (4 or 8, a box 16 or 8) × `rows`
 // rows a thread, grid.z = planes.
@@ -111,8 +112,14 @@ __device__ __forceinline__ void map_columns(const Strip& s) {
 // (measured: with two forms in one loop body, half the stalls were instruction fetch; with the alignment tested at
 // every load, scharr:9 at 16384² took 0.63 ms against 0.52).
 #define FORM_ALIGNED 0  // every row it reads inside the image, its window inside the row, rows on UNIT boundaries
+#define FORM_INSIDE 3   // every row it reads inside the image, its window inside the row with a unit to spare, any
+                        // alignment (the ring only: the box's unaligned rows keep FORM_SHIFTED, see the kernel)
 #define FORM_SHIFTED 1  // the window inside the row with a unit to spare, any alignment; rows through the border rule
 #define FORM_GATHER 2   // the rest, at a row's ends: rows and columns through the border rule
+
+// Whether form FORM reads only rows inside the image: its addresses then march down a row a step (`At`), its loads
+// need no border rule and happen whether or not the band goes on (`advance`).
+__device__ __forceinline__ constexpr bool rows_inside_form(int form) { return form == FORM_ALIGNED || form == FORM_INSIDE; }
 
 // The words of one input row's window: bytes x0 − RU … x0 + STRIP_G + RU − 1.
 struct Words {
@@ -220,13 +227,13 @@ __device__ __noinline__ Words gather_row(Strip s, int y) {
     return r;
 }
 
-// Row y's words in form FORM. The aligned form's rows are all inside the image (the kernel chooses it only then);
-// the others take the row the border rule picks (zero words for a row it makes 0), so that only the strips at a
+// Row y's words in form FORM. The rows of the forms that march are all inside the image (the kernel chooses them only
+// then); the others take the row the border rule picks (zero words for a row it makes 0), so that only the strips at a
 // row's ends, not whole bands at the image's top and bottom, need the byte-by-byte form.
 template <int FORM>
 __device__ __forceinline__ Words row_words(const Strip& s, int y) {
-    if constexpr (FORM == FORM_ALIGNED) {
-        return load_words<true>(s, y);
+    if constexpr (rows_inside_form(FORM)) {
+        return load_words<FORM == FORM_ALIGNED>(s, y);
     } else if constexpr (FORM == FORM_GATHER) {
         return gather_row(s, y);
     } else {
@@ -266,7 +273,7 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* o, const u8 b[STRI
 #pragma unroll
         for (int q = 0; q < STRIP_G / 4; ++q) ((unsigned*)o)[q] = v[q];
 #endif
-    } else if constexpr (FORM == FORM_SHIFTED) {  // rows not aligned: byte by byte, all inside the row
+    } else if constexpr (FORM != FORM_GATHER) {  // rows not aligned: byte by byte, all inside the row
 #pragma unroll
         for (int k = 0; k < STRIP_G; ++k) o[k] = b[k];
     } else {
@@ -341,8 +348,8 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const Words& r) {
 // Where the march is, as addresses: the words of the row the next step reads, and byte x0 of the output row. Each
 // moves down a row a step (a 64-bit add) instead of being formed from the row number (a 64-bit multiply and add each
 // time: scharr:9's step spent ~15 of its ~100 instructions forming the addresses of the row it read, the row it
-// prefetched and the row it wrote; docs/performance.md v0.38). The aligned form reads and writes through them; the
-// other forms read by row numbers (the box's march still prefetches through `in`).
+// prefetched and the row it wrote; docs/performance.md v0.38). The forms whose rows are all inside the image read and
+// write through them; the others read by row numbers (the box's march still prefetches through `in`).
 struct At {
     const u8* in;
     u8* out;
@@ -353,23 +360,23 @@ __device__ __forceinline__ At at_row(const Strip& s, u8* out, int y0) {
     return {words_of(s, y0 + 1 + CONV_R), out + (size_t)y0 * s.width + s.x0, (size_t)STRIP_PREFETCH * s.width + RU};
 }
 
-// Byte x0 of output row y: from `at` in the aligned form, else from the row number.
+// Byte x0 of output row y: from `at` where the form marches, else from the row number.
 template <int FORM>
 __device__ __forceinline__ u8* out_row(const Strip& s, u8* out, int y, const At& at) {
-    return FORM == FORM_ALIGNED ? at.out : out + (size_t)y * s.width + s.x0;
+    return rows_inside_form(FORM) ? at.out : out + (size_t)y * s.width + s.x0;
 }
 
 // The march's software pipelining: the row in `next` (its words read a step earlier) returned; then, unless the band
 // ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step computes,
 // so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint: skipped past
-// the image's end). The aligned form loads whatever `more` says — at the band's last step the row below the one it
+// the image's end). The forms whose rows are inside the image load whatever `more` says — at the band's last step the row below the one it
 // needs, unused (the kernel takes this form only where that row is inside the image) — so that no step keeps old
 // words in place of a load that did not happen: a conditional load made the compiler copy the words between steps.
 template <int FORM>
 __device__ __forceinline__ Words advance(const Strip& s, Words& next, int following, bool more, At& at) {
     Words cur = next;
-    if constexpr (FORM == FORM_ALIGNED) {
-        next = load_words_at<true>(at.in);
+    if constexpr (rows_inside_form(FORM)) {
+        next = load_words_at<FORM == FORM_ALIGNED>(at.in);
         if (following + STRIP_PREFETCH < s.height) prefetch_l2(at.in + at.ahead);
         at.in += s.width;
         return cur;
@@ -413,7 +420,7 @@ __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ri
     }
 #endif
     store_row<FORM>(s, out_row<FORM>(s, out, y, at), b);
-    if (FORM == FORM_ALIGNED) at.out += s.width;
+    if (rows_inside_form(FORM)) at.out += s.width;
 }
 
 // Steps U, U + 1, … of one turn of the ring, while rows remain (y < end).
@@ -557,12 +564,13 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
     UNROLL_BY(BOX_UNROLL)
     for (int y = y0; y < end; ++y) {
         Words win = nin, wout = nout;
-        if constexpr (FORM == FORM_ALIGNED) {
+        if constexpr (rows_inside_form(FORM)) {
             // Unconditional loads (at the band's last step a row already read stands in for the one past its end:
             // reading the row below, as the ring does, was no faster — box:15 at 16384² 0.265 ms against 0.263),
             // so that unrolled by two the words need no copies between steps: a load that might not happen keeps
             // the old words, and the compiler copied all 16 a step.
-            nout = load_words_at<true>(pout), nin = load_words_at<true>(y + 1 < end ? at.in : pout);
+            constexpr bool A = FORM == FORM_ALIGNED;
+            nout = load_words_at<A>(pout), nin = load_words_at<A>(y + 1 < end ? at.in : pout);
         } else if (y + 1 < end) {
             nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
         }
@@ -635,7 +643,7 @@ extern "C" __global__ void STRIP_BOUNDS
     int x0 = (int)g * STRIP_G;
     int end = min(y0 + rows, height);
     Strip s = {in + plane, width, height, border, x0};
-    // The aligned form's rows: the ring's last step also reads the row below the band's window (`advance`).
+    // The marching forms' rows: the ring's last step also reads the row below the band's window (`advance`).
     bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
     bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
     if (!columns_inside(s)) {
@@ -644,6 +652,12 @@ extern "C" __global__ void STRIP_BOUNDS
     }
     else if (rows_inside && aligned)
         march_of<FORM_ALIGNED>(s, out + plane, y0, end);
+    // Rows inside the image, not aligned (a width that is not a multiple of UNIT): the ring marches as the aligned form
+    // does, its loads shifted into place (H100, the filter study's pyramid, a launch an image, scharr:3 / 5 / 7 / 9:
+    // 0.237 / 0.277 / 0.316 / 0.355 → 0.200 / 0.236 / 0.264 / 0.284 ms; docs/performance.md v0.39). Not the box: its
+    // march holds the leaving row's words too, and the form took it from 100 to 117 registers (box:15, NVRTC sm_90).
+    else if (rows_inside && !CONV_FLAT)
+        march_of<FORM_INSIDE>(s, out + plane, y0, end);
     else
         march_of<FORM_SHIFTED>(s, out + plane, y0, end);
 }
