@@ -1,6 +1,7 @@
 // conv_strip.cu on the CPU: conv_strip IN OUT WIDTH HEIGHT PLANES BORDER ROWS COLUMNS, IN and OUT raw planes one after
 // another. Launches the grid src/gpu/patterns/conv_strip.rs launches (⌈w / columns⌉ · ⌈h / rows⌉ threads a plane in
-// blocks of 128), one thread after another, and fails if anything is written past the output.
+// blocks of 128), one thread after another, and fails if anything is read outside the input or written past the
+// output.
 #include <cstdio>
 #include <vector>
 int main(int argc, char** argv) {
@@ -9,6 +10,7 @@ int main(int argc, char** argv) {
     size_t n = (size_t)w * h * planes;
     std::vector<unsigned char> in(n + 64), out(n + 64, 0xAB);  // +64: what an aligned over-read past the end would hit
     FILE* fi = fopen(argv[1], "rb"); if (fread(in.data(), 1, n, fi) != n) return 3; fclose(fi);
+    emu_read_from = in.data(), emu_read_to = in.data() + n;  // shim.h: every read inside the input planes
     unsigned long long threads = (unsigned long long)((w + cols - 1) / cols) * ((h + rows - 1) / rows);
     unsigned blocks = (threads + 127) / 128;
     for (unsigned z = 0; z < (unsigned)planes; ++z)

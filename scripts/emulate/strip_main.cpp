@@ -2,7 +2,8 @@
 // RGB bytes (row after row), OUT the output planes (Gx's then Gy's for the gradients). Launches the grid the host
 // launches — strip: src/gpu/patterns/strip.rs's 1D grid of 128-thread blocks over ⌈w / 16⌉ · ⌈h / ROWS⌉ (band, group)
 // pairs; vec16: src/gpu/patterns/vec16.rs's 32×4 blocks over groups of 16 pixels and rows — one thread after another,
-// the aligned form when the width is a multiple of 16, and fails if anything is written past the output. Built with
+// the aligned form when the width is a multiple of 16, and fails if anything is read (through __ldg) outside the
+// input or written past the output. Built with
 // one kernel file (strip.cu defines STRIP_THREADS, vec16.cu does not); KERNEL must name it.
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     if (!fi || fread(in.data(), 1, in_bytes, fi) != in_bytes) return 3;
     fclose(fi);
     const u8* rgb = in.data();
+    emu_read_from = in.data(), emu_read_to = in.data() + in_bytes;  // shim.h: every __ldg inside the RGB bytes
     out_t* o = reinterpret_cast<out_t*>(out.data());
     bool aligned = w % GROUP == 0;
     unsigned long long groups = (w + GROUP - 1) / GROUP;
