@@ -6,9 +6,9 @@
 // (the STRIP_G + 2R pixels of its window, as words), computes that row's pass once, keeps it in a ring of 2R + 1
 // rows of registers, and writes one output row from the ring. So every input byte comes from DRAM about once (the
 // band's 2R halo rows and the neighbours' words hit the caches), and the work a pixel is (2R + 1) + (2R + 1) taps
-// instead of conv_rolling.cu's (2R + 1)²; no shared memory, no barrier. The ring is an array indexed by
-// compile-time slots: the step loop is unrolled 2R + 1 times, so the rows' roles rotate by renaming registers
-// (strip.cu does the same with three rows).
+// instead of conv_rolling.cu's (2R + 1)²; no barrier (the only shared memory: each edge strip's own column map).
+// The ring is an array indexed by compile-time slots: the step loop is unrolled 2R + 1 times, so the rows' roles
+// rotate by renaming registers (strip.cu does the same with three rows).
 //  - The taps are compiled in (CONV_COLUMN, CONV_ROW): zero taps vanish, so scharr:9's row pass is one subtraction.
 //  - A gradient kernel's transpose is r ⊗ c: a second ring holds the rows' pass with c, and Gy = Σᵢ r[i]·(that ring).
 //  - Where every |G| ≤ 32 767 (scharr, sobel:3 and :5), two columns share a word of the rings (RING_PACKED below).
@@ -119,7 +119,9 @@ __device__ __forceinline__ void map_columns(const Strip& s) {
 
 // Whether form FORM reads only rows inside the image: its addresses then march down a row a step (`At`), its loads
 // need no border rule and happen whether or not the band goes on (`advance`).
-__device__ __forceinline__ constexpr bool rows_inside_form(int form) { return form == FORM_ALIGNED || form == FORM_INSIDE; }
+__device__ __forceinline__ constexpr bool rows_inside_form(int form) {
+    return form == FORM_ALIGNED || form == FORM_INSIDE;
+}
 
 // The words of one input row's window: bytes x0 − RU … x0 + STRIP_G + RU − 1.
 struct Words {
@@ -369,9 +371,10 @@ __device__ __forceinline__ u8* out_row(const Strip& s, u8* out, int y, const At&
 // The march's software pipelining: the row in `next` (its words read a step earlier) returned; then, unless the band
 // ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step computes,
 // so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint: skipped past
-// the image's end). The forms whose rows are inside the image load whatever `more` says — at the band's last step the row below the one it
-// needs, unused (the kernel takes this form only where that row is inside the image) — so that no step keeps old
-// words in place of a load that did not happen: a conditional load made the compiler copy the words between steps.
+// the image's end). The forms whose rows are inside the image load whatever `more` says — at the band's last step
+// the row below the one it needs, unused (the kernel takes these forms only where that row is inside the image) — so
+// that no step keeps old words in place of a load that did not happen: a conditional load made the compiler copy
+// the words between steps.
 template <int FORM>
 __device__ __forceinline__ Words advance(const Strip& s, Words& next, int following, bool more, At& at) {
     Words cur = next;
