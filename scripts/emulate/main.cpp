@@ -8,7 +8,8 @@ int main(int argc, char** argv) {
     if (argc < 9) { fprintf(stderr, "args\n"); return 2; }
     int w = atoi(argv[3]), h = atoi(argv[4]), planes = atoi(argv[5]), border = atoi(argv[6]), rows = atoi(argv[7]), cols = atoi(argv[8]);
     size_t n = (size_t)w * h * planes;
-    std::vector<unsigned char> in(n + 64), out(n + 64, 0xAB);  // +64: what an aligned over-read past the end would hit
+    // The input exactly (every read is checked against it: shim.h); 64 bytes past the output to catch a write there.
+    std::vector<unsigned char> in(n), out(n + 64, 0xAB);
     FILE* fi = fopen(argv[1], "rb"); if (fread(in.data(), 1, n, fi) != n) return 3; fclose(fi);
     emu_read_from = in.data(), emu_read_to = in.data() + n;  // shim.h: every read inside the input planes
     unsigned long long threads = (unsigned long long)((w + cols - 1) / cols) * ((h + rows - 1) / rows);
