@@ -128,47 +128,16 @@ struct Words {
     unsigned v[WORDS];
 };
 
-// `n` UNIT-sized loads from p (UNIT-aligned) into the words a[0 … n·UNIT/4). Read through the read-only cache
-// (`__ldg`): the compiler may then issue them before the previous step's stores, which it cannot prove do not
-// overlap them.
-template <int N>
-__device__ __forceinline__ void load_units(const u8* p, unsigned* a) {
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-#if UNIT == 16
-        uint4 q = __ldg((const uint4*)p + k);
-        a[4 * k] = q.x, a[4 * k + 1] = q.y, a[4 * k + 2] = q.z, a[4 * k + 3] = q.w;
-#elif UNIT == 8
-        uint2 q = __ldg((const uint2*)p + k);
-        a[2 * k] = q.x, a[2 * k + 1] = q.y;
-#else
-        a[k] = __ldg((const unsigned*)p + k);
-#endif
-    }
-}
-
 // Row y's words (row y inside the image): WORDS / (UNIT / 4) loads where rows are aligned. Where they are not (a
 // width that is not a multiple of UNIT: the filter study's pyramid is 3866, 1933, 966 and 483 wide), one unit more
-// is read from the aligned address below and the words are shifted into place: a select and a funnel shift a word.
+// is read from the aligned address below and the words are shifted into place (`load_shifted`, sobel.cuh).
 template <bool ALIGNED>
 __device__ __forceinline__ Words load_words_at(const u8* p) {
-    constexpr int PER = UNIT / 4, UNITS = WORDS / PER;
     Words r;
-    if constexpr (ALIGNED) {
-        load_units<UNITS>(p, r.v);
-        return r;
-    }
-    unsigned o = (unsigned)(size_t)p % UNIT, ws = o / 4, shift = 8 * (o % 4);
-    unsigned a[WORDS + PER];
-    load_units<UNITS + 1>(p - o, a);
-#pragma unroll
-    for (int k = 0; k < WORDS; ++k) {
-        unsigned lo = a[k], hi = a[k + 1];
-#pragma unroll
-        for (int j = 1; j < PER; ++j)
-            if (ws == j) lo = a[k + j], hi = a[k + j + 1];
-        r.v[k] = __funnelshift_r(lo, hi, shift);
-    }
+    if constexpr (ALIGNED)
+        load_units<UNIT, WORDS / (UNIT / 4)>(p, r.v);
+    else
+        load_shifted<UNIT>(p, r.v);
     return r;
 }
 

@@ -216,6 +216,59 @@ __device__ __forceinline__ void store(out_t* out, size_t i, size_t plane, int gx
 // conv_strip.cu ask for rows they will read a few steps later.
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
+// N UNIT-sized loads (UNIT 4, 8 or 16) from p, UNIT-aligned, into the words a[0 … N·UNIT/4). Read through the
+// read-only cache (`__ldg`): the compiler may then issue them before earlier stores, which it cannot prove do not
+// overlap them.
+template <int UNIT, int N>
+__device__ __forceinline__ void load_units(const u8* p, unsigned* a) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        if constexpr (UNIT == 16) {
+            uint4 q = __ldg((const uint4*)p + k);
+            a[4 * k] = q.x, a[4 * k + 1] = q.y, a[4 * k + 2] = q.z, a[4 * k + 3] = q.w;
+        } else if constexpr (UNIT == 8) {
+            uint2 q = __ldg((const uint2*)p + k);
+            a[2 * k] = q.x, a[2 * k + 1] = q.y;
+        } else {
+            a[k] = __ldg((const unsigned*)p + k);
+        }
+    }
+}
+
+// UNIT-sized loads that N words starting anywhere need: those covering them, from the aligned address below.
+template <int UNIT, int N>
+__device__ __forceinline__ constexpr int shifted_units() {
+    return (4 * N + UNIT - 1) / UNIT + 1;
+}
+
+// The N words at byte p, any alignment, from `a`, the shifted_units units read from the aligned address below p
+// (o = p mod UNIT): each word shifted into place, a select and a funnel shift a word.
+template <int UNIT, int N>
+__device__ __forceinline__ void words_shifted(const unsigned* a, unsigned o, unsigned (&r)[N]) {
+    constexpr int PER = UNIT / 4;
+    unsigned ws = o / 4, shift = 8 * (o % 4);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        unsigned lo = a[k], hi = a[k + 1];
+#pragma unroll
+        for (int j = 1; j < PER; ++j)
+            if (ws == j) lo = a[k + j], hi = a[k + j + 1];
+        r[k] = __funnelshift_r(lo, hi, shift);
+    }
+}
+
+// The N words at byte p, any alignment, read as the strips read a row whose start is not on a UNIT boundary (a width
+// that is not a multiple of UNIT, an array starting anywhere; conv_strip.cu and strip.cu): shifted_units loads from
+// the aligned address below, shifted into place — instead of a load a byte (docs/performance.md v0.39, v0.40). Reads
+// up to UNIT − 1 bytes before p and the rest of the last unit.
+template <int UNIT, int N>
+__device__ __forceinline__ void load_shifted(const u8* p, unsigned (&r)[N]) {
+    unsigned o = (unsigned)(size_t)p % UNIT;
+    unsigned a[shifted_units<UNIT, N>() * (UNIT / 4)];
+    load_units<UNIT, shifted_units<UNIT, N>()>(p - o, a);
+    words_shifted<UNIT>(a, o, r);
+}
+
 // The coordinate that position i (at any distance outside 0..n-1) reads, or -1 for the constant 0:
 // `Border::resolve` (OpenCV's borderInterpolate). Reflection is periodic with period 2·(n − 1).
 __device__ __forceinline__ int resolve(int i, int n, int border) {
