@@ -164,6 +164,34 @@ __device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int widt
     return load_raw16_at(group_ptr(rgb, width, height, border, y, x0), width, x0);
 }
 
+// A group anywhere else (a width that is not a multiple of 16, an array starting anywhere): its bytes and its
+// neighbours' words, GROUP_WORDS words from 4·SIDE_WORDS bytes before p, read as 16-byte loads from the aligned
+// address below and shifted into place (`load_shifted`, sobel.cuh) — where all of them lie inside the row
+// (`group_inside`); the groups at a row's ends take strip.cu's column map instead.
+#define GROUP_WORDS (12 + 2 * SIDE_WORDS)
+#define GROUP_UNITS shifted_units<16, GROUP_WORDS>()
+__device__ __forceinline__ Raw16 raw16_of(const unsigned (&w)[GROUP_WORDS]) {
+    Raw16 r;
+#pragma unroll
+    for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = w[i], r.right[i] = w[SIDE_WORDS + 12 + i];
+#pragma unroll
+    for (int i = 0; i < 12; ++i) r.mid[i] = w[SIDE_WORDS + i];
+    return r;
+}
+__device__ __forceinline__ Raw16 load_group_shifted(const u8* __restrict__ p) {
+    unsigned w[GROUP_WORDS];
+    load_shifted<16>(p - 4 * SIDE_WORDS, w);
+    return raw16_of(w);
+}
+
+// Whether every byte load_group_shifted reads for group x0 lies inside its row: from 15 bytes before its first word
+// (the aligned address below it) to GROUP_UNITS 16-byte units on. Then the group and RADIUS neighbours each side
+// are inside the row too (16·GROUP_UNITS ≥ 48 + 8·SIDE_WORDS + 16).
+__device__ __forceinline__ bool group_inside(int width, int x0) {
+    int first = 3 * x0 - 4 * SIDE_WORDS;
+    return first >= 15 && first + 16 * GROUP_UNITS <= 3 * width;
+}
+
 // Grey of left neighbour k (1..RADIUS): its bytes start 3k bytes before the end of `left`.
 template <int K>
 __device__ __forceinline__ int grey_left(const Raw16& r) {
@@ -317,8 +345,38 @@ __device__ __forceinline__ void store_words(out_t* __restrict__ p, const out_t (
                  make_uint4(packed_word(v, 4 * k), packed_word(v, 4 * k + 1), packed_word(v, 4 * k + 2), packed_word(v, 4 * k + 3)));
 }
 
+// How a group's 16 outputs of a row are stored: as 16-byte words (the row and the group 16-byte aligned), a value at
+// a time (all 16 inside the row, any alignment), or a value at a time where inside the row (a group at its end).
+#define STORE_WORDS 0
+#define STORE_VALUES 1
+#define STORE_CLIPPED 2
+
+// STORE_VALUES of 16 edge bytes: aligned 4-byte words, the head and tail before and after them as a byte and a 2-byte
+// half each at most — 4 to 7 stores instead of 16. A warp's byte store, its lanes 16 bytes apart, writes 32 bytes in
+// 16 sectors; byte by byte, the shifted form's stores held the 3×3 edges at 7679×4320 to 201.9 µs, as words 82.0
+// (H100, docs/performance.md v0.40). VALUE_WORDS 0: byte by byte, for measuring. (Gradients and direction are stored
+// a value at a time: not measured.)
+#ifndef VALUE_WORDS
+#define VALUE_WORDS 1
+#endif
+__device__ __forceinline__ void store16_words(u8* __restrict__ p, const unsigned (&packed)[GROUP / 4]) {
+    unsigned a = (unsigned)(size_t)p % 4;
+    if (a == 0) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) reinterpret_cast<unsigned*>(p)[k] = packed[k];
+        return;
+    }
+    unsigned h = 4 - a;  // bytes before the first aligned word (1 … 3); the last a bytes follow the third word
+    if (h & 1) p[0] = (u8)packed[0];
+    if (h & 2) *reinterpret_cast<unsigned short*>(p + h - 2) = (unsigned short)(packed[0] >> (8 * (h - 2)));
+#pragma unroll
+    for (int k = 0; k < 3; ++k) reinterpret_cast<unsigned*>(p + h)[k] = __funnelshift_r(packed[k], packed[k + 1], 8 * h);
+    if (a & 2) *reinterpret_cast<unsigned short*>(p + 16 - a) = (unsigned short)(packed[3] >> (8 * (4 - a)));
+    if (a & 1) p[15] = (u8)(packed[3] >> 24);
+}
+
 // Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's).
-template <bool ALIGNED>
+template <int STORE>
 __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plane, int x0, int width, const acc_t gx[GROUP],
                                         const acc_t gy[GROUP]) {
 #if OUTPUT == OUTPUT_EDGES
@@ -330,12 +388,14 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
     for (int k = 0; k < GROUP / 4; ++k)
         packed[k] = __byte_perm(__byte_perm(v[4 * k], v[4 * k + 1], 0x0040), __byte_perm(v[4 * k + 2], v[4 * k + 3], 0x0040),
                                 0x5410);
-    if (ALIGNED) {
+    if (STORE == STORE_WORDS) {
         store16B(out_row + x0, make_uint4(packed[0], packed[1], packed[2], packed[3]));
+    } else if (STORE == STORE_VALUES && VALUE_WORDS) {
+        store16_words(out_row + x0, packed);
     } else {
 #pragma unroll
         for (int i = 0; i < GROUP; ++i)
-            if (x0 + i < width) out_row[x0 + i] = (u8)(packed[i / 4] >> (8 * (i % 4)));
+            if (STORE == STORE_VALUES || x0 + i < width) out_row[x0 + i] = (u8)(packed[i / 4] >> (8 * (i % 4)));
     }
 #else
     // Gradients, direction: 16 values a plane, 16·sizeof(out_t) bytes, stored as 16-byte words when aligned (x0
@@ -354,7 +414,7 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
         first[i] = direction4_of(x, y), second[i] = 0;
 #endif
     }
-    if (ALIGNED) {
+    if (STORE == STORE_WORDS) {
         store_words(out_row + x0, first);
 #if OUTPUT == OUTPUT_GRADIENTS
         store_words(out_row + plane + x0, second);
@@ -362,7 +422,7 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
     } else {
 #pragma unroll
         for (int i = 0; i < GROUP; ++i)
-            if (x0 + i < width) {
+            if (STORE == STORE_VALUES || x0 + i < width) {
                 out_row[x0 + i] = first[i];
 #if OUTPUT == OUTPUT_GRADIENTS
                 out_row[plane + x0 + i] = second[i];
@@ -375,8 +435,8 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
 // The 16 outputs of one row from U's rows above (a), at (m) and below (b), stored at out_row[x0…]. Column sums
 // s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed as a sliding window
 // of three columns, not as arrays: fewer live registers (docs/performance.md v0.3c has the register counts of
-// both forms). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not).
-template <bool ALIGNED>
+// both forms). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not). STORE: above.
+template <int STORE>
 __device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE],
                                             out_t* __restrict__ out_row, size_t plane, int x0, int width, bool up) {
     auto column_sum = [](acc_t a, acc_t m, acc_t b) { return mad(TAP_CENTRE, m, TAP_EDGE * (a + b)); };
@@ -393,7 +453,7 @@ __device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[C
 #endif
         s0 = s1, s1 = s2, d0 = d1, d1 = d2;
     }
-    store16<ALIGNED>(out_row, plane, x0, width, gx, gy);
+    store16<STORE>(out_row, plane, x0, width, gx, gy);
 }
 
 #endif  // CUDA_SOBEL_ROW16_CUH

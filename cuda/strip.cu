@@ -31,7 +31,8 @@
 // so that all threads fit on the GPU at once (one wave, no tail) while filling it, but at least 4 rows a
 // thread (measured best for small images: see MIN_ROWS in src/gpu/patterns/strip.rs).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
-// ALIGNED form only when width % 16 == 0, the general form otherwise.
+// ALIGNED form only when width % 16 == 0 and both arrays are 16-byte aligned, the general form otherwise (its groups
+// inside a row march the same way, their rows read shifted into place; those at a row's ends through a column map).
 #include "row16.cuh"
 
 #ifndef STRIP_THREADS
@@ -120,6 +121,9 @@ struct March {
 // bytes (no bank conflicts).
 __shared__ uint4 ring_mid[STRIP_RING][3][STRIP_THREADS];
 __shared__ unsigned ring_side[STRIP_RING][2 * SIDE_WORDS][STRIP_THREADS];
+// The shifted form's slots (rows not 16-byte aligned): the GROUP_UNITS aligned 16-byte units holding the group's words,
+// shifted into place when taken (row16.cuh's load_group_shifted, with the copy in between).
+__shared__ uint4 ring_units[STRIP_RING][GROUP_UNITS][STRIP_THREADS];
 
 // One asynchronous copy of BYTES (4 or 16) from global to shared memory; `valid` false fills zeros instead
 // (a row the border rule makes 0, a neighbour past the image's edge). Before sm_80 (no cp.async) a plain copy.
@@ -148,39 +152,61 @@ __device__ __forceinline__ void ring_commit() {
 }
 
 // Row `p`'s group into slot `slot` (p: a row inside the image, or nullptr for a row of zeros; `live` false: no
-// copy at all, past the band's last row).
+// copy at all, past the band's last row). SHIFTED: the shifted form's units.
+template <bool SHIFTED>
 __device__ __forceinline__ void ring_fill(int slot, const u8* p, bool live, int width, int x0) {
     if (live) {
-        const u8* src = p ? p : reinterpret_cast<const u8*>(ring_mid);  // any valid address when nothing is read
         unsigned t = threadIdx.x;
+        if constexpr (SHIFTED) {
+            const u8* first = p ? p - 4 * SIDE_WORDS : reinterpret_cast<const u8*>(ring_units);  // (any valid address)
+            const u8* base = first - (size_t)first % 16;
 #pragma unroll
-        for (int c = 0; c < 3; ++c) copy_async<16>(&ring_mid[slot][c][t], src + 16 * c, p != nullptr);
-        Sides sides = group_sides(src, width, x0);
-        bool left = p && sides.has_left, right = p && sides.has_right;
+            for (int c = 0; c < GROUP_UNITS; ++c) copy_async<16>(&ring_units[slot][c][t], base + 16 * c, p != nullptr);
+        } else {
+            const u8* src = p ? p : reinterpret_cast<const u8*>(ring_mid);  // any valid address when nothing is read
 #pragma unroll
-        for (int i = 0; i < SIDE_WORDS; ++i) {
-            copy_async<4>(&ring_side[slot][i][t], left ? static_cast<const void*>(sides.left + i) : src, left);
-            copy_async<4>(&ring_side[slot][SIDE_WORDS + i][t], right ? static_cast<const void*>(sides.right + i) : src, right);
+            for (int c = 0; c < 3; ++c) copy_async<16>(&ring_mid[slot][c][t], src + 16 * c, p != nullptr);
+            Sides sides = group_sides(src, width, x0);
+            bool left = p && sides.has_left, right = p && sides.has_right;
+#pragma unroll
+            for (int i = 0; i < SIDE_WORDS; ++i) {
+                copy_async<4>(&ring_side[slot][i][t], left ? static_cast<const void*>(sides.left + i) : src, left);
+                copy_async<4>(&ring_side[slot][SIDE_WORDS + i][t], right ? static_cast<const void*>(sides.right + i) : src, right);
+            }
         }
     }
     ring_commit();
 }
 
-// The oldest group's row, from slot `slot`, once its copies have landed.
-__device__ __forceinline__ Raw16 ring_take(int slot) {
+// The oldest group's row, from slot `slot`, once its copies have landed; `p` is where that row was copied from (the
+// shifted form's shift; nullptr: a row of zeros).
+template <bool SHIFTED>
+__device__ __forceinline__ Raw16 ring_take(int slot, const u8* p) {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;" ::"n"(STRIP_RING - 1) : "memory");
 #endif
-    Raw16 r;
     unsigned t = threadIdx.x;
+    if constexpr (SHIFTED) {
+        unsigned a[4 * GROUP_UNITS], w[GROUP_WORDS];
 #pragma unroll
-    for (int c = 0; c < 3; ++c) {
-        uint4 v = ring_mid[slot][c][t];
-        r.mid[4 * c] = v.x, r.mid[4 * c + 1] = v.y, r.mid[4 * c + 2] = v.z, r.mid[4 * c + 3] = v.w;
+        for (int c = 0; c < GROUP_UNITS; ++c) {
+            uint4 v = ring_units[slot][c][t];
+            a[4 * c] = v.x, a[4 * c + 1] = v.y, a[4 * c + 2] = v.z, a[4 * c + 3] = v.w;
+        }
+        words_shifted<16>(a, (unsigned)((size_t)p - 4 * SIDE_WORDS) % 16, w);
+        return raw16_of(w);
+    } else {
+        (void)p;
+        Raw16 r;
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+            uint4 v = ring_mid[slot][c][t];
+            r.mid[4 * c] = v.x, r.mid[4 * c + 1] = v.y, r.mid[4 * c + 2] = v.z, r.mid[4 * c + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = ring_side[slot][i][t], r.right[i] = ring_side[slot][SIDE_WORDS + i][t];
+        return r;
     }
-#pragma unroll
-    for (int i = 0; i < SIDE_WORDS; ++i) r.left[i] = ring_side[slot][i][t], r.right[i] = ring_side[slot][SIDE_WORDS + i][t];
-    return r;
 }
 __device__ __forceinline__ int ring_next(int slot) { return slot + 1 == STRIP_RING ? 0 : slot + 1; }
 #endif
@@ -202,13 +228,21 @@ struct Ahead {
 #endif
 };
 
+// A row inside the image (or nullptr for a row of zeros) as the march reads it: aligned 16-byte loads, or SHIFTED
+// ones (row16.cuh).
+template <bool SHIFTED>
+__device__ __forceinline__ Raw16 load_row(const u8* __restrict__ p, int width, int x0) {
+    if (!p) return Raw16{};
+    return SHIFTED ? load_group_shifted(p) : load_group(p, width, x0);
+}
+
 // One step of the march: output row k of n. Row k + RADIUS (its bytes already on their way) completes U's row
 // k + 1 into b, and output row k is written from a, m, b. Before converting, row k + STRIP_FETCH is asked for
 // (unless the band has no such row) and row k + STRIP_AHEAD into L2, so that their latency overlaps this and the
 // following steps' arithmetic: software pipelining. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so
 // every row is inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
-// 7680×4320).
-template <bool INTERIOR>
+// 7680×4320). SHIFTED: the rows are read shifted into place and the outputs stored a value at a time.
+template <bool INTERIOR, bool SHIFTED>
 __device__ __forceinline__ void strip_step(const March& s, int k, int border, Levels state, const acc_t a[CORE],
                                            const acc_t m[CORE], acc_t b[CORE], Ahead& ahead) {
     const u8* in = s.in + k * s.in_step;
@@ -223,15 +257,21 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
     const bool live = INTERIOR || k + STRIP_FETCH < s.n + RADIUS;
     const u8* fetch = INTERIOR ? in + STRIP_FETCH * s.in_step : s.row(k + STRIP_FETCH);
 #if STRIP_RING > 0
-    Raw16 cur = ring_take(ahead.slot);
-    ring_fill(ahead.slot, fetch, live, s.width, s.x0);  // into the slot just read
+    const u8* taken = SHIFTED ? (INTERIOR ? in + RADIUS * s.in_step : s.row(k + RADIUS)) : nullptr;  // row k + RADIUS
+    Raw16 cur = ring_take<SHIFTED>(ahead.slot, taken);
+    ring_fill<SHIFTED>(ahead.slot, fetch, live, s.width, s.x0);  // into the slot just read
     ahead.slot = ring_next(ahead.slot);
 #else
     Raw16 cur = ahead.next;
-    if (live) ahead.next = INTERIOR ? load_group(fetch, s.width, s.x0) : load_raw16_at(fetch, s.width, s.x0);
+    if (live) {
+        if (INTERIOR)
+            ahead.next = SHIFTED ? load_group_shifted(fetch) : load_group(fetch, s.width, s.x0);
+        else
+            ahead.next = load_row<SHIFTED>(fetch, s.width, s.x0);
+    }
 #endif
     feed(cur, s.width, border, s.x0, state, b);
-    sobel_row16<true>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
+    sobel_row16<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
     STRIP_HOOK(3 + k);
 }
 
@@ -241,23 +281,25 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
 struct Band {
     int x0, n, dir, y;  // group's first column, output rows, +1 down or −1 up, first output row
 };
-__device__ __forceinline__ bool thread_band(int width, int height, int rows, Band& b) {
-    int groups = (width + GROUP - 1) / GROUP;
-    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    int band = (int)(t / groups), top = band * rows;
+__device__ __forceinline__ bool band_of(int band, int group, int height, int rows, Band& b) {
+    int top = band * rows;
     if (top >= height) return false;
-    b.x0 = (int)(t % groups) * GROUP;
+    b.x0 = group * GROUP;
     b.n = min(rows, height - top);
     b.dir = STRIP_ZIGZAG && (band & 1) ? -1 : 1;
     b.y = b.dir > 0 ? top : top + b.n - 1;  // the last output row is y + (n − 1)·dir
     return true;
 }
+__device__ __forceinline__ bool thread_band(int width, int height, int rows, Band& b) {
+    int groups = (width + GROUP - 1) / GROUP;
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    return band_of((int)(t / groups), (int)(t % groups), height, rows, b);
+}
 
-// The aligned form (width % 16 == 0).
-__device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
-                                              int width, int height, int border, int rows) {
-    Band band;
-    if (!thread_band(width, height, rows, band)) return;
+// The march of one band (both forms of the rows inside a row's ends: aligned, or SHIFTED).
+template <bool SHIFTED>
+__device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
+                                            int width, int height, int border, const Band& band) {
     STRIP_HOOK(0);
     const int x0 = band.x0, dir = band.dir, y = band.y;
     auto far = [&](int i) { return i < RADIUS ? group_ptr(rgb, width, height, border, y + (band.n + i) * dir, x0) : nullptr; };
@@ -284,19 +326,19 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t*
     // The ring's first STRIP_RING rows, −RADIUS onwards; each row primed is replaced by the one STRIP_RING
     // further on.
 #pragma unroll
-    for (int f = 0; f < STRIP_RING; ++f) ring_fill(f, row_at(f - RADIUS), f < s.n + 2 * RADIUS, width, x0);
+    for (int f = 0; f < STRIP_RING; ++f) ring_fill<SHIFTED>(f, row_at(f - RADIUS), f < s.n + 2 * RADIUS, width, x0);
     ahead.slot = 0;
     auto primed = [&](int f) {
-        Raw16 r = ring_take(ahead.slot);
-        ring_fill(ahead.slot, row_at(f + STRIP_RING - RADIUS), f + STRIP_RING < s.n + 2 * RADIUS, width, x0);
+        Raw16 r = ring_take<SHIFTED>(ahead.slot, row_at(f - RADIUS));
+        ring_fill<SHIFTED>(ahead.slot, row_at(f + STRIP_RING - RADIUS), f + STRIP_RING < s.n + 2 * RADIUS, width, x0);
         ahead.slot = ring_next(ahead.slot);
         return r;
     };
 #else
     Raw16 first[2 * RADIUS];
 #pragma unroll
-    for (int f = 0; f < 2 * RADIUS; ++f) first[f] = load_raw16_at(row_at(f - RADIUS), width, x0);
-    ahead.next = load_raw16_at(s.row(RADIUS), width, x0);
+    for (int f = 0; f < 2 * RADIUS; ++f) first[f] = load_row<SHIFTED>(row_at(f - RADIUS), width, x0);
+    ahead.next = load_row<SHIFTED>(s.row(RADIUS), width, x0);
     auto primed = [&](int f) { return first[f]; };
 #endif
 #pragma unroll
@@ -319,57 +361,150 @@ __device__ __forceinline__ void strip_aligned(const u8* __restrict__ rgb, out_t*
     // first loop runs while every step's rows are inside the band, the second finishes the band.
     int k = 0;
     for (; k + 2 + STRIP_AHEAD < n; k += 3) {
-        strip_step<true>(s, k, border, state, r0, r1, r2, ahead);
-        strip_step<true>(s, k + 1, border, state, r1, r2, r0, ahead);
-        strip_step<true>(s, k + 2, border, state, r2, r0, r1, ahead);
+        strip_step<true, SHIFTED>(s, k, border, state, r0, r1, r2, ahead);
+        strip_step<true, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
+        strip_step<true, SHIFTED>(s, k + 2, border, state, r2, r0, r1, ahead);
     }
     for (; k + 3 <= n; k += 3) {
-        strip_step<false>(s, k, border, state, r0, r1, r2, ahead);
-        strip_step<false>(s, k + 1, border, state, r1, r2, r0, ahead);
-        strip_step<false>(s, k + 2, border, state, r2, r0, r1, ahead);
+        strip_step<false, SHIFTED>(s, k, border, state, r0, r1, r2, ahead);
+        strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
+        strip_step<false, SHIFTED>(s, k + 2, border, state, r2, r0, r1, ahead);
     }
-    if (k < n) strip_step<false>(s, k, border, state, r0, r1, r2, ahead);
-    if (k + 1 < n) strip_step<false>(s, k + 1, border, state, r1, r2, r0, ahead);
+    if (k < n) strip_step<false, SHIFTED>(s, k, border, state, r0, r1, r2, ahead);
+    if (k + 1 < n) strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
 }
 
-// The general form (any width): the same march on 16-pixel groups, byte loads through the border rule,
-// no prefetch.
-__device__ __forceinline__ void general_feed(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
-                                             Levels state, acc_t u[CORE]) {
+// THE GROUPS AT A ROW'S ENDS (the general kernel's, where group_inside fails): the same march, each row's window
+// (pixels x0 − RADIUS … x0 + 15 + RADIUS) a pixel at a time from the columns the border rule picks, resolved once a
+// march into a column map in shared memory, not at every row: resolving them at every row took 143 instructions a
+// pixel (NVRTC sm_90, the 3×3 edges) against the aligned form's 21, and these groups, one or three of a row, would hold
+// the launch (docs/performance.md v0.39–v0.40). Byte c of words 0 … MAP_WORDS − 1 of thread t's map
+// (edge_columns[k][t], conflict-free) is the column window column c reads, as its distance from x0 − RADIUS; bit c of
+// the last word is 0 where the rule gives the constant 0. Every column an output inside the row needs is within the
+// window: inside the row, or one the rule reflects or repeats from within RADIUS of the row's end (in a row narrower
+// than RADIUS, any of its columns: all within the window). Columns past the row whose outputs are not written may
+// resolve further back than the window: a distance outside it is taken as the constant 0 (never read).
+#define MAP_WORDS ((WIDE + 3) / 4)
+static_assert(WIDE <= 32, "a column map's bits fit a word");
+__shared__ unsigned edge_columns[MAP_WORDS + 1][STRIP_THREADS];
+
+__device__ __forceinline__ void map_columns(int width, int border, int x0) {
+    unsigned w[MAP_WORDS + 1] = {};
+#pragma unroll
+    for (int c = 0; c < WIDE; ++c) {
+        int sx = resolve(x0 - RADIUS + c, width, border), d = sx - (x0 - RADIUS);
+        bool read = sx >= 0 && d >= 0 && d < WIDE;
+        w[c / 4] |= (unsigned)(read ? d : RADIUS) << (8 * (c % 4));  // (not read: pixel x0, inside the row, unused)
+        w[MAP_WORDS] |= (read ? 1u : 0u) << c;
+    }
+#pragma unroll
+    for (int k = 0; k <= MAP_WORDS; ++k) edge_columns[k][threadIdx.x] = w[k];
+}
+
+// Grey of row y's window (through the border rule), each column where the map says, GATHER_BATCH columns at a time
+// with a branch between batches (skipping a batch the rule makes 0). With no branch the compiler issued all 3·WIDE byte
+// loads at once, and the kernel, whose register count is its largest path's, spilled more in the shifted form's march
+// (NVRTC sm_90, the 3×3 edges at 128 registers: 120 spill instructions with all at once, 51 with batches of 4 to 9,
+// 13 with no edge path). A batch is a memory round trip that an edge group's warp waits for: batches of 9 make two a
+// row (3×3) instead of five.
+#ifndef GATHER_BATCH
+#define GATHER_BATCH 9
+#endif
+__device__ __forceinline__ void grey_row_mapped(const u8* __restrict__ rgb, int width, int height, int border, int y,
+                                                int x0, int g[WIDE]) {
+    int sy = resolve(y, height, border);
+    const unsigned inside = sy < 0 ? 0u : edge_columns[MAP_WORDS][threadIdx.x];
+    const u8* at = rgb + ((size_t)max(sy, 0) * width + x0) * 3;  // pixel x0; column c is at + 3·(d − RADIUS)
+#pragma unroll
+    for (int c0 = 0; c0 < WIDE; c0 += GATHER_BATCH) {
+#pragma unroll
+        for (int c = c0; c < c0 + GATHER_BATCH && c < WIDE; ++c) g[c] = 0;
+        if ((inside >> c0 & (GATHER_BATCH < 32 ? (1u << GATHER_BATCH) - 1 : ~0u)) == 0) continue;  // (see above)
+#pragma unroll
+        for (int c = c0; c < c0 + GATHER_BATCH && c < WIDE; ++c) {
+            const u8* px = at + 3 * ((int)(edge_columns[c / 4][threadIdx.x] >> (8 * (c % 4)) & 0xFFu) - RADIUS);
+            int v = grey_of(__ldg(px), __ldg(px + 1), __ldg(px + 2));
+            g[c] = inside >> c & 1u ? v : 0;
+        }
+    }
+}
+
+__device__ __forceinline__ void edge_feed(const u8* __restrict__ rgb, int width, int height, int border, int y, int x0,
+                                          Levels state, acc_t u[CORE]) {
     int g[WIDE];
-    grey_row_wide<false>(rgb, width, height, border, y, x0, g);
+    grey_row_mapped(rgb, width, height, border, y, x0, g);
     smooth(g, state, u);
 }
 
-__device__ __forceinline__ void strip_step_general(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
-                                                   int width, int height, int border, int y, int dir, int x0,
-                                                   Levels state, const acc_t a[CORE], const acc_t m[CORE],
-                                                   acc_t b[CORE]) {
-    general_feed(rgb, width, height, border, y + RADIUS * dir, x0, state, b);
-    sobel_row16<false>(a, m, b, out + (size_t)y * width, plane, x0, width, dir < 0);
+// How many rows ahead an edge group asks the L2 for the window it will read (its two 128-byte lines): each row's
+// batches then wait for the L2, not DRAM.
+#define EDGE_AHEAD 3
+
+__device__ __forceinline__ void strip_step_edge(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
+                                                int width, int height, int border, int y, int dir, int x0, Levels state,
+                                                const acc_t a[CORE], const acc_t m[CORE], acc_t b[CORE]) {
+    int ahead = y + (RADIUS + EDGE_AHEAD) * dir;
+    if (ahead >= 0 && ahead < height) {
+        const u8* row = rgb + (size_t)ahead * width * 3;
+        prefetch_l2(row + 3 * max(x0 - RADIUS, 0));
+        prefetch_l2(row + 3 * min(x0 + GROUP + RADIUS, width) - 1);
+    }
+    edge_feed(rgb, width, height, border, y + RADIUS * dir, x0, state, b);
+    sobel_row16<STORE_CLIPPED>(a, m, b, out + (size_t)y * width, plane, x0, width, dir < 0);
 }
 
-__device__ __forceinline__ void strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
-                                              int width, int height, int border, int rows) {
-    Band band;
-    if (!thread_band(width, height, rows, band)) return;
+__device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane, int width,
+                                           int height, int border, const Band& band) {
     const int x0 = band.x0, n = band.n, dir = band.dir;
     int y = band.y;
+    map_columns(width, border, x0);
     Levels state = {};
     acc_t r0[CORE], r1[CORE], r2[CORE];
 #pragma unroll
-    for (int j = 0; j < 2 * RADIUS - 2; ++j) general_feed(rgb, width, height, border, y + (j - RADIUS) * dir, x0, state, r2);
+    for (int j = 0; j < 2 * RADIUS - 2; ++j) edge_feed(rgb, width, height, border, y + (j - RADIUS) * dir, x0, state, r2);
     // As the aligned form: rows y + (R − 2)·dir and y + (R − 1)·dir give U's rows −1 and 0.
-    general_feed(rgb, width, height, border, y + (RADIUS - 2) * dir, x0, state, r0);
-    general_feed(rgb, width, height, border, y + (RADIUS - 1) * dir, x0, state, r1);
+    edge_feed(rgb, width, height, border, y + (RADIUS - 2) * dir, x0, state, r0);
+    edge_feed(rgb, width, height, border, y + (RADIUS - 1) * dir, x0, state, r1);
     int k = 0;
     for (; k + 3 <= n; k += 3, y += 3 * dir) {
-        strip_step_general(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
-        strip_step_general(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
-        strip_step_general(rgb, out, plane, width, height, border, y + 2 * dir, dir, x0, state, r2, r0, r1);
+        strip_step_edge(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
+        strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
+        strip_step_edge(rgb, out, plane, width, height, border, y + 2 * dir, dir, x0, state, r2, r0, r1);
     }
-    if (k < n) strip_step_general(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
-    if (k + 1 < n) strip_step_general(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
+    if (k < n) strip_step_edge(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
+    if (k + 1 < n) strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
+}
+
+// The general kernel's numbering. The groups at a row's ends (where group_inside fails: the first, and the last one or
+// two) march bands of at most EDGE_ROWS rows, however tall the others' are: a row of an edge group waits for its
+// batches of loads (above), so a tall band's edge group would outlast the launch, and the extra halo rows of the
+// shorter bands are a sliver of the image's reads. They take the first warp of each of the first blocks, and the groups
+// inside the rest: a warp runs one form (an edge group among shifted groups would hold its whole warp at every row),
+// the edge groups start in the first wave, and they are spread over as many SMs as there are edge warps (a warp of
+// edge groups reads 32 rows at once, a cache line a lane for each byte load). The first form, edge groups in bands as
+// tall as the others' and packed into the first blocks, left the busiest SM active 3.6 times the average (ncu, 7679
+// wide; docs/performance.md v0.40). `edge` says which this thread marches.
+#define EDGE_ROWS 4
+static_assert(STRIP_THREADS % 32 == 0, "whole warps");
+__device__ __forceinline__ bool thread_band_general(int width, int height, int rows, Band& b, bool& edge) {
+    int groups = (width + GROUP - 1) / GROUP;
+    // The groups inside: from `lo` (the first whose loads start 15 bytes into the row) to `hi`.
+    int lo = (15 + 4 * SIDE_WORDS + 3 * GROUP - 1) / (3 * GROUP);
+    int room = 3 * width + 4 * SIDE_WORDS - 16 * GROUP_UNITS, hi = room < 0 ? -1 : room / (3 * GROUP);
+    int inner = max(0, min(hi, groups - 1) - lo + 1), edges = groups - inner;
+    int edge_rows = min(rows, EDGE_ROWS), edge_bands = (height + edge_rows - 1) / edge_rows;
+    unsigned edge_threads = (unsigned)edge_bands * (unsigned)edges, edge_warps = (edge_threads + 31) / 32;
+    unsigned block = blockIdx.x, x = threadIdx.x;
+    edge = block < edge_warps && x < 32;
+    if (edge) {
+        unsigned e = block * 32 + x;
+        if (e >= edge_threads) return false;
+        int k = (int)(e % edges);
+        return band_of((int)(e / edges), k < lo ? k : inner + k, height, edge_rows, b);
+    }
+    if (inner == 0) return false;
+    unsigned i = block * STRIP_THREADS + x - (block < edge_warps ? block + 1 : edge_warps) * 32;
+    return band_of((int)(i / inner), lo + (int)(i % inner), height, rows, b);
 }
 
 // A batch of equally sized images, packed one after another, is one launch: blockIdx.y picks the image
@@ -382,14 +517,26 @@ __device__ __forceinline__ size_t batch_plane(int width, int height) {
     return (size_t)gridDim.y * (size_t)width * (size_t)height;
 }
 
+// The aligned form: width % 16 == 0 and both arrays 16-byte aligned (the host checks).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
+    Band band;
+    if (!thread_band(width, height, rows, band)) return;
     size_t o = image_offset(width, height);
-    strip_aligned(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, rows);
+    strip_march<false>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
 }
 
-extern "C" __global__ void __launch_bounds__(STRIP_THREADS)
+// Any width and alignment: the groups inside the row march as the aligned ones do, their rows read shifted into place
+// and their edge bytes stored as words (the 3×3 edges at 1366×768 / 3000×2000 / 7679×4320 on an H100: 18.5 / 44.9 /
+// 186.0 → 13.3 / 18.9 / 82.0 µs, docs/performance.md v0.40); the groups at a row's ends take the column map.
+extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
+    Band band;
+    bool edge;
+    if (!thread_band_general(width, height, rows, band, edge)) return;
     size_t o = image_offset(width, height);
-    strip_general(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, rows);
+    if (edge)
+        strip_edge(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
+    else
+        strip_march<true>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
 }

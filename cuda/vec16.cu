@@ -33,7 +33,8 @@ __device__ __forceinline__ void vec16(const u8* __restrict__ rgb, out_t* __restr
             for (int i = 0; i < CORE; ++i) u[j - (2 * RADIUS - 2)][i] = h[i];
         }
     }
-    sobel_row16<ALIGNED>(u[0], u[1], u[2], out + (size_t)y * width, (size_t)width * height, x0, width, false);
+    sobel_row16<ALIGNED ? STORE_WORDS : STORE_CLIPPED>(u[0], u[1], u[2], out + (size_t)y * width, (size_t)width * height, x0,
+                                                       width, false);
 }
 
 extern "C" __global__ void sobel_vec16_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, int width,

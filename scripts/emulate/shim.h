@@ -21,8 +21,8 @@
 #define __restrict__ __restrict
 struct dim3 { unsigned x, y, z; };
 static dim3 blockIdx, threadIdx, blockDim, gridDim;
-struct uint2 { unsigned x, y; };
-struct uint4 { unsigned x, y, z, w; };
+struct alignas(8) uint2 { unsigned x, y; };  // aligned as CUDA's
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 // The bytes a kernel may read through __ldg, where the driver sets them (else unchecked): a read outside them ends the

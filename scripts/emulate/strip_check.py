@@ -5,9 +5,9 @@ reference, without a GPU.
 For each build in CASES (a JSON list that tests/ksize.rs writes from `Build::defines`, so the -D options are the
 ones the host gives NVRTC: [{"cli": [...], "defines": [...], "planes": [[OUTPUT, DTYPE], ...]}, ...]), builds both
 files for the CPU (scripts/emulate/build.sh with strip_main.cpp), runs them on random RGB images of awkward sizes
-(narrower and shorter than the stencil, widths a multiple of 16 for the aligned forms) for every border, gpu-strip
-with several rows a thread, and compares every output plane byte for byte with `cuda_sobel --variant cpu-scalar
---output OUTPUT` and the case's other options. It checks the kernels' indexing and arithmetic where no GPU is at
+(narrower and shorter than the stencil, widths a multiple of 16 for the aligned forms, inputs starting off a 16-byte
+boundary for the general form's shifted loads) for every border, gpu-strip with several rows a thread, and compares
+every output plane byte for byte with `cuda_sobel --variant cpu-scalar --output OUTPUT` and the case's other options. It checks the kernels' indexing and arithmetic where no GPU is at
 hand (docs/testing.md); tests/gpu.rs with the GPU required stays the word on the GPU.
 
 usage: strip_check.py CASES.json      Needs g++, numpy and Pillow, and the cuda_sobel binary (CUDA_SOBEL_BIN).
@@ -23,7 +23,11 @@ import numpy as np
 from PIL import Image
 
 from emulate import BIN, BORDERS, build, mismatch, verdict
-SIZES = [(1, 1), (2, 9), (9, 2), (16, 1), (32, 3), (7, 6), (48, 5), (17, 33), (64, 40), (257, 21), (256, 22)]
+SIZES = [(1, 1), (2, 9), (9, 2), (16, 1), (32, 3), (7, 6), (48, 5), (17, 33), (64, 40), (257, 21), (256, 22),
+         (100, 9), (203, 14), (100, 50)]  # (100, 50): two warps of edge groups
+# Where the input starts past a 16-byte boundary, for the widths that are not a multiple of 16 and one that is: the
+# general form's groups inside a row read their bytes shifted into place from the aligned address below.
+SHIFTS = {257: [5], 256: [11], 100: [3, 15], 203: [7]}
 MIN_ROWS = 4  # src/gpu/patterns/strip.rs: the host never marches fewer rows a thread
 
 
@@ -50,13 +54,15 @@ def main():
                                 "--out", ref] + case["cli"], check=True, capture_output=True)
                 want.append(np.load(ref).astype(np.dtype(dtype)).reshape(h, w))
             dtype = np.dtype(case["planes"][0][1])
-            for kernel, rows in [("vec16", 0)] + [("strip", r) for r in sorted({MIN_ROWS, 5, 7, max(h, MIN_ROWS)})]:
-                p = subprocess.run([exes[kernel], kernel, raw, out, str(w), str(h), str(border), str(rows)],
+            runs_here = [("vec16", 0, 0)] + [("strip", r, 0) for r in sorted({MIN_ROWS, 5, 7, max(h, MIN_ROWS)})]
+            runs_here += [(k, MIN_ROWS if k == "strip" else 0, s) for s in SHIFTS.get(w, []) for k in exes]
+            for kernel, rows, shift in runs_here:
+                p = subprocess.run([exes[kernel], kernel, raw, out, str(w), str(h), str(border), str(rows), str(shift)],
                                    capture_output=True, text=True)
                 runs += 1
                 got = np.fromfile(out, dtype=dtype).reshape(len(want), h, w) if p.returncode == 0 else None
-                failures += mismatch(f"{' '.join(case['cli'])} {case['planes']}: {kernel}, {w}×{h}, {name}, {rows} rows",
-                                     p, got, want)
+                what = f"{kernel}, {w}×{h}, {name}, {rows} rows, input {shift} bytes past 16"
+                failures += mismatch(f"{' '.join(case['cli'])} {case['planes']}: {what}", p, got, want)
         print(f"{' '.join(case['cli'])} {[o for o, _ in case['planes']]}: {runs} runs", flush=True)
     verdict(failures)
 

@@ -19,6 +19,10 @@ const GROUP: u64 = 16;
 /// Fewest rows a thread marches, even when that leaves part of the GPU idle: measured best for small
 /// images (docs/performance.md, v0.3c: the rows-per-thread sweep at 2048×1024).
 pub const MIN_ROWS: u64 = 4;
+/// The general form's groups at a row's ends (strip.cu's edge groups): at most this many a row, each marching bands
+/// of at most `EDGE_ROWS` rows, in the first warp of the first blocks (strip.cu says why).
+const EDGE_GROUPS: u64 = 3;
+const EDGE_ROWS: u64 = 4;
 
 /// The loaded kernels of this pattern.
 pub struct Strip {
@@ -57,8 +61,15 @@ impl Strip {
         let bands = (resident / groups).clamp(1, d.height as u64);
         let rows = (d.height as u64).div_ceil(bands).max(MIN_ROWS);
         let threads = groups * (d.height as u64).div_ceil(rows);
+        let mut blocks = threads.div_ceil(THREADS as u64);
+        if form == 0 {
+            // The edge groups: at most EDGE_GROUPS a row in bands of at most EDGE_ROWS rows, a warp of them in each of
+            // the first blocks, the others' threads after them (those past the last band return).
+            let edge_warps = (EDGE_GROUPS.min(groups) * (d.height as u64).div_ceil(rows.min(EDGE_ROWS))).div_ceil(32);
+            blocks = (threads + 32 * edge_warps).div_ceil(THREADS as u64).max(edge_warps);
+        }
         let cfg = LaunchConfig {
-            grid_dim: (u32::try_from(threads.div_ceil(THREADS as u64)).expect("fits a 1D grid"), images.max(1), 1),
+            grid_dim: (u32::try_from(blocks).expect("fits a 1D grid"), images.max(1), 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -146,5 +157,6 @@ mod tests {
         let row16 = include_str!("../../../cuda/row16.cuh");
         assert!(row16.contains(&format!("#define GROUP {}\n", super::GROUP)));
         assert!(super::SOURCE.source.contains(&format!("at least {} rows a\n// thread", super::MIN_ROWS)));
+        assert!(super::SOURCE.source.contains(&format!("#define EDGE_ROWS {}\n", super::EDGE_ROWS)));
     }
 }
