@@ -275,9 +275,10 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
     STRIP_HOOK(3 + k);
 }
 
-// Thread t owns group t mod groups (16 pixels wide) of band t / groups (`rows` rows high). Threads are
-// numbered across whole rows of groups, so no thread idles however the width divides by the block size.
-// Both forms start here: false for a thread past the image's last band.
+// Which band of rows (`rows` high, its march's direction) and which group (16 pixels wide) a thread owns; band_of is
+// false past the image's last band. The aligned kernel's thread t owns group t mod groups of band t / groups: threads
+// numbered across whole rows of groups, so no thread idles however the width divides by the block size (the general
+// kernel's numbering, with its edge groups apart, is below).
 struct Band {
     int x0, n, dir, y;  // group's first column, output rows, +1 down or −1 up, first output row
 };
