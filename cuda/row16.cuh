@@ -352,7 +352,7 @@ __device__ __forceinline__ void store_words(out_t* __restrict__ p, const out_t (
 #define STORE_CLIPPED 2
 
 // STORE_VALUES of 16 edge bytes: aligned 4-byte words, the head and tail before and after them as a byte and a 2-byte
-// half each at most — 4 to 7 stores instead of 16. A warp's byte store, its lanes 16 bytes apart, writes 32 bytes in
+// half each at most — 4 to 6 stores instead of 16. A warp's byte store, its lanes 16 bytes apart, writes 32 bytes in
 // 16 sectors; byte by byte, the shifted form's stores held the 3×3 edges at 7679×4320 to 201.9 µs, as words 82.0
 // (H100, docs/performance.md v0.40). VALUE_WORDS 0: byte by byte, for measuring. (Gradients and direction are stored
 // a value at a time: not measured.)
