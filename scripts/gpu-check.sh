@@ -6,7 +6,8 @@
 #      --mapping report, --gpu-required (exit 0 = every variant identical);
 #   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029,
 #      4097×2049 (every border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd
-#      sizes); memcheck and synccheck on batch mode's PNG unfiltering (RGB and RGBA, the same sizes);
+#      sizes); memcheck of gpu-strip at unaligned widths (scripts/strip-widths.sh); memcheck and synccheck on
+#      batch mode's PNG unfiltering (RGB and RGBA, the same sizes);
 #   4. no GPU visible; damaged and forged kernel cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
@@ -136,6 +137,8 @@ if want sanitize; then
   step "compute-sanitizer racecheck" sanitize racecheck
   step "compute-sanitizer memcheck, ksize 5 and 7" sanitize_sizes memcheck
   step "compute-sanitizer racecheck, ksize 5 and 7" sanitize_sizes racecheck
+  # gpu-strip's general form at widths whose groups read shifted rows, its edge groups in several warps (v0.40).
+  step "compute-sanitizer memcheck, gpu-strip at unaligned widths" env BIN="$DEV/cuda_sobel" bash scripts/strip-widths.sh memcheck
 
 # Batch mode's PNG unfiltering (cuda/unfilter.cu: a map, a wavefront with a barrier a step, a map) on RGB
 # and RGBA PNGs of the awkward sizes, `--check` holding each to cpu-scalar: memcheck, and synccheck for the
