@@ -72,41 +72,18 @@ __device__ __forceinline__ int row_tap(int j) {
     return t[j];
 }
 
-// The window's columns through the border rule (FORM_GATHER, the strips at a row's ends), resolved once a march,
-// not at every row: with the rule's branches (and reflect101's remainder) a row cost ~25 instructions a byte, and the
-// edge strips' march, one warp a scheduler, outlasted the rest of a small image's launch (H100, scharr:7 on the filter
-// study's 483×540: 11 µs, SMs busy a third of it; docs/performance.md v0.39). Thread t's map is column_maps[k][t]
-// (conflict-free): byte c of words 0 … MAP_OFFSETS − 1 is the column window column c (pixel x0 − R + c) reads, as
-// its distance from x0 − R; bit c of the last word is 0 where the rule gives the constant 0 instead. In shared memory
-// because held in registers through the march it took registers from every form (the kernel's count is its largest
-// path's: scharr:9 at 8 columns 128 → 146). Every distance an output inside the row needs is below WIN: a window
-// column inside the row, or one the rule reflects or repeats from within R of the row's end, which the window holds
-// too (or, in a row narrower than R, one of its columns, all within the window). A strip at the row's end also has
-// columns past it, whose outputs are not written: the rule reflects their farther window columns further back than the
-// window (memcheck: reads before the image), so a distance outside 0 … WIN − 1 is taken as the constant 0.
-#define MAP_OFFSETS ((WIN + 3) / 4)
-static_assert(WIN <= 32, "a column map's bits fit a word");
-__shared__ unsigned column_maps[MAP_OFFSETS + 1][STRIP_THREADS];
+// The edge strips' column maps (FORM_GATHER; `map_columns`, sobel.cuh), resolved once a march: with the border rule at
+// every row, the edge strips' march, one warp a scheduler, outlasted the rest of a small image's launch (H100, scharr:7
+// on the filter study's 483×540: 11 µs, SMs busy a third of it; docs/performance.md v0.39). In shared memory because
+// held in registers through the march it took registers from every form (the kernel's count is its largest path's:
+// scharr:9 at 8 columns 128 → 146).
+__shared__ unsigned column_maps[MAP_WORDS_OF(WIN) + 1][STRIP_THREADS];
 
 // Where a thread's columns are and how its rows are read.
 struct Strip {
     const u8* plane;
     int width, height, border, x0;
 };
-
-// This thread's column map, into column_maps.
-__device__ __forceinline__ void map_columns(const Strip& s) {
-    unsigned w[MAP_OFFSETS + 1] = {};
-#pragma unroll
-    for (int c = 0; c < WIN; ++c) {
-        int sx = resolve(s.x0 - CONV_R + c, s.width, s.border), d = sx - s.x0 + CONV_R;
-        bool read = sx >= 0 && d >= 0 && d < WIN;
-        w[c / 4] |= (unsigned)(read ? d : CONV_R) << (8 * (c % 4));  // (not read: byte x0, inside the row, unused)
-        w[MAP_OFFSETS] |= (read ? 1u : 0u) << c;
-    }
-#pragma unroll
-    for (int k = 0; k <= MAP_OFFSETS; ++k) column_maps[k][threadIdx.x] = w[k];
-}
 
 // How a thread reads its rows: a template parameter of the marches, so that each loop holds only the form it runs
 // (measured: with two forms in one loop body, half the stalls were instruction fetch; with the alignment tested at
@@ -177,7 +154,7 @@ __device__ __forceinline__ bool columns_inside(const Strip& s) {
 #define GATHER_BATCH 4
 #endif
 __device__ __noinline__ Words gather_row(Strip s, int y) {
-    const unsigned inside = column_maps[MAP_OFFSETS][threadIdx.x];
+    const unsigned inside = column_maps[MAP_WORDS_OF(WIN)][threadIdx.x];
     Words r = {};
     int sy = resolve(y, s.height, s.border);
     if (sy < 0) return r;
@@ -188,7 +165,7 @@ __device__ __noinline__ Words gather_row(Strip s, int y) {
         unsigned px[GATHER_BATCH];
 #pragma unroll
         for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c)
-            px[c - c0] = __ldg(at + (column_maps[c / 4][threadIdx.x] >> (8 * (c % 4)) & 0xFFu));
+            px[c - c0] = __ldg(at + mapped_column(column_maps, c));
 #pragma unroll
         for (int c = c0; c < c0 + GATHER_BATCH && c < WIN; ++c) {
             const int b = RU - CONV_R + c;
@@ -619,7 +596,7 @@ extern "C" __global__ void STRIP_BOUNDS
     bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
     bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
     if (!columns_inside(s)) {
-        map_columns(s);
+        map_columns<CONV_R, WIN>(column_maps, s.x0, s.width, s.border);
         march_of<FORM_GATHER>(s, out + plane, y0, end);
     }
     else if (rows_inside && aligned)

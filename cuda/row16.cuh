@@ -167,7 +167,7 @@ __device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int widt
 // A group anywhere else (a width that is not a multiple of 16, an array starting anywhere): its bytes and its
 // neighbours' words, GROUP_WORDS words from 4·SIDE_WORDS bytes before p, read as 16-byte loads from the aligned
 // address below and shifted into place (`load_shifted`, sobel.cuh) — where all of them lie inside the row
-// (`group_inside`); the groups at a row's ends take strip.cu's column map instead.
+// (`groups_inside`); the groups at a row's ends take strip.cu's column map instead.
 #define GROUP_WORDS (12 + 2 * SIDE_WORDS)
 #define GROUP_UNITS shifted_units<16, GROUP_WORDS>()
 __device__ __forceinline__ Raw16 raw16_of(const unsigned (&w)[GROUP_WORDS]) {
@@ -184,12 +184,15 @@ __device__ __forceinline__ Raw16 load_group_shifted(const u8* __restrict__ p) {
     return raw16_of(w);
 }
 
-// Whether every byte load_group_shifted reads for group x0 lies inside its row: from 15 bytes before its first word
-// (the aligned address below it) to GROUP_UNITS 16-byte units on. Then the group and RADIUS neighbours each side
-// are inside the row too (16·GROUP_UNITS ≥ 48 + 8·SIDE_WORDS + 16).
-__device__ __forceinline__ bool group_inside(int width, int x0) {
-    int first = 3 * x0 - 4 * SIDE_WORDS;
-    return first >= 15 && first + 16 * GROUP_UNITS <= 3 * width;
+// The groups whose every byte load_group_shifted reads lies inside their row — from 15 bytes before a group's first
+// word (the aligned address below it) to GROUP_UNITS 16-byte units on: 3·x0 − 4·SIDE_WORDS ≥ 15 and
+// 3·x0 − 4·SIDE_WORDS + 16·GROUP_UNITS ≤ 3·width (then the group and RADIUS neighbours each side are inside the row
+// too: 16·GROUP_UNITS ≥ 48 + 8·SIDE_WORDS + 16). With x0 = 16·g, those are the groups lo … lo + inner − 1 of a row of
+// `groups`; the rest, at most three (the first and the last one or two), take strip.cu's column map.
+__device__ __forceinline__ void groups_inside(int width, int groups, int& lo, int& inner) {
+    lo = (15 + 4 * SIDE_WORDS + 3 * GROUP - 1) / (3 * GROUP);
+    int room = 3 * width + 4 * SIDE_WORDS - 16 * GROUP_UNITS, hi = room < 0 ? -1 : room / (3 * GROUP);
+    inner = max(0, min(hi, groups - 1) - lo + 1);
 }
 
 // Grey of left neighbour k (1..RADIUS): its bytes start 3k bytes before the end of `left`.

@@ -281,6 +281,40 @@ __device__ __forceinline__ int resolve(int i, int n, int border) {
     return m > n - 1 ? period - m : m;
 }
 
+// A COLUMN MAP, for the strips at a row's ends (conv_strip.cu's edge strips, strip.cu's edge groups): the WIN columns
+// of a window starting at pixel x0 − R resolved through the border rule once a march, not at every row (with the
+// rule's branches and reflect101's remainder a row cost ~25 instructions a byte: docs/performance.md v0.39, v0.40).
+// Kept in shared memory, maps[k][thread] (conflict-free): byte c of words 0 … MAP_WORDS_OF(WIN) − 1 is the column
+// window column c reads, as its distance from x0 − R; bit c of the last word is 0 where the rule gives the constant 0.
+// Every column an output inside the row needs is within the window: inside the row, or one the rule reflects or
+// repeats from within R of the row's end (in a row narrower than R, any of its columns: all within the window).
+// Columns past the row, whose outputs are not written, may resolve further back than the window (memcheck caught
+// their reads before the image, v0.39): a distance outside 0 … WIN − 1 is taken as the constant 0 — not read. A
+// column not read names pixel x0 (distance R), inside the row.
+#define MAP_WORDS_OF(WIN) (((WIN) + 3) / 4)
+template <int R, int WIN, int THREADS>
+__device__ __forceinline__ void map_columns(unsigned (&maps)[MAP_WORDS_OF(WIN) + 1][THREADS], int x0, int width,
+                                            int border) {
+    static_assert(WIN <= 32, "a column map's bits fit a word");
+    constexpr int WORDS = MAP_WORDS_OF(WIN);
+    unsigned w[WORDS + 1] = {};
+#pragma unroll
+    for (int c = 0; c < WIN; ++c) {
+        int sx = resolve(x0 - R + c, width, border), d = sx - x0 + R;
+        bool read = sx >= 0 && d >= 0 && d < WIN;
+        w[c / 4] |= (unsigned)(read ? d : R) << (8 * (c % 4));
+        w[WORDS] |= (read ? 1u : 0u) << c;
+    }
+#pragma unroll
+    for (int k = 0; k <= WORDS; ++k) maps[k][threadIdx.x] = w[k];
+}
+
+// Window column c's distance from x0 − R, from this thread's map.
+template <int WORDS, int THREADS>
+__device__ __forceinline__ int mapped_column(const unsigned (&maps)[WORDS][THREADS], int c) {
+    return (int)(maps[c / 4][threadIdx.x] >> (8 * (c % 4)) & 0xFFu);
+}
+
 // Grey value of the pixel at (x, y) of an RGB image, or of its border substitute.
 __device__ __forceinline__ int grey_at(const u8* rgb, int x, int y, int width, int height, int border) {
     int sx = resolve(x, width, border), sy = resolve(y, height, border);

@@ -228,12 +228,15 @@ struct Ahead {
 #endif
 };
 
-// A row inside the image (or nullptr for a row of zeros) as the march reads it: aligned 16-byte loads, or SHIFTED
-// ones (row16.cuh).
+// The group's bytes in a row inside the image, as the march reads them: aligned 16-byte loads, or SHIFTED ones
+// (row16.cuh); load_row also takes nullptr, a row the border rule makes 0 (zero bytes, grey 0: no branch later).
+template <bool SHIFTED>
+__device__ __forceinline__ Raw16 load_at(const u8* __restrict__ p, int width, int x0) {
+    return SHIFTED ? load_group_shifted(p) : load_group(p, width, x0);
+}
 template <bool SHIFTED>
 __device__ __forceinline__ Raw16 load_row(const u8* __restrict__ p, int width, int x0) {
-    if (!p) return Raw16{};
-    return SHIFTED ? load_group_shifted(p) : load_group(p, width, x0);
+    return p ? load_at<SHIFTED>(p, width, x0) : Raw16{};
 }
 
 // One step of the march: output row k of n. Row k + RADIUS (its bytes already on their way) completes U's row
@@ -263,12 +266,7 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
     ahead.slot = ring_next(ahead.slot);
 #else
     Raw16 cur = ahead.next;
-    if (live) {
-        if (INTERIOR)
-            ahead.next = SHIFTED ? load_group_shifted(fetch) : load_group(fetch, s.width, s.x0);
-        else
-            ahead.next = load_row<SHIFTED>(fetch, s.width, s.x0);
-    }
+    if (live) ahead.next = INTERIOR ? load_at<SHIFTED>(fetch, s.width, s.x0) : load_row<SHIFTED>(fetch, s.width, s.x0);
 #endif
     feed(cur, s.width, border, s.x0, state, b);
     sobel_row16<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
@@ -375,32 +373,12 @@ __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* _
     if (k + 1 < n) strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
 }
 
-// THE GROUPS AT A ROW'S ENDS (the general kernel's, where group_inside fails): the same march, each row's window
+// THE GROUPS AT A ROW'S ENDS (the general kernel's, outside `groups_inside`): the same march, each row's window
 // (pixels x0 − RADIUS … x0 + 15 + RADIUS) a pixel at a time from the columns the border rule picks, resolved once a
-// march into a column map in shared memory, not at every row: resolving them at every row took 143 instructions a
-// pixel (NVRTC sm_90, the 3×3 edges) against the aligned form's 21, and these groups, one or three of a row, would hold
-// the launch (docs/performance.md v0.39–v0.40). Byte c of words 0 … MAP_WORDS − 1 of thread t's map
-// (edge_columns[k][t], conflict-free) is the column window column c reads, as its distance from x0 − RADIUS; bit c of
-// the last word is 0 where the rule gives the constant 0. Every column an output inside the row needs is within the
-// window: inside the row, or one the rule reflects or repeats from within RADIUS of the row's end (in a row narrower
-// than RADIUS, any of its columns: all within the window). Columns past the row whose outputs are not written may
-// resolve further back than the window: a distance outside it is taken as the constant 0 (never read).
-#define MAP_WORDS ((WIDE + 3) / 4)
-static_assert(WIDE <= 32, "a column map's bits fit a word");
-__shared__ unsigned edge_columns[MAP_WORDS + 1][STRIP_THREADS];
-
-__device__ __forceinline__ void map_columns(int width, int border, int x0) {
-    unsigned w[MAP_WORDS + 1] = {};
-#pragma unroll
-    for (int c = 0; c < WIDE; ++c) {
-        int sx = resolve(x0 - RADIUS + c, width, border), d = sx - (x0 - RADIUS);
-        bool read = sx >= 0 && d >= 0 && d < WIDE;
-        w[c / 4] |= (unsigned)(read ? d : RADIUS) << (8 * (c % 4));  // (not read: pixel x0, inside the row, unused)
-        w[MAP_WORDS] |= (read ? 1u : 0u) << c;
-    }
-#pragma unroll
-    for (int k = 0; k <= MAP_WORDS; ++k) edge_columns[k][threadIdx.x] = w[k];
-}
+// march into a column map in shared memory (`map_columns`, sobel.cuh), not at every row: resolving them at every row
+// took 143 instructions a pixel (NVRTC sm_90, the 3×3 edges) against the aligned form's 21, and these groups, one or
+// three of a row, would hold the launch (docs/performance.md v0.39–v0.40).
+__shared__ unsigned edge_columns[MAP_WORDS_OF(WIDE) + 1][STRIP_THREADS];
 
 // Grey of row y's window (through the border rule), each column where the map says, GATHER_BATCH columns at a time
 // with a branch between batches (skipping a batch the rule makes 0). With no branch the compiler issued all 3·WIDE byte
@@ -414,7 +392,7 @@ __device__ __forceinline__ void map_columns(int width, int border, int x0) {
 __device__ __forceinline__ void grey_row_mapped(const u8* __restrict__ rgb, int width, int height, int border, int y,
                                                 int x0, int g[WIDE]) {
     int sy = resolve(y, height, border);
-    const unsigned inside = sy < 0 ? 0u : edge_columns[MAP_WORDS][threadIdx.x];
+    const unsigned inside = sy < 0 ? 0u : edge_columns[MAP_WORDS_OF(WIDE)][threadIdx.x];
     const u8* at = rgb + ((size_t)max(sy, 0) * width + x0) * 3;  // pixel x0; column c is at + 3·(d − RADIUS)
 #pragma unroll
     for (int c0 = 0; c0 < WIDE; c0 += GATHER_BATCH) {
@@ -423,7 +401,7 @@ __device__ __forceinline__ void grey_row_mapped(const u8* __restrict__ rgb, int 
         if ((inside >> c0 & (GATHER_BATCH < 32 ? (1u << GATHER_BATCH) - 1 : ~0u)) == 0) continue;  // (see above)
 #pragma unroll
         for (int c = c0; c < c0 + GATHER_BATCH && c < WIDE; ++c) {
-            const u8* px = at + 3 * ((int)(edge_columns[c / 4][threadIdx.x] >> (8 * (c % 4)) & 0xFFu) - RADIUS);
+            const u8* px = at + 3 * (mapped_column(edge_columns, c) - RADIUS);
             int v = grey_of(__ldg(px), __ldg(px + 1), __ldg(px + 2));
             g[c] = inside >> c & 1u ? v : 0;
         }
@@ -458,7 +436,7 @@ __device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __
                                            int height, int border, const Band& band) {
     const int x0 = band.x0, n = band.n, dir = band.dir;
     int y = band.y;
-    map_columns(width, border, x0);
+    map_columns<RADIUS, WIDE>(edge_columns, x0, width, border);
     Levels state = {};
     acc_t r0[CORE], r1[CORE], r2[CORE];
 #pragma unroll
@@ -476,7 +454,7 @@ __device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __
     if (k + 1 < n) strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
 }
 
-// The general kernel's numbering. The groups at a row's ends (where group_inside fails: the first, and the last one or
+// The general kernel's numbering. The groups at a row's ends (outside groups_inside: the first, and the last one or
 // two) march bands of at most EDGE_ROWS rows, however tall the others' are: a row of an edge group waits for its
 // batches of loads (above), so a tall band's edge group would outlast the launch, and the extra halo rows of the
 // shorter bands are a sliver of the image's reads. They take the first warp of each of the first blocks, and the groups
@@ -488,11 +466,9 @@ __device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __
 #define EDGE_ROWS 4
 static_assert(STRIP_THREADS % 32 == 0, "whole warps");
 __device__ __forceinline__ bool thread_band_general(int width, int height, int rows, Band& b, bool& edge) {
-    int groups = (width + GROUP - 1) / GROUP;
-    // The groups inside: from `lo` (the first whose loads start 15 bytes into the row) to `hi`.
-    int lo = (15 + 4 * SIDE_WORDS + 3 * GROUP - 1) / (3 * GROUP);
-    int room = 3 * width + 4 * SIDE_WORDS - 16 * GROUP_UNITS, hi = room < 0 ? -1 : room / (3 * GROUP);
-    int inner = max(0, min(hi, groups - 1) - lo + 1), edges = groups - inner;
+    int groups = (width + GROUP - 1) / GROUP, lo, inner;
+    groups_inside(width, groups, lo, inner);
+    int edges = groups - inner;
     int edge_rows = min(rows, EDGE_ROWS), edge_bands = (height + edge_rows - 1) / edge_rows;
     unsigned edge_threads = (unsigned)edge_bands * (unsigned)edges, edge_warps = (edge_threads + 31) / 32;
     unsigned block = blockIdx.x, x = threadIdx.x;
