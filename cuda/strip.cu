@@ -280,10 +280,9 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
 struct Band {
     int x0, n, dir, y;  // group's first column, output rows, +1 down or −1 up, first output row
 };
-__device__ __forceinline__ bool band_of(int band, int group, int height, int rows, Band& b) {
+__device__ __forceinline__ bool band_of(int band, int height, int rows, Band& b) {
     int top = band * rows;
     if (top >= height) return false;
-    b.x0 = group * GROUP;
     b.n = min(rows, height - top);
     b.dir = STRIP_ZIGZAG && (band & 1) ? -1 : 1;
     b.y = b.dir > 0 ? top : top + b.n - 1;  // the last output row is y + (n − 1)·dir
@@ -292,7 +291,9 @@ __device__ __forceinline__ bool band_of(int band, int group, int height, int row
 __device__ __forceinline__ bool thread_band(int width, int height, int rows, Band& b) {
     int groups = (width + GROUP - 1) / GROUP;
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    return band_of((int)(t / groups), (int)(t % groups), height, rows, b);
+    if (!band_of((int)(t / groups), height, rows, b)) return false;
+    b.x0 = (int)(t % groups) * GROUP;  // after the test: formed before it, ptxas spilled (docs/performance.md v0.41)
+    return true;
 }
 
 // The march of one band (both forms of the rows inside a row's ends: aligned, or SHIFTED).
@@ -477,11 +478,13 @@ __device__ __forceinline__ bool thread_band_general(int width, int height, int r
         unsigned e = block * 32 + x;
         if (e >= edge_threads) return false;
         int k = (int)(e % edges);
-        return band_of((int)(e / edges), k < lo ? k : inner + k, height, edge_rows, b);
+        b.x0 = (k < lo ? k : inner + k) * GROUP;
+        return band_of((int)(e / edges), height, edge_rows, b);
     }
     if (inner == 0) return false;
     unsigned i = block * STRIP_THREADS + x - (block < edge_warps ? block + 1 : edge_warps) * 32;
-    return band_of((int)(i / inner), lo + (int)(i % inner), height, rows, b);
+    b.x0 = (lo + (int)(i % inner)) * GROUP;
+    return band_of((int)(i / inner), height, rows, b);
 }
 
 // A batch of equally sized images, packed one after another, is one launch: blockIdx.y picks the image
