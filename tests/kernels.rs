@@ -283,3 +283,44 @@ fn the_machine_code_built_into_the_binary_matches_the_sources() {
         assert!(!std::path::Path::new(&format!("{}/{}.cubin", prebuilt::DIR, src.name)).exists());
     }
 }
+
+/// gpu-strip's aligned march keeps every value in registers for each stencil and output (ptxas's report for sm_90,
+/// through NVRTC): a spill there is a local-memory load in the loop that carries almost all of the kernel's work. One
+/// crept in unnoticed in v0.40 (an argument formed before a test instead of after it) and cost the 3×3 edges 3.6 % at
+/// 16384² on the H100 (docs/performance.md v0.41); the general kernel's edge groups are allowed theirs.
+#[test]
+fn the_aligned_strip_march_does_not_spill() {
+    if !nvrtc_or_skip("the_aligned_strip_march_does_not_spill") {
+        return;
+    }
+    let strip = SOURCES.iter().find(|s| s.name == "strip").expect("strip.cu");
+    for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
+        let filter = Filter { ksize, ..Filter::default() };
+        let int = Number::integer_for(&filter.stencil());
+        for output in [Output::Edges, Output::Gradients(int), Output::Gradients(Number::F32), Output::Direction] {
+            let mut options =
+                compile::options(&compile::arch_option(9, 0, compile::Code::Cubin), Build::with_output(filter, output));
+            options.push("--ptxas-options=-v".into());
+            let (_, log) = compile::compile_text_with_log(
+                "cuda/strip.cu",
+                &compile::expanded_source(strip),
+                &options,
+                compile::Code::Cubin,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            // "Compiling entry function 'sobel_strip_aligned' for 'sm_90'", then "… N bytes spill stores, M bytes
+            // spill loads".
+            let report = log
+                .lines()
+                .skip_while(|l| !l.contains("'sobel_strip_aligned'"))
+                .find(|l| l.contains("spill stores"))
+                .unwrap_or_else(|| panic!("no ptxas report of sobel_strip_aligned in:\n{log}"));
+            assert!(
+                report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "strip.cu, ksize {}, {output:?}: the aligned march spills: {}",
+                ksize as u32,
+                report.trim()
+            );
+        }
+    }
+}
