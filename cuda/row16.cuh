@@ -354,28 +354,81 @@ __device__ __forceinline__ void store_words(out_t* __restrict__ p, const out_t (
 #define STORE_VALUES 1
 #define STORE_CLIPPED 2
 
-// STORE_VALUES of 16 edge bytes: aligned 4-byte words, the head and tail before and after them as a byte and a 2-byte
-// half each at most — 4 to 6 stores instead of 16. A warp's byte store, its lanes 16 bytes apart, writes 32 bytes in
-// 16 sectors; byte by byte, the shifted form's stores held the 3×3 edges at 7679×4320 to 201.9 µs, as words 82.0
-// (H100, docs/performance.md v0.40). VALUE_WORDS 0: byte by byte, for measuring. (Gradients and direction are stored
-// a value at a time: not measured.)
+// STORE_VALUES: a group's bytes (16·sizeof(out_t): 16, 32 or 64), which may start at any byte, as aligned 16-byte
+// stores where whole 16-byte units lie inside them, aligned 4-byte words before and after those, and a byte and a 2-byte
+// half at most at each end. A value at a time, a warp's store instruction (its lanes 16·sizeof(out_t) bytes apart)
+// touches 32 sectors for 32 values: the 3×3 edges at 7679×4320 took 201.9 µs byte by byte and 82.0 as words (H100,
+// docs/performance.md v0.40); the int16 gradients from torch 787.8 µs a value at a time against 96.5 at 7680 wide
+// (v0.41). VALUE_WORDS 0: a value at a time, for measuring.
 #ifndef VALUE_WORDS
 #define VALUE_WORDS 1
 #endif
-__device__ __forceinline__ void store16_words(u8* __restrict__ p, const unsigned (&packed)[GROUP / 4]) {
-    unsigned a = (unsigned)(size_t)p % 4;
-    if (a == 0) {
+
+// One 4-byte word at p (4-byte aligned), streaming as store16B.
+__device__ __forceinline__ void store4B(unsigned* p, unsigned v) {
+#if STORE_STREAMING
+    __stcs(p, v);
+#else
+    *p = v;
+#endif
+}
+
+// Words w[0 … F) at p, whose first LEAD words come before a 16-byte boundary.
+template <int F, int LEAD>
+__device__ __forceinline__ void store_words_from(unsigned* __restrict__ p, const unsigned (&w)[F]) {
+    constexpr int L = LEAD < F ? LEAD : F, UNITS = (F - L) / 4;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) reinterpret_cast<unsigned*>(p)[k] = packed[k];
+    for (int k = 0; k < L; ++k) store4B(p + k, w[k]);
+#pragma unroll
+    for (int u = 0; u < UNITS; ++u)
+        store16B(p + L + 4 * u, make_uint4(w[L + 4 * u], w[L + 4 * u + 1], w[L + 4 * u + 2], w[L + 4 * u + 3]));
+#pragma unroll
+    for (int k = L + 4 * UNITS; k < F; ++k) store4B(p + k, w[k]);
+}
+
+// Words w[0 … F) at p (4-byte aligned, anywhere in a 16-byte unit). Every lane of a warp marching one row has the same
+// p mod 16 (their groups are 16·sizeof(out_t) bytes apart), so the switch does not split a warp there. The edges' 3 or 4
+// words are stored one by one, as in v0.40: at most one 16-byte store to gain, and with the switch the 7×7 edges at
+// 7679×4320 took 145.0 µs against 130.7 without it (H100, docs/performance.md v0.41).
+template <int F>
+__device__ __forceinline__ void store_words_any(unsigned* __restrict__ p, const unsigned (&w)[F]) {
+    if constexpr (F <= 4) {
+        store_words_from<F, F>(p, w);
         return;
     }
-    unsigned h = 4 - a;  // bytes before the first aligned word (1 … 3); the last a bytes follow the third word
-    if (h & 1) p[0] = (u8)packed[0];
-    if (h & 2) *reinterpret_cast<unsigned short*>(p + h - 2) = (unsigned short)(packed[0] >> (8 * (h - 2)));
+    switch ((unsigned)(16 - (size_t)p % 16) % 16 / 4) {
+        case 0: store_words_from<F, 0>(p, w); break;
+        case 1: store_words_from<F, 1>(p, w); break;
+        case 2: store_words_from<F, 2>(p, w); break;
+        default: store_words_from<F, 3>(p, w);
+    }
+}
+
+// The 4N bytes of words w (little-endian) at p, p aligned to ALIGN bytes (a value's size): the words shifted into
+// place between the head and the tail when p is not 4-byte aligned.
+template <int ALIGN, int N>
+__device__ __forceinline__ void store_packed(void* dst, const unsigned (&w)[N]) {
+    u8* p = static_cast<u8*>(dst);
+    const unsigned a = (unsigned)(size_t)p % 4 & (4 - ALIGN);  // 0 … 3 (u8), 0 or 2 (2-byte values), 0
+    if (a == 0) {
+        store_words_any<N>(reinterpret_cast<unsigned*>(p), w);
+        return;
+    }
+    const unsigned h = 4 - a;  // bytes before the first aligned word (1 … 3); the last a bytes follow the words
+    if (h & 1) p[0] = (u8)w[0];
+    if (h & 2) *reinterpret_cast<unsigned short*>(p + h - 2) = (unsigned short)(w[0] >> (8 * (h - 2)));
+    unsigned mid[N - 1];
 #pragma unroll
-    for (int k = 0; k < 3; ++k) reinterpret_cast<unsigned*>(p + h)[k] = __funnelshift_r(packed[k], packed[k + 1], 8 * h);
-    if (a & 2) *reinterpret_cast<unsigned short*>(p + 16 - a) = (unsigned short)(packed[3] >> (8 * (4 - a)));
-    if (a & 1) p[15] = (u8)(packed[3] >> 24);
+    for (int k = 0; k < N - 1; ++k) mid[k] = __funnelshift_r(w[k], w[k + 1], 8 * h);
+    store_words_any<N - 1>(reinterpret_cast<unsigned*>(p + h), mid);
+    if (a & 2) *reinterpret_cast<unsigned short*>(p + 4 * N - a) = (unsigned short)(w[N - 1] >> (8 * (4 - a)));
+    if (a & 1) p[4 * N - 1] = (u8)(w[N - 1] >> 24);
+}
+
+// A group's 16 values as words, for store_packed.
+__device__ __forceinline__ void pack_values(const out_t (&v)[GROUP], unsigned (&w)[GROUP * sizeof(out_t) / 4]) {
+#pragma unroll
+    for (int k = 0; k < GROUP * (int)sizeof(out_t) / 4; ++k) w[k] = packed_word(v, k);
 }
 
 // Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's).
@@ -394,7 +447,7 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
     if (STORE == STORE_WORDS) {
         store16B(out_row + x0, make_uint4(packed[0], packed[1], packed[2], packed[3]));
     } else if (STORE == STORE_VALUES && VALUE_WORDS) {
-        store16_words(out_row + x0, packed);
+        store_packed<1>(out_row + x0, packed);
     } else {
 #pragma unroll
         for (int i = 0; i < GROUP; ++i)
@@ -421,6 +474,14 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
         store_words(out_row + x0, first);
 #if OUTPUT == OUTPUT_GRADIENTS
         store_words(out_row + plane + x0, second);
+#endif
+    } else if (STORE == STORE_VALUES && VALUE_WORDS) {
+        unsigned w[GROUP * sizeof(out_t) / 4];
+        pack_values(first, w);
+        store_packed<sizeof(out_t)>(out_row + x0, w);
+#if OUTPUT == OUTPUT_GRADIENTS
+        pack_values(second, w);
+        store_packed<sizeof(out_t)>(out_row + plane + x0, w);
 #endif
     } else {
 #pragma unroll

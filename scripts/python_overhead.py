@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a cuda_sobel.gradients call from torch spends its time (issue 28, docs/performance.md v0.32): host µs a
-call of each step on a 16×16 tensor (the kernel negligible), then the 16×1920×1080 call synced per call and back to back,
-beside the native launch on a preallocated output. Needs torch with CUDA and the package installed.
+call of each step on a 16×16 tensor (the kernel negligible), then the 16×1920×1080 and 2048×1024 calls synced per call
+and back to back, beside the native launch on a preallocated output. Needs torch with CUDA and the package installed.
 
     python3 scripts/python_overhead.py
 """
@@ -54,4 +54,10 @@ for name, fn in rows:
 print(f"16x1080x1920 int16: cs.gradients synced {each(lambda: cs.gradients(x)):.1f} µs, back to back {stream(lambda: cs.gradients(x)):.1f}")
 print(f"16x1080x1920 int16: native preallocated synced {each(native(x, outx)):.1f} µs, back to back {stream(native(x, outx)):.1f}")
 print(f"16x1080x1920 sobel: synced {each(lambda: cs.sobel(x)):.1f}, back to back {stream(lambda: cs.sobel(x)):.1f}")
+y = torch.randint(0, 256, (1024, 2048, 3), dtype=torch.uint8, device="cuda")
+outy = torch.empty((2, 1024, 2048), dtype=torch.int16, device="cuda")
+ny = lambda: _native.sobel_device(eng._native, y.data_ptr(), outy.data_ptr(), 2048, 1024, 1, const_stream, f, "int16")
+print(f"2048x1024 int16: cs.gradients synced {each(lambda: cs.gradients(y)):.1f} µs, back to back {stream(lambda: cs.gradients(y)):.1f}")
+print(f"2048x1024 int16: native preallocated synced {each(ny):.1f} µs, back to back {stream(ny):.1f}")
+print(f"2048x1024 sobel: synced {each(lambda: cs.sobel(y)):.1f}, back to back {stream(lambda: cs.sobel(y)):.1f}")
 print(f"empty event pair synced {each(lambda: None):.1f} µs")

@@ -51,6 +51,7 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {  // four byte produ
 }
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
 inline void __stcs(uint4* p, uint4 v) { *p = v; }
+inline void __stcs(unsigned* p, unsigned v) { *p = v; }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) { return (unsigned)((((uint64_t)hi << 32) | lo) >> (sh & 31)); }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
