@@ -6,9 +6,9 @@
 GPU: device-resident RGB8 input → 8-bit edges; each whole Python call timed between two CUDA events on the
 current stream, after 10 warm-up calls; median of --calls calls. Peers where installed: kornia
 (`filters.sobel` on grey), PyTorch conv2d eager (grey, two 3×3 convolutions, magnitude), cupyx.scipy.ndimage.
-Gradients (issue 28): cuda_sobel.gradients on the same tensors (int16, and float32) against kornia's
-`filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's two
-gradients, timed the same way.
+Gradients (issue 28): cuda_sobel.gradients on the same tensors (int16 beside its native launch alone, and float32)
+against kornia's `filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's
+two gradients, timed the same way.
 CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation
 time for the same image (--cli BINARY --json).
 """
@@ -109,6 +109,8 @@ def gradient_peers(torch):
 
 def gradient_table(torch, a):
     funcs = gradient_peers(torch)
+    f16 = cs._arrays.native_filter("sobel", 3, None, "exact", "percent", "l2")
+    native, stream = cs._engine(0)._native, torch.cuda.current_stream().cuda_stream
     print("\n| input | cuda_sobel.gradients int16 | float32 | " + " | ".join(funcs) + " |")
     print("|---|---|---|" + "---|" * len(funcs))
     for name, (n, h, w) in SIZES:
@@ -117,13 +119,20 @@ def gradient_table(torch, a):
         x = torch.randint(0, 256, (n, h, w, 3), dtype=torch.uint8, device="cuda")
         if n == 1:
             x = x[0]
-        row = [f"{cuda_median_us(torch, lambda: cs.gradients(x), a.calls):.1f} µs",
+        # The same launch straight through the native module into a preallocated output, as for the edges.
+        out = torch.empty((2, n, h, w) if n > 1 else (2, h, w), dtype=torch.int16, device="cuda")
+        raw = cuda_median_us(
+            torch,
+            lambda: cs._native.sobel_device(native, x.data_ptr(), out.data_ptr(), w, h, n, stream, f16, "int16"),
+            a.calls,
+        )
+        row = [f"{cuda_median_us(torch, lambda: cs.gradients(x), a.calls):.1f} µs (native call alone {raw:.1f})",
                f"{cuda_median_us(torch, lambda: cs.gradients(x, dtype='float32'), a.calls):.1f} µs"]
         for f in funcs.values():
             xb = x if n > 1 else x.unsqueeze(0)
             row.append(f"{cuda_median_us(torch, lambda: f(xb), max(20, a.calls // 4)):.1f} µs")
         print(f"| {name} | " + " | ".join(row) + " |", flush=True)
-        del x
+        del x, out
         torch.cuda.empty_cache()
 
 
