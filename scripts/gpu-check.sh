@@ -12,7 +12,8 @@
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
 #   7. with --huge: a 40000×40000 image (bands: its buffers pass 2^31 bytes), bit-exact;
-#   8. the Python package's tests on the GPU (torch and CuPy arrays: edges, gradients, direction).
+#   8. the Python package's tests on the GPU (torch and CuPy arrays: edges, gradients, direction), and every output
+#      from torch at unaligned widths against the CPU's (scripts/python_widths.py).
 # Step 2 and 3 also run ksize 5 and 7 (every output, OpenCV's grey, the L1 norm).
 # Sections by name, to fit the device tool's 10 minutes a call: `gpu-check.sh tests python` runs those only
 # (tests python cli sanitize limits sweep headline huge); no names: all but huge; --huge: all.
@@ -56,6 +57,8 @@ python_tests() {
   PYTHONPATH="$site" python3 -m pytest -q -p no:cacheprovider python/tests -rs
 }
 if want python; then step "python tests (torch, CuPy on the GPU)" python_tests; fi
+# Every output from torch at widths that are not a multiple of 16 (rows stored shifted), against the CPU's.
+if want python; then step "python: every output at unaligned widths" env PYTHONPATH="$WORK/site" python3 scripts/python_widths.py --calls 3; fi
 
 # 2. The CLI on every image and border.
 cli_all() {

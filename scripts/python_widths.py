@@ -2,8 +2,8 @@
 """gpu-strip's outputs at widths that are not a multiple of 16, from torch (docs/performance.md v0.41): for each
 output (edges, int16 and float32 gradients, direction) and each width beside the nearest multiple of 16, the call's
 time back to back (the kernel's pace: CUDA events around --calls calls, the median of 5 such rounds), each result
-first checked against the same call on the CPU (NumPy, cpu-rayon: the reference's bytes). Needs torch with CUDA
-and the package installed.
+first checked against the same call on the CPU (NumPy, cpu-rayon: the reference's bytes; exit status 1 if any
+differs). Needs torch with CUDA and the package installed.
 
     python3 scripts/python_widths.py [--calls 50] [--sizes 1366x768,1376x768,…]
 """
@@ -49,6 +49,7 @@ def main():
     ap.add_argument("--calls", type=int, default=50)
     ap.add_argument("--sizes", default="1366x768,1376x768,3000x2000,3008x2000,7679x4320,7680x4320")
     a = ap.parse_args()
+    differ = 0
     print("| output | size | µs a call, back to back | equals the CPU's |")
     print("|---|---|---:|---|")
     for name, fn in OUTPUTS.items():
@@ -57,9 +58,12 @@ def main():
             host = np.random.default_rng(w * h).integers(0, 256, (h, w, 3), dtype=np.uint8)
             x = torch.from_numpy(host).cuda()
             ok = same(fn(x), fn(host))
+            differ += not ok
             print(f"| {name} | {size} | {back_to_back_us(lambda: fn(x), a.calls):.1f} | {'yes' if ok else 'NO'} |", flush=True)
             del x
             torch.cuda.empty_cache()
+    if differ:
+        raise SystemExit(f"python_widths: {differ} case(s) differ from the CPU's")
 
 
 if __name__ == "__main__":
