@@ -340,14 +340,6 @@ __device__ __forceinline__ void store16B(void* p, uint4 v) {
 #endif
 }
 
-// 16 values at p (16-byte aligned) as 16-byte stores.
-__device__ __forceinline__ void store_words(out_t* __restrict__ p, const out_t (&v)[GROUP]) {
-#pragma unroll
-    for (int k = 0; k < GROUP * (int)sizeof(out_t) / 16; ++k)
-        store16B(reinterpret_cast<uint4*>(p) + k,
-                 make_uint4(packed_word(v, 4 * k), packed_word(v, 4 * k + 1), packed_word(v, 4 * k + 2), packed_word(v, 4 * k + 3)));
-}
-
 // How a group's 16 outputs of a row are stored: as 16-byte words (the row and the group 16-byte aligned), a value at
 // a time (all 16 inside the row, any alignment), or a value at a time where inside the row (a group at its end).
 #define STORE_WORDS 0
@@ -425,10 +417,19 @@ __device__ __forceinline__ void store_packed(void* dst, const unsigned (&w)[N]) 
     if (a & 1) p[4 * N - 1] = (u8)(w[N - 1] >> 24);
 }
 
-// A group's 16 values as words, for store_packed.
+// A group's 16 values as words, for store_group.
 __device__ __forceinline__ void pack_values(const out_t (&v)[GROUP], unsigned (&w)[GROUP * sizeof(out_t) / 4]) {
 #pragma unroll
     for (int k = 0; k < GROUP * (int)sizeof(out_t) / 4; ++k) w[k] = packed_word(v, k);
+}
+
+// A group's packed values at p: STORE_WORDS as 16-byte stores (p 16-byte aligned), STORE_VALUES anywhere (above).
+template <int STORE, int N>
+__device__ __forceinline__ void store_group(out_t* p, const unsigned (&w)[N]) {
+    if (STORE == STORE_WORDS)
+        store_words_from<N, 0>(reinterpret_cast<unsigned*>(p), w);
+    else
+        store_packed<sizeof(out_t)>(p, w);
 }
 
 // Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's).
@@ -444,10 +445,8 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
     for (int k = 0; k < GROUP / 4; ++k)
         packed[k] = __byte_perm(__byte_perm(v[4 * k], v[4 * k + 1], 0x0040), __byte_perm(v[4 * k + 2], v[4 * k + 3], 0x0040),
                                 0x5410);
-    if (STORE == STORE_WORDS) {
-        store16B(out_row + x0, make_uint4(packed[0], packed[1], packed[2], packed[3]));
-    } else if (STORE == STORE_VALUES && VALUE_WORDS) {
-        store_packed<1>(out_row + x0, packed);
+    if (STORE == STORE_WORDS || (STORE == STORE_VALUES && VALUE_WORDS)) {
+        store_group<STORE>(out_row + x0, packed);
     } else {
 #pragma unroll
         for (int i = 0; i < GROUP; ++i)
@@ -470,18 +469,13 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
         first[i] = direction4_of(x, y), second[i] = 0;
 #endif
     }
-    if (STORE == STORE_WORDS) {
-        store_words(out_row + x0, first);
-#if OUTPUT == OUTPUT_GRADIENTS
-        store_words(out_row + plane + x0, second);
-#endif
-    } else if (STORE == STORE_VALUES && VALUE_WORDS) {
+    if (STORE == STORE_WORDS || (STORE == STORE_VALUES && VALUE_WORDS)) {
         unsigned w[GROUP * sizeof(out_t) / 4];
         pack_values(first, w);
-        store_packed<sizeof(out_t)>(out_row + x0, w);
+        store_group<STORE>(out_row + x0, w);
 #if OUTPUT == OUTPUT_GRADIENTS
         pack_values(second, w);
-        store_packed<sizeof(out_t)>(out_row + plane + x0, w);
+        store_group<STORE>(out_row + plane + x0, w);
 #endif
     } else {
 #pragma unroll
