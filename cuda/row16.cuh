@@ -154,16 +154,6 @@ __device__ __forceinline__ Raw16 load_group(const u8* __restrict__ p, int width,
     return r;
 }
 
-// The group's bytes at p (from group_ptr); nullptr gives zero bytes, which convert to grey 0: no branch later.
-__device__ __forceinline__ Raw16 load_raw16_at(const u8* __restrict__ p, int width, int x0) {
-    return p ? load_group(p, width, x0) : Raw16{};
-}
-
-__device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int width, int height, int border, int y,
-                                            int x0) {
-    return load_raw16_at(group_ptr(rgb, width, height, border, y, x0), width, x0);
-}
-
 // A group anywhere else (a width that is not a multiple of 16, an array starting anywhere): its bytes and its
 // neighbours' words, GROUP_WORDS words from 4·SIDE_WORDS bytes before p, read as 16-byte loads from the aligned
 // address below and shifted into place (`load_shifted`, sobel.cuh) — where all of them lie inside the row
@@ -182,6 +172,23 @@ __device__ __forceinline__ Raw16 load_group_shifted(const u8* __restrict__ p) {
     unsigned w[GROUP_WORDS];
     load_shifted<16>(p - 4 * SIDE_WORDS, w);
     return raw16_of(w);
+}
+
+// The group's bytes in a row inside the image at p: aligned 16-byte loads, or SHIFTED ones.
+template <bool SHIFTED>
+__device__ __forceinline__ Raw16 load_at(const u8* __restrict__ p, int width, int x0) {
+    return SHIFTED ? load_group_shifted(p) : load_group(p, width, x0);
+}
+
+// The group's bytes at p (from group_ptr); nullptr gives zero bytes, which convert to grey 0: no branch later.
+template <bool SHIFTED = false>
+__device__ __forceinline__ Raw16 load_raw16_at(const u8* __restrict__ p, int width, int x0) {
+    return p ? load_at<SHIFTED>(p, width, x0) : Raw16{};
+}
+
+__device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int width, int height, int border, int y,
+                                            int x0) {
+    return load_raw16_at(group_ptr(rgb, width, height, border, y, x0), width, x0);
 }
 
 // The groups whose every byte load_group_shifted reads lies inside their row — from 15 bytes before a group's first
@@ -340,8 +347,8 @@ __device__ __forceinline__ void store16B(void* p, uint4 v) {
 #endif
 }
 
-// How a group's 16 outputs of a row are stored: as 16-byte words (the row and the group 16-byte aligned), a value at
-// a time (all 16 inside the row, any alignment), or a value at a time where inside the row (a group at its end).
+// How a group's 16 outputs of a row are stored: as 16-byte words (the row and the group 16-byte aligned), as words at
+// any alignment (all 16 inside the row; below), or a value at a time where inside the row (a group at its end).
 #define STORE_WORDS 0
 #define STORE_VALUES 1
 #define STORE_CLIPPED 2

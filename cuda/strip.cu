@@ -228,23 +228,12 @@ struct Ahead {
 #endif
 };
 
-// The group's bytes in a row inside the image, as the march reads them: aligned 16-byte loads, or SHIFTED ones
-// (row16.cuh); load_row also takes nullptr, a row the border rule makes 0 (zero bytes, grey 0: no branch later).
-template <bool SHIFTED>
-__device__ __forceinline__ Raw16 load_at(const u8* __restrict__ p, int width, int x0) {
-    return SHIFTED ? load_group_shifted(p) : load_group(p, width, x0);
-}
-template <bool SHIFTED>
-__device__ __forceinline__ Raw16 load_row(const u8* __restrict__ p, int width, int x0) {
-    return p ? load_at<SHIFTED>(p, width, x0) : Raw16{};
-}
-
 // One step of the march: output row k of n. Row k + RADIUS (its bytes already on their way) completes U's row
 // k + 1 into b, and output row k is written from a, m, b. Before converting, row k + STRIP_FETCH is asked for
 // (unless the band has no such row) and row k + STRIP_AHEAD into L2, so that their latency overlaps this and the
 // following steps' arithmetic: software pipelining. INTERIOR: the caller guarantees k + STRIP_AHEAD < n, so
 // every row is inside the band and no test is needed (measured: 12 % fewer instructions, 40.0 → 39.4 µs at
-// 7680×4320). SHIFTED: the rows are read shifted into place and the outputs stored a value at a time.
+// 7680×4320). SHIFTED: the rows are read shifted into place and the outputs stored as words at any alignment.
 template <bool INTERIOR, bool SHIFTED>
 __device__ __forceinline__ void strip_step(const March& s, int k, int border, Levels state, const acc_t a[CORE],
                                            const acc_t m[CORE], acc_t b[CORE], Ahead& ahead) {
@@ -266,7 +255,7 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
     ahead.slot = ring_next(ahead.slot);
 #else
     Raw16 cur = ahead.next;
-    if (live) ahead.next = INTERIOR ? load_at<SHIFTED>(fetch, s.width, s.x0) : load_row<SHIFTED>(fetch, s.width, s.x0);
+    if (live) ahead.next = INTERIOR ? load_at<SHIFTED>(fetch, s.width, s.x0) : load_raw16_at<SHIFTED>(fetch, s.width, s.x0);
 #endif
     feed(cur, s.width, border, s.x0, state, b);
     sobel_row16<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
@@ -337,8 +326,8 @@ __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* _
 #else
     Raw16 first[2 * RADIUS];
 #pragma unroll
-    for (int f = 0; f < 2 * RADIUS; ++f) first[f] = load_row<SHIFTED>(row_at(f - RADIUS), width, x0);
-    ahead.next = load_row<SHIFTED>(s.row(RADIUS), width, x0);
+    for (int f = 0; f < 2 * RADIUS; ++f) first[f] = load_raw16_at<SHIFTED>(row_at(f - RADIUS), width, x0);
+    ahead.next = load_raw16_at<SHIFTED>(s.row(RADIUS), width, x0);
     auto primed = [&](int f) { return first[f]; };
 #endif
 #pragma unroll
@@ -507,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
 }
 
 // Any width and alignment: the groups inside the row march as the aligned ones do, their rows read shifted into place
-// and their edge bytes stored as words (the 3×3 edges at 1366×768 / 3000×2000 / 7679×4320 on an H100: 18.5 / 44.9 /
+// and their outputs stored as words (the 3×3 edges at 1366×768 / 3000×2000 / 7679×4320 on an H100: 18.5 / 44.9 /
 // 186.0 → 13.3 / 18.9 / 82.0 µs, docs/performance.md v0.40); the groups at a row's ends take the column map.
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
