@@ -13,8 +13,10 @@
 //  - A gradient kernel's transpose is r ⊗ c: a second ring holds the rows' pass with c, and Gy = Σᵢ r[i]·(that ring).
 //  - Where every |G| ≤ 32 767 (scharr, sobel:3 and :5), two columns share a word of the rings (RING_PACKED below).
 //  - A box (CONV_FLAT: every tap 1) needs no ring: column sums down the band (plus the row entering, minus the row
-//    leaving, re-read from the caches), then a running sum along them (plus the column entering, minus the one
-//    leaving): a few adds a pixel at any diameter, 16 columns a thread (box_march below).
+//    leaving), then a running sum along them (plus the column entering, minus the one leaving): a few adds a pixel at
+//    any diameter, 16 columns a thread (box_march below). Where rows are aligned its warps share their halo: a lane
+//    reads only its own columns, keeps them in shared memory until they leave, and takes its halo's column sums
+//    from its neighbour lanes by warp shuffles (box_march_shared).
 //  - Rows are read as words in four forms (FORM_* below): aligned vector loads; the same shifted into place where a
 //    width is not a multiple of the load's size, marching down the band as the aligned form does, or through the
 //    border rule for the rows where the band's window passes the image's top or bottom; byte by byte, each column
@@ -137,11 +139,6 @@ __device__ __forceinline__ void window_of(const Words& r, int w[WIN]) {
     }
 }
 
-// Whether a thread's window, with a unit to spare, is inside the row (the shifted load may read that unit).
-__device__ __forceinline__ bool columns_inside(const Strip& s) {
-    return s.x0 >= RU && s.x0 + STRIP_G + RU + UNIT <= s.width;
-}
-
 // Row y's window bytes through the border rule (FORM_GATHER): the row the rule picks, then the WIN bytes the window
 // takes, each from the column its map says (`column_maps`), in their places of the words (the rest stay 0). Loaded
 // GATHER_BATCH at a time, a branch a batch (skipping a batch of the zero border's constants): without a branch between
@@ -202,25 +199,30 @@ __device__ __forceinline__ void row_pass(Tap tap, const int w[WIN], acc_t h[STRI
     }
 }
 
+// The STRIP_G bytes b at o as U-byte stores (o U-aligned; U 4, 8 or 16).
+template <int U>
+__device__ __forceinline__ void store_packed(u8* o, const u8 b[STRIP_G]) {
+    unsigned v[STRIP_G / 4];
+#pragma unroll
+    for (int q = 0; q < STRIP_G / 4; ++q)
+        v[q] = b[4 * q] | b[4 * q + 1] << 8 | b[4 * q + 2] << 16 | (unsigned)b[4 * q + 3] << 24;
+#pragma unroll
+    for (int q = 0; q < STRIP_G / U; ++q) {
+        if constexpr (U == 16)
+            ((uint4*)o)[q] = make_uint4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        else if constexpr (U == 8)
+            ((uint2*)o)[q] = make_uint2(v[2 * q], v[2 * q + 1]);
+        else
+            ((unsigned*)o)[q] = v[q];
+    }
+}
+
 // The STRIP_G output bytes at o (byte x0 of an output row): whole words where rows are aligned, else byte by byte
 // (those inside the row).
 template <int FORM>
 __device__ __forceinline__ void store_row(const Strip& s, u8* o, const u8 b[STRIP_G]) {
     if constexpr (FORM == FORM_ALIGNED) {
-        unsigned v[STRIP_G / 4];
-#pragma unroll
-        for (int q = 0; q < STRIP_G / 4; ++q)
-            v[q] = b[4 * q] | b[4 * q + 1] << 8 | b[4 * q + 2] << 16 | (unsigned)b[4 * q + 3] << 24;
-#if UNIT == 16
-#pragma unroll
-        for (int q = 0; q < STRIP_G / 16; ++q) ((uint4*)o)[q] = make_uint4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
-#elif UNIT == 8
-#pragma unroll
-        for (int q = 0; q < STRIP_G / 8; ++q) ((uint2*)o)[q] = make_uint2(v[2 * q], v[2 * q + 1]);
-#else
-#pragma unroll
-        for (int q = 0; q < STRIP_G / 4; ++q) ((unsigned*)o)[q] = v[q];
-#endif
+        store_packed<UNIT>(o, b);
     } else if constexpr (FORM != FORM_GATHER) {  // rows not aligned: byte by byte, all inside the row
 #pragma unroll
         for (int k = 0; k < STRIP_G; ++k) o[k] = b[k];
@@ -398,7 +400,8 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 
 // A box's march (CONV_FLAT): no ring and no row pass per row. The thread keeps its window's column sums, each over
 // the output row's 2R + 1 input rows; each step adds the row entering (y + R) and subtracts the row leaving
-// (y − R − 1), re-read from the caches (this thread read it 2R + 1 steps earlier) instead of kept. Then the output
+// (y − R − 1), re-read from the caches (this thread read it 2R + 1 steps earlier; box_march_shared keeps it in
+// shared memory instead). Then the output
 // row is a running sum along the columns: each output is the previous one plus the column entering, minus the column
 // leaving. So a pixel costs a few operations at any diameter, and a thread holds only its window's column sums:
 // 16 columns a thread, two 8-byte loads a row and the halo's.
@@ -494,6 +497,23 @@ __device__ __forceinline__ float first_window(const Columns& k, const float c[WI
     return n;
 }
 
+// The output row's bytes from the window's column sums: a running sum along them, each output the previous one plus
+// the column entering, minus the column leaving.
+__device__ __forceinline__ void box_bytes(const Columns& k, float inv, u8 b[STRIP_G]) {
+    float c[WIN];  // column x0 − R + j's sum, plus 2^23
+#pragma unroll
+    for (int j = 0; j < WIN; ++j) c[j] = column_plus_2_23(k, RU - CONV_R + j);
+    float n = first_window(k, c);
+    b[0] = box_byte(n, inv);
+#pragma unroll
+    for (int j = 1; j < STRIP_G; ++j) {
+        n += c[j + CONV_D - 1] - c[j - 1];
+        b[j] = box_byte(n, inv);
+    }
+}
+
+// The aligned march of a box shares the window's halo across the warp (`box_march_shared`, below); the others read
+// each thread's whole window, its halo included, entering and leaving.
 template <int FORM>
 __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int end) {
     const float inv = __frcp_ru((float)CONV_DIVISOR);
@@ -504,44 +524,118 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
     // Rows y0 − R … y0 + R − 1.
     UNROLL_BY(BOX_PRIME_UNROLL)
     for (int i = 0; i < 2 * CONV_R; ++i) update_columns(k, row_words<FORM>(s, y0 - CONV_R + i), none);
-    // The words of the rows entering and leaving, read a step ahead (none leaves at the first step). In the aligned
-    // form their addresses march down a row a step (a 64-bit add each) instead of being formed from the row numbers:
-    // the entering row's as the ring's (`At`), the leaving row's beside it.
+    // The words of the rows entering and leaving, read a step ahead (none leaves at the first step).
     Words nin = row_words<FORM>(s, y0 + CONV_R), nout = {};
-    At at = at_row(s, out, y0);
-    const u8* pout = words_of(s, y0 - CONV_R);
-    UNROLL_BY(BOX_UNROLL)
     for (int y = y0; y < end; ++y) {
         Words win = nin, wout = nout;
-        if constexpr (rows_inside_form(FORM)) {
-            // Unconditional loads (at the band's last step a row already read stands in for the one past its end:
-            // reading the row below, as the ring does, was no faster — box:15 at 16384² 0.265 ms against 0.263),
-            // so that unrolled by two the words need no copies between steps: a load that might not happen keeps
-            // the old words, and the compiler copied all 16 a step.
-            constexpr bool A = FORM == FORM_ALIGNED;
-            nout = load_words_at<A>(pout), nin = load_words_at<A>(y + 1 < end ? at.in : pout);
-        } else if (y + 1 < end) {
-            nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
-        }
-        if (FORM != FORM_GATHER && y + 1 + CONV_R + STRIP_PREFETCH < s.height) prefetch_l2(at.in + at.ahead);
-        at.in += s.width, pout += s.width;
+        if (y + 1 < end) nout = row_words<FORM>(s, y - CONV_R), nin = row_words<FORM>(s, y + 1 + CONV_R);
+        int ahead = y + 1 + CONV_R + STRIP_PREFETCH;
+        if (FORM != FORM_GATHER && ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
         update_columns(k, win, wout);
-        float c[WIN];  // column x0 − R + j's sum, plus 2^23
-#pragma unroll
-        for (int j = 0; j < WIN; ++j) c[j] = column_plus_2_23(k, RU - CONV_R + j);
-        float n = first_window(k, c);
         u8 b[STRIP_G];
-        b[0] = box_byte(n, inv);
-#pragma unroll
-        for (int j = 1; j < STRIP_G; ++j) {
-            n += c[j + CONV_D - 1] - c[j - 1];
-            b[j] = box_byte(n, inv);
-        }
+        box_bytes(k, inv, b);
         store_row<FORM>(s, out + (size_t)y * s.width + s.x0, b);
     }
 }
 
-// This build's march (a box's or the ring's) in form FORM.
+// A box's aligned march with the halo shared (v0.42). Each thread reads only its own STRIP_G columns of the row
+// entering (one coalesced load of a warp's 32 × STRIP_G bytes) and keeps them in shared memory until they leave the
+// window 2R + 1 steps later, so it updates only its own columns' sums; the sums of the halo's columns are its
+// neighbour lanes' own, taken by warp shuffles (`share_halo`). A warp marches 32 neighbouring strips of one band, and
+// its outer two lanes only supply halo (the kernel's numbering: 30 strips of output a warp). Before, each thread read
+// its 16 columns and 8 bytes of halo each side, twice a row (entering, and leaving from the caches): box:15 at 16384²
+// moved 3.6 bytes through L2 for every byte of the image, and L2 was the limit (82.7 % busy, v0.36).
+#if CONV_FLAT
+#define OWN (STRIP_G / 4)  // a thread's own words of a row
+#ifndef OWN_UNIT           // the widest load of them (16 where rows allow; CUDA_SOBEL_DEFINES=-DOWN_UNIT=8 measures 8)
+#define OWN_UNIT 16
+#endif
+#define HALO (RU / 4)      // the window's words each side of them (none for box:1)
+static_assert(HALO <= OWN, "a lane's halo lies within its neighbour's own columns");
+// Row y0 − R + q's own words (q ≥ 0) in slot q mod D of its thread: 30 KB a block for box:15 at 16 columns.
+struct Own {
+    unsigned v[OWN];
+};
+__shared__ Own leaving[CONV_D][STRIP_THREADS];
+
+// Whether word i of the window holds a column the output row reads (x0 − R … x0 + STRIP_G + R − 1): only those of the
+// halo are shared.
+__device__ __forceinline__ constexpr bool word_read(int i) { return 4 * i + 3 >= RU - CONV_R && 4 * i < RU + STRIP_G + CONV_R; }
+
+// The halo's column sums from the neighbour lanes: the left halo is the last HALO words of the lane to the left, the
+// right halo the first HALO words of the lane to the right (the outer lanes' halo is left wrong: they write nothing).
+__device__ __forceinline__ void share_halo(Columns& k) {
+#pragma unroll
+    for (int i = 0; i < HALO; ++i) {
+        if (word_read(i)) {
+            k.even[i] = __shfl_up_sync(0xFFFFFFFFu, k.even[OWN + i], 1);
+            k.odd[i] = __shfl_up_sync(0xFFFFFFFFu, k.odd[OWN + i], 1);
+        }
+        if (word_read(HALO + OWN + i)) {
+            k.even[HALO + OWN + i] = __shfl_down_sync(0xFFFFFFFFu, k.even[HALO + i], 1);
+            k.odd[HALO + OWN + i] = __shfl_down_sync(0xFFFFFFFFu, k.odd[HALO + i], 1);
+        }
+    }
+}
+
+// Adds the own words `in` to the own columns' sums and subtracts `out`.
+__device__ __forceinline__ void update_own(Columns& k, const Own& in, const Own& out) {
+#pragma unroll
+    for (int i = 0; i < OWN; ++i) {
+        k.even[HALO + i] += __byte_perm(in.v[i], 0, 0x4240) - __byte_perm(out.v[i], 0, 0x4240);
+        k.odd[HALO + i] += __byte_perm(in.v[i], 0, 0x4341) - __byte_perm(out.v[i], 0, 0x4341);
+    }
+}
+
+template <int OU>
+__device__ __forceinline__ Own load_own(const u8* p) {
+    Own r;
+    load_units<OU, STRIP_G / OU>(p, r.v);
+    return r;
+}
+
+// Every lane of the warp runs it (the shuffles need all 32), `writes` false for the outer two. Rows are read and
+// written OU bytes at a time: 16 where the rows are 16-byte aligned, else 8 (UNIT). With 8-byte loads and stores
+// of 16 columns a thread a warp's two instructions each touched every 32-byte sector of its 512 bytes.
+template <int OU>
+__device__ __forceinline__ void box_march_shared(const Strip& s, u8* out, int y0, int end, bool writes) {
+    const float inv = __frcp_ru((float)CONV_DIVISOR);
+    Columns k;
+#pragma unroll
+    for (int i = 0; i < WORDS; ++i) k.even[i] = k.odd[i] = 0;
+    const Own none = {};
+    const u8* p = s.plane + (size_t)(y0 - CONV_R) * s.width + s.x0;  // row y0 − R, byte x0
+    // Rows y0 − R … y0 + R − 1 into slots 0 … 2R − 1; slot 2R, whose row leaves at the first step, is zero.
+    UNROLL_BY(BOX_PRIME_UNROLL)
+    for (int i = 0; i < 2 * CONV_R; ++i, p += s.width) {
+        Own r = load_own<OU>(p);
+        update_own(k, r, none);
+        leaving[i][threadIdx.x] = r;
+    }
+    leaving[2 * CONV_R][threadIdx.x] = none;
+    // The entering row read a step ahead; at the band's last step the row below its window (inside the image: the
+    // kernel takes this form only then), unused. Two steps ahead measured the same (box:15 at 16384², H100: 0.2369
+    // against 0.2354 ms), and asking rows into L2 ahead as the other marches do (`prefetch_l2`) slower (0.2416 against
+    // 0.2369, both two steps ahead; docs/performance.md v0.42).
+    Own nin = load_own<OU>(p);
+    p += s.width;
+    u8* o = out + (size_t)y0 * s.width + s.x0;
+    int slot = 2 * CONV_R;
+    for (int y = y0; y < end; ++y, p += s.width, o += s.width) {
+        Own win = nin, wout = leaving[slot][threadIdx.x];
+        nin = load_own<OU>(p);
+        leaving[slot][threadIdx.x] = win;
+        slot = slot == 2 * CONV_R ? 0 : slot + 1;
+        update_own(k, win, wout);
+        share_halo(k);
+        u8 b[STRIP_G];
+        box_bytes(k, inv, b);
+        if (writes) store_packed<OU>(o, b);
+    }
+}
+#endif
+
+// This build's march (a box's or the ring's) in form FORM, for a thread that writes its strip.
 template <int FORM>
 __device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int end) {
 #if CONV_FLAT
@@ -556,12 +650,46 @@ __device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int en
 // border rule among interior strips would hold the whole warp at every row (with 16 columns a thread, a 1920-pixel
 // row has 120 strips: half the warps would hold one) — and so that the slower edge strips start in the first wave
 // and finish under the interior's, not after it (numbered last, they were the kernel's tail at 16384²).
+// A box's warps share their halo (`box_march_shared`): their interior strips come SPAN = 30 a warp, one band's, in
+// lanes 1 … 30, lanes 0 and 31 marching the strips either side of them (for their column sums only), and the edge
+// strips end on a whole warp. The ring's warps take 32 strips in a row, whatever their bands.
+#if CONV_FLAT && CONV_R > 0  // (box:1 has no halo: its warps need no neighbours)
+#define PROVIDERS 1
+#else
+#define PROVIDERS 0
+#endif
+#define SPAN (32 - 2 * PROVIDERS)
+#if PROVIDERS
+static_assert(RU + UNIT >= STRIP_G, "the strip right of a band's last interior strip lies inside the row");
+#endif
+
+// That numbering's counts for `width` × `height` in bands of `rows`: the kernel launches `threads()` a plane (the
+// emulation's driver calls this; the host's twin is src/gpu/patterns/conv_strip.rs's `threads`).
+struct Layout {
+    unsigned groups, bands, left, inner, edges;
+    unsigned before, slots;  // threads before the interior strips' (whole warps where warps share halos); a band's
+    __host__ __device__ unsigned threads() const { return before + bands * slots; }
+};
+__host__ __device__ inline Layout layout_of(int width, int height, int rows) {
+    Layout l;
+    l.groups = (width + STRIP_G - 1) / STRIP_G, l.bands = (height + rows - 1) / rows;
+    // The last interior strip starts at most here: its window and a unit more (the shifted load may read it) inside.
+    int room = width - STRIP_G - RU - UNIT;
+    l.left = min((unsigned)(RU + STRIP_G - 1) / STRIP_G, l.groups);  // strips starting before column RU
+    l.inner = room < 0 || (unsigned)room / STRIP_G < l.left ? 0 : (unsigned)room / STRIP_G - l.left + 1;
+    l.edges = l.groups - l.inner;
+    l.before = PROVIDERS ? (l.bands * l.edges + 31) / 32 * 32 : l.bands * l.edges;
+    l.slots = PROVIDERS ? (l.inner + SPAN - 1) / SPAN * 32 : l.inner;
+    return l;
+}
 // The kernel's launch bounds. A box's march re-reads the row leaving its window from the caches 2R + 1 steps after
 // reading it, so the fewer threads the GPU holds, the fewer rows are in flight between a read and its re-read and the
 // more of them L2 still has: stating "at least one block an SM" lets ptxas give box:15 92 registers instead of 80,
 // five blocks an SM instead of six, and box:15 at 16384² took 0.275 ms against 0.296 (H100, docs/performance.md
 // v0.37: DRAM traffic 674 → 578 MB, L2 hits 60 → 67 %, L1 hits unchanged; fewer blocks forced by shared memory were
-// slower). The ring keeps the bare bound: stated for it, scharr:3–7 on the filter study's pyramid were 7–11 % slower.
+// slower). The shared march (v0.42), which re-reads nothing, measured the same way round: six blocks an SM (a build
+// of that march alone, 79 registers) took box:15 at 16384² 0.266 ms against 0.251 with five. The ring keeps the bare
+// bound: stated for it, scharr:3–7 on the filter study's pyramid were 7–11 % slower.
 // STRIP_MIN_BLOCKS (CUDA_SOBEL_DEFINES) tries others.
 #if defined(STRIP_MIN_BLOCKS)
 #define STRIP_BOUNDS __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
@@ -573,34 +701,45 @@ __device__ __forceinline__ void march_of(const Strip& s, u8* out, int y0, int en
 extern "C" __global__ void STRIP_BOUNDS
     conv_strip(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border, int rows) {
     next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
-    unsigned groups = (width + STRIP_G - 1) / STRIP_G, bands = (height + rows - 1) / rows;
-    unsigned t = blockIdx.x * STRIP_THREADS + threadIdx.x;
-    if (t >= bands * groups) return;
-    int room = width - STRIP_G - RU - UNIT;  // the last interior strip starts at most here
-    unsigned left = min((unsigned)(RU + STRIP_G - 1) / STRIP_G, groups);  // strips starting before column RU
-    unsigned inner = room < 0 || (unsigned)room / STRIP_G < left ? 0 : (unsigned)room / STRIP_G - left + 1;
-    unsigned band, g, edges = groups - inner;
-    if (t < bands * edges) {
-        unsigned k = t % edges;
-        band = t / edges, g = k < left ? k : inner + k;
+    const Layout l = layout_of(width, height, rows);
+    unsigned t = blockIdx.x * STRIP_THREADS + threadIdx.x, band, g;
+    bool edge = t < l.bands * l.edges, writes = true;
+    if (edge) {
+        unsigned k = t % l.edges;
+        band = t / l.edges, g = k < l.left ? k : l.inner + k;
     } else {
-        unsigned i = t - bands * edges;
-        band = i / inner, g = left + i % inner;
+        if (t < l.before || t >= l.threads()) return;
+        unsigned i = t - l.before, k = i % l.slots;
+        band = i / l.slots, g = l.left + k / 32 * SPAN + k % 32 - PROVIDERS;
+        writes = k % 32 >= PROVIDERS && k % 32 < 32 - PROVIDERS && g < l.left + l.inner;
+        g = min(g, l.left + l.inner);  // past the band's last strip: its right neighbour, for a lane writing nothing
     }
     int y0 = (int)band * rows;
     size_t plane = (size_t)width * height * blockIdx.z;
     int x0 = (int)g * STRIP_G;
     int end = min(y0 + rows, height);
     Strip s = {in + plane, width, height, border, x0};
-    // The marching forms' rows: the ring's last step also reads the row below the band's window (`advance`).
+    // The marching forms' rows: their last step also reads the row below the band's window (`advance`).
     bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
     bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
-    if (!columns_inside(s)) {
+    if (edge) {
         map_columns<CONV_R, WIN>(column_maps, s.x0, s.width, s.border);
         march_of<FORM_GATHER>(s, out + plane, y0, end);
     }
-    else if (rows_inside && aligned)
-        march_of<FORM_ALIGNED>(s, out + plane, y0, end);
+    else if (rows_inside && aligned) {
+#if CONV_FLAT
+        // every lane of the warp, writing or not
+        bool by16 = STRIP_G % 16 == 0 && ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % 16 == 0;
+        if (OWN_UNIT == 16 && by16)
+            box_march_shared<16>(s, out + plane, y0, end, writes);
+        else
+            box_march_shared<UNIT>(s, out + plane, y0, end, writes);
+#else
+        march<FORM_ALIGNED>(s, out + plane, y0, end);
+#endif
+    }
+    else if (!writes)
+        return;
     // Rows inside the image, not aligned (a width that is not a multiple of UNIT): the ring marches as the aligned form
     // does, its loads shifted into place (H100, the filter study's pyramid, a launch an image, scharr:3 / 5 / 7 / 9:
     // 0.237 / 0.277 / 0.316 / 0.355 → 0.200 / 0.236 / 0.264 / 0.284 ms; docs/performance.md v0.39). Not the box: its

@@ -191,9 +191,10 @@ fn the_studies_tunings_compute_the_same_bytes() {
         (Strategy::GpuStrip, Tuning { strip_rows: Some(2), ..Tuning::default() }),
         (Strategy::GpuStrip, Tuning { strip_rows: Some(17), ..Tuning::default() }),
     ];
+    // 1104 wide: a box's bands of several warps of strips, which share their halo (conv_strip.cu, 30 strips a warp).
     for k in ["gaussian:3", "scharr:7", "box:9"].map(|s| ConvKernel::parse(s).unwrap()) {
         for (s, t) in tunings {
-            for (w, h) in [(1, 1), (9, 5), (131, 67), (264, 40)] {
+            for (w, h) in [(1, 1), (9, 5), (131, 67), (264, 40), (1104, 40)] {
                 for border in Border::ALL {
                     let img = random(w, h, 1, 7);
                     let p = conv.prepare(&k, s, t).unwrap();

@@ -42,5 +42,5 @@ def expand(path, seen):
 print('#include "shim.h"')
 print(expand(sys.argv[1], set()))
 PY
-g++ -O1 -std=c++17 -w -I"$here" "$@" -include "$work/kernel.cpp" "$here/${DRIVER:-main.cpp}" -o "$out"
+g++ -O1 -std=c++20 -pthread -w -I"$here" "$@" -include "$work/kernel.cpp" "$here/${DRIVER:-main.cpp}" -o "$out"
 rm -rf "$work"

@@ -21,7 +21,8 @@ import numpy as np
 from PIL import Image
 
 from emulate import BIN, BORDERS, build, mismatch, verdict
-SIZES = [(1, 1), (2, 9), (9, 2), (7, 3), (48, 5), (17, 33), (64, 40), (256, 70), (257, 70), (483, 54), (1933, 61)]
+SIZES = [(1, 1), (2, 9), (9, 2), (7, 3), (48, 5), (17, 33), (64, 40), (72, 40), (256, 70), (257, 70), (483, 54), (1024, 40),
+         (1933, 61)]
 
 
 def defines(kernel):
@@ -56,7 +57,7 @@ def defines(kernel):
 
 
 def rows_for(w, h, planes, columns, r):
-    """src/gpu/patterns/conv_strip.rs's rows_for."""
+    """src/gpu/patterns/conv_strip.rs's rows_for, for images below its WIDE_PIXELS (all this check makes)."""
     strips = -(-w // columns) * h * planes
     rows = max(-(-strips // (1 << 20)), 2 * r + 1, 8) if strips >= 1 << 21 else max(strips >> 18, 1)
     return min(rows, max(h, 1))

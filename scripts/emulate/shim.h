@@ -1,15 +1,20 @@
 // What a kernel file needs to compile as ordinary C++ for the CPU (scripts/emulate/*_check.py): the CUDA
-// qualifiers as nothing, the built-in indices as globals the driver sets, and the intrinsics the kernel files use,
-// each as its documented arithmetic. Only for kernels whose threads do not talk to each other (no barrier, no warp
-// shuffles, and shared memory only in slots a thread alone reads and writes, like strip.cu's ring): the driver runs
-// each thread to completion in turn. It checks a kernel's indexing and
-// arithmetic without a GPU; it says nothing about speed, and nothing about what only hardware does (memcheck does).
+// qualifiers as nothing, the built-in indices as per-thread globals the driver sets, and the intrinsics the kernel
+// files use, each as its documented arithmetic. Threads may talk only through warp shuffles (no barrier, and shared
+// memory only in slots a thread alone reads and writes, like strip.cu's ring): conv_strip.cu's driver runs a warp's
+// 32 lanes as 32 CPU threads that meet at each shuffle (`emu_run_warp`); strip.cu's runs each thread to completion in
+// turn. It checks a kernel's indexing and arithmetic without a GPU; it says nothing about speed, and nothing about
+// what only hardware does (memcheck does).
 #include <cstddef>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <barrier>
+#include <functional>
+#include <thread>
+#include <vector>
 #define __global__
 #define __device__
 #define __host__
@@ -20,7 +25,8 @@
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
 struct dim3 { unsigned x, y, z; };
-static dim3 blockIdx, threadIdx, blockDim, gridDim;
+static thread_local dim3 blockIdx, threadIdx;
+static dim3 blockDim, gridDim;
 struct alignas(8) uint2 { unsigned x, y; };  // aligned as CUDA's
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
@@ -82,3 +88,54 @@ inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 inline long long max(long long a, long long b) { return a > b ? a : b; }
+// Warp shuffles. `emu_run_warp` runs lanes 0 … 31 of a warp as threads; at a shuffle each lane posts its value and
+// waits for the others (a lane that has returned leaves the barrier), then takes its source lane's. Reading a lane that
+// has returned (undefined on the GPU: the kernel must keep whole warps in step through its shuffles) ends the run.
+struct EmuWarp {
+    std::barrier<>* meet;  // a warp's lanes at a shuffle (new for each warp: a returning lane drops out of it)
+    unsigned value[32];
+    bool returned[32];
+};
+static EmuWarp emu_warp;
+// 32 lane threads, started once (a thread a lane a warp cost more than the kernels), each running the driver's warp
+// body between two meetings with it.
+template <class F> void emu_run_warp(F lane_body) {
+    static std::barrier<> go(33), finished(33);
+    static std::function<void(unsigned)> body;
+    static std::vector<std::thread>* pool = nullptr;
+    if (!pool) {
+        pool = new std::vector<std::thread>;
+        for (unsigned l = 0; l < 32; ++l)
+            pool->emplace_back([l] {
+                for (;;) {
+                    go.arrive_and_wait();
+                    body(l);
+                    emu_warp.returned[l] = true;
+                    emu_warp.meet->arrive_and_drop();
+                    finished.arrive_and_wait();
+                }
+            })
+                .detach();
+    }
+    std::barrier<> meet(32);
+    emu_warp.meet = &meet;
+    for (bool& r : emu_warp.returned) r = false;
+    body = lane_body;
+    go.arrive_and_wait();
+    finished.arrive_and_wait();
+}
+inline unsigned emu_shuffle(unsigned v, int from) {
+    int lane = threadIdx.x % 32;
+    emu_warp.value[lane] = v;
+    emu_warp.meet->arrive_and_wait();
+    if (from < 0 || from > 31) from = lane;  // outside the warp: the lane's own value, as __shfl_up/down_sync
+    if (emu_warp.returned[from]) {
+        fprintf(stderr, "lane %d shuffled from lane %d, which had returned\n", lane, from);
+        exit(6);
+    }
+    unsigned r = emu_warp.value[from];
+    emu_warp.meet->arrive_and_wait();
+    return r;
+}
+inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32) - (int)d); }
+inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32 + d)); }

@@ -210,6 +210,8 @@ pub struct Prepared {
     strip_columns: Vec<u32>,
     /// gpu-strip's rows a band, where the tuning sets them.
     strip_rows: Option<u32>,
+    /// gpu-strip marches a box (its warps share their halo: `conv_strip::threads`).
+    strip_box: bool,
     side: usize,
     sums: usize,
     acc_bytes: usize,
@@ -264,7 +266,8 @@ impl Prepared {
                 Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
                 Strategy::GpuStrip => {
                     let i = conv_strip::build_for(&self.strip_columns, job.pixels() as u64);
-                    conv_strip::launch(&job, &f[i], input, out, (self.strip_columns[i], self.strip_rows))?
+                    let shape = (self.strip_columns[i], self.strip_rows, self.strip_box);
+                    conv_strip::launch(&job, &f[i], input, out, shape)?
                 }
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
                 Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
@@ -417,6 +420,7 @@ impl ConvGpu {
             two_pass,
             strip_columns,
             strip_rows: t.strip_rows,
+            strip_box: is_box(kernel),
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },

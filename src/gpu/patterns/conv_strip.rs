@@ -4,7 +4,7 @@
 //! `conv_strip(const u8* in, u8* out, int width, int height, int border, int rows)` reads `planes·w·h` bytes and
 //! writes `planes·w·h` bytes; each thread of plane z owns `columns` columns (a strip) of `rows` rows (a band), the
 //! bands' strips at a row's ends numbered first and their interior strips after them (so that a warp runs one form);
-//! ⌈w / columns⌉ · ⌈h / rows⌉ threads a plane.
+//! [`threads`] a plane: one a strip, and for a box two more a warp of interior strips, which share their halo.
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DriverError, LaunchConfig};
 
@@ -65,6 +65,15 @@ pub fn build_for(builds: &[u32], pixels: u64) -> usize {
 /// kernel is latency-bound, so more strips in flight beat fewer priming rows.
 const STRIPS: u64 = 1 << 20;
 
+/// Strips a box's launch aims for on images of [`WIDE_PIXELS`] or more: 12 rows a band at 16384², shorter than its
+/// window (15 rows for box:15), though each band then reads 14 rows before its first output. Measured on the H100
+/// (docs/performance.md v0.42, box:15, the march that shares its halo): 0.2514 ms at 16 rows (the rule above),
+/// 0.2399 at 14, 0.2369 at 12, 0.2365 at 11, 0.2355 at 10, 0.2489 at 8; at 24 and 32 rows 0.348 and 0.371. An image
+/// this large is much larger than L2, and the rows a band reads before its first output are the rows the band above
+/// reads last: with shorter bands they are read closer together in time. Not used below [`WIDE_PIXELS`]: 4256×2832
+/// RGB (8 columns, 15 rows by the rule above) took 0.0795 ms at 8 rows against 0.0754.
+const BOX_STRIPS: u64 = 1_400_000;
+
 /// Strip-rows (strips × rows, all planes) from which a launch of 8-row bands makes about two waves of threads on
 /// an H100 or H200 (132 SMs × 1024 threads at 64 registers).
 const FILL: u64 = 1 << 21;
@@ -78,7 +87,8 @@ const TWO_WAVES: u64 = 1 << 18;
 /// 2^16, 0.228 / 0.332 / 0.366 at 2^15, and 0.191 / 0.340 / 0.435 with the rule of launches that do not overlap.
 const ONE_WAVE: u64 = 1 << 17;
 
-/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r` (at most the image).
+/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r`, a box (`flat`) or
+/// not (at most the image).
 /// An image of [`FILL`] strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
 /// band's 2r priming rows are fewer than its output rows, and at least 8. Measured for a box of 16 columns at 16384²
 /// (docs/performance.md v0.33): box:3 0.315 ms at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16,
@@ -87,11 +97,15 @@ const ONE_WAVE: u64 = 1 << 17;
 /// window of rows: the filter study's 483×540 took 17 µs for scharr:3 with 8 rows, 65 blocks on 132 SMs
 /// (docs/performance.md v0.34). A launch that `overlap`s the next need not fill the GPU by itself (the next image's
 /// blocks fill its tail), so its bands are as tall as still give about one wave of threads ([`ONE_WAVE`]): fewer
-/// priming rows, and no launch shorter than one thread's march of them.
-pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool) -> u32 {
+/// priming rows, and no launch shorter than one thread's march of them. A box on an image of [`WIDE_PIXELS`] or more
+/// aims at [`BOX_STRIPS`] strips instead.
+pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool, flat: bool) -> u32 {
     let strip_rows = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
+    let pixels = u64::from(w) * u64::from(h) * u64::from(planes);
     let rows = if overlap {
         strip_rows.div_ceil(ONE_WAVE).max(1) as u32
+    } else if flat && pixels >= WIDE_PIXELS {
+        (strip_rows.div_ceil(BOX_STRIPS) as u32).max(8)
     } else if strip_rows >= FILL {
         (strip_rows.div_ceil(STRIPS) as u32).max(2 * r + 1).max(8)
     } else {
@@ -100,19 +114,49 @@ pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool
     rows.min(h.max(1))
 }
 
+/// Interior strips a warp of a box writes: lanes 1 … 30, lanes 0 and 31 marching the strips either side of them for
+/// their column sums only (the `.cu` file's SPAN; its `box_march_shared`).
+pub const BOX_SPAN: u64 = 30;
+
+/// Threads a plane for `w × h` in bands of `rows`, `columns` columns a thread, radius `r`: the `.cu` file's
+/// `layout_of(…).threads()`, its twin (the CPU emulation's driver launches that one; tests/filter.rs on the GPU
+/// checks that every output byte is written). One a strip, the strips at a row's ends first; a box ([`is_box`](
+/// crate::gpu::conv::is_box), `flat`, of radius 1 or more) then starts its interior strips on a whole warp and gives
+/// each band's interior strips whole warps of [`BOX_SPAN`].
+pub fn threads(w: u32, h: u32, rows: u32, columns: u32, r: u32, flat: bool) -> u64 {
+    let (groups, bands) = (u64::from(w.div_ceil(columns)), u64::from(h.div_ceil(rows.max(1))));
+    if !flat || r == 0 {
+        return groups * bands; // (box:1 has no halo to share)
+    }
+    let (columns, unit) = (u64::from(columns), 8); // a box's load unit (UNIT)
+    let ru = u64::from(r).div_ceil(unit) * unit; // the radius rounded up to units (RU)
+    let left = ru.div_ceil(columns).min(groups); // strips starting before column RU
+    let last = u64::from(w).checked_sub(columns + ru + unit).map(|room| room / columns); // the last interior strip
+    let inner = last.filter(|&l| l >= left).map_or(0, |l| l - left + 1);
+    (bands * (groups - inner)).next_multiple_of(32) + bands * inner.div_ceil(BOX_SPAN) * 32
+}
+
+/// `CUDA_SOBEL_STRIP_ROWS`, a measuring knob (docs/gpu.md): every launch's rows a band instead of [`rows_for`]'s.
+fn rows_asked() -> Option<u32> {
+    std::env::var("CUDA_SOBEL_STRIP_ROWS").ok()?.parse().ok()
+}
+
 /// Launches the kernel, built with `columns` columns a thread ([`build_for`]), with `rows` rows a band (`None`:
-/// [`rows_for`]; the tests set it, so that small images march bands of several rows too).
+/// [`rows_for`]; the tests set it, so that small images march bands of several rows too), for a box or not.
 pub fn launch(
     job: &ConvJob,
     f: &CudaFunction,
     input: &CudaSlice<u8>,
     out: &mut CudaSlice<u8>,
-    (columns, rows): (u32, Option<u32>),
+    (columns, rows, flat): (u32, Option<u32>, bool),
 ) -> Result<(), DriverError> {
     job.check_io(input, out, &mut None);
     let (w, h) = (job.d.width as u32, job.d.height as u32);
-    let rows = rows.unwrap_or_else(|| rows_for(w, h, job.planes, columns, (job.side as u32) / 2, job.overlap)).max(1);
-    let threads = u64::from(w.div_ceil(columns)) * u64::from(h.div_ceil(rows));
+    let rows = rows
+        .or_else(rows_asked)
+        .unwrap_or_else(|| rows_for(w, h, job.planes, columns, (job.side as u32) / 2, job.overlap, flat))
+        .max(1);
+    let threads = threads(w, h, rows, columns, (job.side as u32) / 2, flat);
     let cfg = LaunchConfig {
         grid_dim: (threads.div_ceil(u64::from(BLOCK.0)) as u32, 1, job.planes),
         block_dim: (BLOCK.0, 1, 1),
@@ -122,8 +166,8 @@ pub fn launch(
     let (d, border) = (job.d, job.border);
     let mut args = [Arg::Ptr(i), Arg::Ptr(o), Arg::Int(d.width), Arg::Int(d.height), Arg::Int(border), Arg::Int(rows as i32)];
     // SAFETY: see the module contract; `ConvJob::check_io` checked both buffers against the planes the kernel reads
-    // and writes, the arguments follow its C signature, and the grid covers ⌈w / columns⌉ · ⌈h / rows⌉ strips a plane
-    // in 128-thread blocks, as the kernel's indexing assumes (threads past the last strip return).
+    // and writes, the arguments follow its C signature, and the grid covers `threads` a plane (the kernel's own count
+    // for this build) in 128-thread blocks, as the kernel's indexing assumes (threads past the last strip return).
     unsafe { super::launch_conv(job, f, cfg, &mut args, job.overlap) }
 }
 
@@ -143,24 +187,43 @@ mod tests {
 
     #[test]
     fn rows_fill_the_gpu_and_stay_within_the_image() {
-        assert_eq!(super::rows_for(16384, 16384, 1, 4, 4, false), 64);
-        assert_eq!(super::rows_for(16384, 16384, 1, 16, 7, false), 16);
-        assert_eq!(super::rows_for(16384, 16384, 1, 16, 1, false), 16);
-        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7, false), 1, "0.4 M strip-rows: short of two waves of 8-row bands");
-        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7, false), 2);
-        assert_eq!(super::rows_for(4256, 2832, 3, 8, 7, false), 15);
-        assert_eq!(super::rows_for(3866, 4320, 1, 4, 1, false), 8);
-        assert_eq!(super::rows_for(1933, 2160, 1, 4, 2, false), 3);
-        assert_eq!(super::rows_for(483, 540, 1, 4, 1, false), 1);
-        assert_eq!(super::rows_for(1, 1, 1, 4, 7, false), 1);
-        assert_eq!(super::rows_for(40, 5, 1, 4, 7, false), 1);
-        assert_eq!(super::rows_for(1_000_000, 10, 1, 4, 7, false), 10, "at most the image");
+        assert_eq!(super::rows_for(16384, 16384, 1, 4, 4, false, false), 64);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 7, false, false), 16);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 1, false, false), 16);
+        assert_eq!(super::rows_for(16384, 16384, 1, 16, 7, false, true), 12, "a box on an image much larger than L2");
+        assert_eq!(super::rows_for(4256, 2832, 3, 8, 7, false, true), 15, "a box below WIDE_PIXELS: the rule");
+        assert_eq!(super::rows_for(1920, 1080, 3, 16, 7, false, false), 1, "0.4 M strip-rows: short of two waves of 8-row bands");
+        assert_eq!(super::rows_for(1920, 1080, 3, 8, 7, false, false), 2);
+        assert_eq!(super::rows_for(4256, 2832, 3, 8, 7, false, false), 15);
+        assert_eq!(super::rows_for(3866, 4320, 1, 4, 1, false, false), 8);
+        assert_eq!(super::rows_for(1933, 2160, 1, 4, 2, false, false), 3);
+        assert_eq!(super::rows_for(483, 540, 1, 4, 1, false, false), 1);
+        assert_eq!(super::rows_for(1, 1, 1, 4, 7, false, false), 1);
+        assert_eq!(super::rows_for(40, 5, 1, 4, 7, false, false), 1);
+        assert_eq!(super::rows_for(1_000_000, 10, 1, 4, 7, false, false), 10, "at most the image");
         // Launches that overlap: about one wave of threads, whatever the image (the pyramid's four octaves at 7×7).
-        assert_eq!(super::rows_for(3866, 4320, 1, 4, 3, true), 32);
-        assert_eq!(super::rows_for(1933, 2160, 1, 4, 3, true), 8);
-        assert_eq!(super::rows_for(966, 1080, 1, 4, 3, true), 2);
-        assert_eq!(super::rows_for(483, 540, 1, 4, 3, true), 1);
-        assert_eq!(super::rows_for(1, 1, 1, 4, 7, true), 1);
+        assert_eq!(super::rows_for(3866, 4320, 1, 4, 3, true, false), 32);
+        assert_eq!(super::rows_for(1933, 2160, 1, 4, 3, true, false), 8);
+        assert_eq!(super::rows_for(966, 1080, 1, 4, 3, true, false), 2);
+        assert_eq!(super::rows_for(483, 540, 1, 4, 3, true, false), 1);
+        assert_eq!(super::rows_for(1, 1, 1, 4, 7, true, false), 1);
+    }
+
+    #[test]
+    fn a_box_gives_its_warps_of_interior_strips_two_lanes_of_halo() {
+        use super::threads;
+        // 16384² in bands of 16 rows, 16 columns: 1024 strips a row, of which 1 at the left and 1022 interior (the
+        // last starts at 16352 = 16384 − 16 − 8 − 8); 2 edge strips × 1024 bands = 2048 threads, then 35 warps a band.
+        assert_eq!(threads(16384, 16384, 16, 16, 7, true), 2048 + 1024 * 35 * 32);
+        assert_eq!(threads(16384, 16384, 16, 16, 7, false), 1024 * 1024, "the ring: one a strip");
+        assert_eq!(threads(16384, 16384, 16, 16, 0, true), 1024 * 1024, "box:1: no halo");
+        // 1920 wide, 8 columns: 240 strips, 1 at the left, the last interior at (1920 − 24) / 8 = 237: 237 interior
+        // (8 warps of 30), 3 edge strips a band; 3 bands: 9 → 32, then 3 × 8 × 32.
+        assert_eq!(threads(1920, 3, 1, 8, 1, true), 32 + 3 * 8 * 32);
+        // Narrower than a strip and its window: every strip an edge strip, a thread each, on a whole warp.
+        assert_eq!(threads(20, 7, 1, 16, 7, true), 32);
+        assert_eq!(threads(1, 1, 1, 16, 7, true), 32);
+        assert_eq!(threads(20, 70, 1, 16, 7, true), 2 * 70 + 20);
     }
 
     #[test]
