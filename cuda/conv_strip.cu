@@ -448,13 +448,19 @@ struct Columns {
     unsigned even[WORDS], odd[WORDS];
 };
 
+// Adds the N words `in` to the column sums of words `even` and `odd` (see Columns) and subtracts the words `out`.
+template <int N>
+__device__ __forceinline__ void add_rows(unsigned* even, unsigned* odd, const unsigned* in, const unsigned* out) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        even[i] += __byte_perm(in[i], 0, 0x4240) - __byte_perm(out[i], 0, 0x4240);
+        odd[i] += __byte_perm(in[i], 0, 0x4341) - __byte_perm(out[i], 0, 0x4341);
+    }
+}
+
 // Adds row `in`'s bytes to the column sums and subtracts row `out`'s.
 __device__ __forceinline__ void update_columns(Columns& k, const Words& in, const Words& out) {
-#pragma unroll
-    for (int i = 0; i < WORDS; ++i) {
-        k.even[i] += __byte_perm(in.v[i], 0, 0x4240) - __byte_perm(out.v[i], 0, 0x4240);
-        k.odd[i] += __byte_perm(in.v[i], 0, 0x4341) - __byte_perm(out.v[i], 0, 0x4341);
-    }
+    add_rows<WORDS>(k.even, k.odd, in.v, out.v);
 }
 
 // The sum of the column at byte b of the words, plus 2^23, as a float (see above).
@@ -580,11 +586,7 @@ __device__ __forceinline__ void share_halo(Columns& k) {
 
 // Adds the own words `in` to the own columns' sums and subtracts `out`.
 __device__ __forceinline__ void update_own(Columns& k, const Own& in, const Own& out) {
-#pragma unroll
-    for (int i = 0; i < OWN; ++i) {
-        k.even[HALO + i] += __byte_perm(in.v[i], 0, 0x4240) - __byte_perm(out.v[i], 0, 0x4240);
-        k.odd[HALO + i] += __byte_perm(in.v[i], 0, 0x4341) - __byte_perm(out.v[i], 0, 0x4341);
-    }
+    add_rows<OWN>(k.even + HALO, k.odd + HALO, in.v, out.v);
 }
 
 template <int OU>
