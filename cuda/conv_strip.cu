@@ -299,7 +299,7 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const Words& r) {
 // moves down a row a step (a 64-bit add) instead of being formed from the row number (a 64-bit multiply and add each
 // time: scharr:9's step spent ~15 of its ~100 instructions forming the addresses of the row it read, the row it
 // prefetched and the row it wrote; docs/performance.md v0.38). The forms whose rows are all inside the image read and
-// write through them; the others read by row numbers (the box's march still prefetches through `in`).
+// write through them; the others read by row numbers.
 struct At {
     const u8* in;
     u8* out;
@@ -436,9 +436,6 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 // rows into L2 first as well changed nothing measurable there and slowed the one-row bands of small images.
 #ifndef BOX_PRIME_UNROLL
 #define BOX_PRIME_UNROLL (CONV_R > 0 ? CONV_R : 1)
-#endif
-#ifndef BOX_UNROLL
-#define BOX_UNROLL 1
 #endif
 #define TWO_23 8388608.0f
 
