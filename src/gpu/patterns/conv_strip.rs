@@ -68,10 +68,10 @@ const STRIPS: u64 = 1 << 20;
 /// Strips a box's launch aims for on images of [`WIDE_PIXELS`] or more: 12 rows a band at 16384², shorter than its
 /// window (15 rows for box:15), though each band then reads 14 rows before its first output. Measured on the H100
 /// (docs/performance.md v0.42, box:15, the march that shares its halo): 0.2514 ms at 16 rows (the rule above),
-/// 0.2399 at 14, 0.2369 at 12, 0.2365 at 11, 0.2355 at 10, 0.2489 at 8; at 24 and 32 rows 0.348 and 0.371. An image
-/// this large is much larger than L2, and the rows a band reads before its first output are the rows the band above
-/// reads last: with shorter bands they are read closer together in time. Not used below [`WIDE_PIXELS`]: 4256×2832
-/// RGB (8 columns, 15 rows by the rule above) took 0.0795 ms at 8 rows against 0.0754.
+/// 0.2399 at 14, 0.2369 at 12, 0.2365 at 11, 0.2355 at 10, 0.2489 at 8; at 24 and 32 rows 0.348 and 0.371. Why is
+/// not profiled; likely L2: the image is much larger than it, and the rows a band reads before its first output are
+/// the rows the band above reads last, closer together in time with shorter bands. Not used below [`WIDE_PIXELS`]:
+/// 4256×2832 RGB (8 columns, 15 rows by the rule above) took 0.0795 ms at 8 rows against 0.0754.
 const BOX_STRIPS: u64 = 1_400_000;
 
 /// Strip-rows (strips × rows, all planes) from which a launch of 8-row bands makes about two waves of threads on
