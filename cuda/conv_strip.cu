@@ -201,7 +201,7 @@ __device__ __forceinline__ void row_pass(Tap tap, const int w[WIN], acc_t h[STRI
 
 // The STRIP_G bytes b at o as U-byte stores (o U-aligned; U 4, 8 or 16).
 template <int U>
-__device__ __forceinline__ void store_packed(u8* o, const u8 b[STRIP_G]) {
+__device__ __forceinline__ void store_bytes(u8* o, const u8 b[STRIP_G]) {
     unsigned v[STRIP_G / 4];
 #pragma unroll
     for (int q = 0; q < STRIP_G / 4; ++q)
@@ -222,7 +222,7 @@ __device__ __forceinline__ void store_packed(u8* o, const u8 b[STRIP_G]) {
 template <int FORM>
 __device__ __forceinline__ void store_row(const Strip& s, u8* o, const u8 b[STRIP_G]) {
     if constexpr (FORM == FORM_ALIGNED) {
-        store_packed<UNIT>(o, b);
+        store_bytes<UNIT>(o, b);
     } else if constexpr (FORM != FORM_GATHER) {  // rows not aligned: byte by byte, all inside the row
 #pragma unroll
         for (int k = 0; k < STRIP_G; ++k) o[k] = b[k];
@@ -629,7 +629,7 @@ __device__ __forceinline__ void box_march_shared(const Strip& s, u8* out, int y0
         share_halo(k);
         u8 b[STRIP_G];
         box_bytes(k, inv, b);
-        if (writes) store_packed<OU>(o, b);
+        if (writes) store_bytes<OU>(o, b);
     }
 }
 #endif
@@ -720,7 +720,8 @@ extern "C" __global__ void STRIP_BOUNDS
     Strip s = {in + plane, width, height, border, x0};
     // The marching forms' rows: their last step also reads the row below the band's window (`advance`).
     bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
-    bool aligned = ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % UNIT == 0;
+    size_t alignment = (size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width;  // its low bits: the rows'
+    bool aligned = alignment % UNIT == 0;
     if (edge) {
         map_columns<CONV_R, WIN>(column_maps, s.x0, s.width, s.border);
         march_of<FORM_GATHER>(s, out + plane, y0, end);
@@ -728,8 +729,7 @@ extern "C" __global__ void STRIP_BOUNDS
     else if (rows_inside && aligned) {
 #if CONV_FLAT
         // every lane of the warp, writing or not
-        bool by16 = STRIP_G % 16 == 0 && ((size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width) % 16 == 0;
-        if (OWN_UNIT == 16 && by16)
+        if (OWN_UNIT == 16 && STRIP_G % 16 == 0 && alignment % 16 == 0)
             box_march_shared<16>(s, out + plane, y0, end, writes);
         else
             box_march_shared<UNIT>(s, out + plane, y0, end, writes);
