@@ -22,7 +22,7 @@ run() {
   { time "$@" --out "$work/out" > "$work/log"; } 2> "$work/time"
   read -r wall user sys < <(tail -1 "$work/time")
   rate=$(head -1 "$work/log" | sed -n 's/.* — \([0-9.]*\) images\/s.*/\1/p')
-  echo "$rate images/s ($(echo "$user $sys $wall" | awk '{printf "CPU %.1f s over %.2f s: %.1f cores busy", $1 + $2, $3, ($1 + $2) / $3}'))"
+  echo "$rate images/s ($(echo "$user $sys $wall" | awk '{printf "CPU %.1f s (%.1f of it system) over %.2f s: %.1f cores busy", $1 + $2, $2, $3, ($1 + $2) / $3}'))"
 }
 for bin in "$@"; do
   run "$bin" batch "$work/in" > /dev/null

@@ -139,3 +139,62 @@ inline unsigned emu_shuffle(unsigned v, int from) {
 }
 inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32) - (int)d); }
 inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32 + d)); }
+// Whole blocks (deflate_main.cpp, built with -DEMU_BLOCK): `emu_run_block` runs a block's threads as CPU threads
+// that meet at each __syncthreads and __syncwarp (one barrier for the block: every kernel run this way keeps all its
+// threads in step, and a warp-wide kernel is launched as blocks of one warp); shared memory is static (one block runs
+// at a time); shuffles, __match_any_sync and atomics as their documented arithmetic.
+#ifdef EMU_BLOCK
+#undef __shared__
+#define __shared__ static
+#include <atomic>
+struct EmuBlock {
+    std::barrier<>* meet;
+    unsigned long long value[1024];
+};
+static EmuBlock emu_block;
+template <class F> void emu_run_block(unsigned threads, F body) {
+    std::barrier<> meet(threads);
+    emu_block.meet = &meet;
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            threadIdx = {t, 0, 0};
+            body();
+            meet.arrive_and_drop();
+        });
+    for (auto& th : pool) th.join();
+}
+inline void __syncthreads() { emu_block.meet->arrive_and_wait(); }
+inline void __syncwarp() { emu_block.meet->arrive_and_wait(); }
+// Every thread posts its value, then takes lane `from`'s of its warp.
+inline unsigned long long emu_exchange(unsigned long long v, unsigned from) {
+    unsigned t = threadIdx.x;
+    emu_block.value[t] = v;
+    __syncthreads();
+    unsigned long long r = emu_block.value[(t & ~31u) + from];
+    __syncthreads();
+    return r;
+}
+template <class T> T __shfl_xor_sync(unsigned, T v, int mask) {
+    return (T)emu_exchange((unsigned long long)v, (threadIdx.x % 32) ^ (unsigned)mask);
+}
+inline unsigned __match_any_sync(unsigned, unsigned v) {
+    unsigned t = threadIdx.x;
+    emu_block.value[t] = v;
+    __syncthreads();
+    unsigned same = 0;
+    for (unsigned l = 0; l < 32; ++l) same |= (emu_block.value[(t & ~31u) + l] == v ? 1u : 0u) << l;
+    __syncthreads();
+    return same;
+}
+template <class T> T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
+template <class T> T atomicOr(T* p, T v) { return std::atomic_ref<T>(*p).fetch_or(v); }
+inline int __clz(unsigned x) { return x == 0 ? 32 : __builtin_clz(x); }
+inline int __clz(int x) { return __clz((unsigned)x); }
+inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+inline float __log2f(float x) { return std::log2(x); }
+#endif

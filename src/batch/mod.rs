@@ -85,9 +85,9 @@ pub struct BatchOptions {
 /// Where a batch encodes its PNG outputs (`--png-encoder`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PngEncoder {
-    /// Deflated on the GPU (`cuda/deflate.cu`) for images the GPU computed at the fast and default levels,
-    /// unless the image has repeats that zlib finds (its stream under [`crate::engine::DEFLATE_MIN_RATIO`] of
-    /// the data): those, `--png-compression best` and every other image on the CPU.
+    /// Deflated on the GPU (`cuda/deflate.cu`, repeated strings found as zlib finds them) for images the GPU
+    /// computed at the fast and default levels, unless the stream would be larger than the edges (data that
+    /// does not compress): those, `--png-compression best` and every other image on the CPU.
     #[default]
     Auto,
     /// The CPU (zlib-rs, or fdeflate at the fast level) for every image.

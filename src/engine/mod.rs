@@ -21,7 +21,7 @@ use image::{GrayImage, RgbImage};
 use crate::cpu;
 use crate::gpu::nvjpeg::Nvjpeg;
 use crate::gpu::slots::SlotPool;
-pub use crate::gpu::slots::{Edges, Want, DEFLATE_MIN_RATIO};
+pub use crate::gpu::slots::{Edges, Want};
 pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
@@ -340,8 +340,8 @@ impl Engine {
 
     /// The PNG image data of a `width × height` edge image already on the host, deflated on the GPU
     /// (`cuda/deflate.cu`, as batch does in its slots): one zlib stream for
-    /// [`crate::image_io::output::Staged::png_zlib`]. `None` without a GPU, or for an image with repeats that the
-    /// CPU's zlib encodes smaller (its stream under [`DEFLATE_MIN_RATIO`] of the data).
+    /// [`crate::image_io::output::Staged::png_zlib`]. `None` without a GPU, or for data that does not compress
+    /// (its stream larger than the edges).
     pub fn png_data_on_gpu(&self, edges: &[u8], width: u32, height: u32) -> Result<Option<Vec<u8>>, EngineError> {
         match &self.gpu {
             Some(g) => Ok(crate::gpu::slots::deflate_host_edges(g, edges, width, height)?),

@@ -17,9 +17,9 @@
 //! the CPU only reads the file.
 //!
 //! And the edges can leave already encoded ([`Want::png`]): `cuda/deflate.cu` deflates the PNG image data on
-//! the device, and only the compressed stream comes back, so the CPU only writes the file. Where that stream
-//! is small — under [`DEFLATE_MIN_RATIO`] of the data, an image with repeats that zlib's string matching
-//! finds and deflate.cu does not — the edge bytes come back instead and the CPU encodes them as before.
+//! the device (repeated strings included, as zlib finds them), and only the compressed stream comes back, so
+//! the CPU only writes the file. Where the stream would not fit the edges' own buffer (data that does not
+//! compress), the edge bytes come back instead and the CPU encodes them as before.
 
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -38,18 +38,10 @@ use crate::sobel::Filter;
 use crate::trace::TimeSum;
 use crate::variant::Variant;
 
-/// The smallest stream, as a share of the image data (rows of a filter byte and the pixels), that a slot
-/// keeps from `cuda/deflate.cu`. Smaller ones are images with repeats, which zlib (string matching) encodes
-/// smaller still — 4–7× on the tiled test scene, whose stream is 0.37 of its data — or smooth images, where
-/// it wins too (a clean photo upscaled 20×: ~0.26, in a CPU stand-in of the encoder); they go to the CPU encoder. At 0.5 and over (photos'
-/// edges, ~0.59), the GPU's files were 0.91–0.97× the CPU encoder's at the default level
-/// (docs/performance.md v0.27).
-pub const DEFLATE_MIN_RATIO: f64 = 0.5;
-
 /// What a slot hands back besides computing the edges.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Want {
-    /// The PNG image data deflated on the GPU, when [`DEFLATE_MIN_RATIO`] allows.
+    /// The PNG image data deflated on the GPU, where it fits the edges' buffer.
     pub png: bool,
     /// The edge bytes, even when the PNG data came back (`--check`).
     pub bytes: bool,
@@ -143,7 +135,7 @@ impl SlotBuffers {
     }
 
     /// The edges' PNG image data as one zlib stream, deflated on the device (`cuda/deflate.cu`); `None` when
-    /// the stream would be under [`DEFLATE_MIN_RATIO`] of the data (or larger than the edges' pinned buffer).
+    /// the stream would be larger than the edges' pinned buffer.
     fn deflated(&mut self, gpu: &Gpu, d: Dims) -> Result<Option<Vec<u8>>, GpuError> {
         let scratch = match &mut self.deflate {
             Some(s) => s,
@@ -155,8 +147,8 @@ impl SlotBuffers {
 
 /// The PNG image data of the edge image in `edges` (device memory, `scratch.dims()` in size) as one zlib
 /// stream, deflated on the device (`cuda/deflate.cu`) and downloaded through `host` (pinned memory for the
-/// copy's speed, or any buffer); `None` when the stream would be under [`DEFLATE_MIN_RATIO`] of the data or
-/// larger than `host`. Waits for the stream.
+/// copy's speed, or any buffer); `None` when the stream would be larger than `host` (data that does not
+/// compress). Waits for the stream.
 pub(crate) fn deflate_on_device(
     gpu: &Gpu,
     edges: &CudaSlice<u8>,
@@ -169,12 +161,11 @@ pub(crate) fn deflate_on_device(
     // The blocks' lengths decide, before anything is written.
     let bits = gpu.stream.clone_dtoh(&scratch.bits)?;
     let bytes = bits.iter().sum::<u64>().div_ceil(8) as usize;
-    let data = (d.width as usize + 1) * d.height as usize;
-    if (bytes as f64) < DEFLATE_MIN_RATIO * data as f64 || bytes > host.len() {
+    if bytes > host.len() {
         return Ok(None);
     }
     let sums = gpu.stream.clone_dtoh(&scratch.adler)?;
-    kernels.write(&gpu.stream, edges, scratch)?;
+    kernels.write(&gpu.stream, scratch)?;
     let out = &mut host[..bytes];
     {
         let (words, _record) = cudarc::driver::DevicePtr::device_ptr(&scratch.stream, &gpu.stream);

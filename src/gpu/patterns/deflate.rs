@@ -1,6 +1,7 @@
-//! `cuda/deflate.cu` — HISTOGRAM, then SCAN and SCATTER of variable-length codes: an edge image's PNG image
-//! data filtered and deflated on the GPU, a block with a row filter and a Huffman code of its own per segment
-//! of rows, written at known bit offsets into one stream (no stitching afterwards). Not a Sobel variant: batch mode's slots
+//! `cuda/deflate.cu` — HISTOGRAM, a per-warp HASH CHAIN, then SCAN and SCATTER of variable-length codes: an
+//! edge image's PNG image data filtered and deflated on the GPU (repeated strings found as zlib finds them), a
+//! block with a row filter and codes of its own per segment of rows, written at known bit offsets into one
+//! stream (no stitching afterwards). Not a Sobel variant: batch mode's slots
 //! ([`crate::gpu::slots`]) run it after gpu-strip, so that the CPU only writes the file.
 
 use std::sync::Arc;
@@ -15,21 +16,29 @@ pub const SOURCE: KernelSource = KernelSource { name: "deflate", source: include
 
 /// deflate.cu's DEFLATE_THREADS: threads of each segment's block.
 pub const THREADS: u32 = 256;
-/// deflate.cu's DEFLATE_SYMBOLS: the literal alphabet used (bytes and the end of block).
-pub const SYMBOLS: usize = 257;
+/// deflate.cu's DEFLATE_LITLEN: the literal/length alphabet (bytes, the end of block, match lengths).
+pub const LITLEN: usize = 286;
+/// deflate.cu's DEFLATE_DISTS: the distance alphabet.
+pub const DISTS: usize = 30;
 /// deflate.cu's DEFLATE_HEADER_WORDS: 32-bit words of a block's largest header.
-pub const HEADER_WORDS: usize = 64;
+pub const HEADER_WORDS: usize = 72;
 /// deflate.cu's DEFLATE_MAX_BITS: the longest code.
 pub const MAX_BITS: usize = 15;
-/// Bytes of deflate.cu's `struct Plan`: the filter, header_bits, the header, the code.
-pub const PLAN_BYTES: usize = 4 * (2 + HEADER_WORDS + SYMBOLS);
+/// Bytes of deflate.cu's `struct Plan`: the filter, whether strings are matched, header_bits, the header, the
+/// two codes.
+pub const PLAN_BYTES: usize = 4 * (3 + HEADER_WORDS + LITLEN + DISTS);
+/// Threads of deflate_chain's blocks: one warp per segment.
+pub const CHAIN_THREADS: u32 = 32;
 /// Bytes of image data (rows of a filter byte and the pixels) a segment holds at most, unless one row is
 /// longer: zlib's window, and the block size GPU deflate implementations choose (nvCOMP's default).
 pub const SEGMENT_BYTES: usize = 1 << 16;
 
 /// The loaded kernels.
 pub struct Deflate {
-    plan: CudaFunction,
+    filter: CudaFunction,
+    hash: CudaFunction,
+    chain: CudaFunction,
+    parse: CudaFunction,
     write: CudaFunction,
 }
 
@@ -39,6 +48,14 @@ pub struct Scratch {
     rows_per_segment: i32,
     segments: usize,
     plans: CudaSlice<u8>,
+    /// The stream's uncompressed bytes (rows of a filter byte and the filtered pixels), deflate_filter's.
+    data: CudaSlice<u8>,
+    /// Per byte of `data`: the hash of its next 4 bytes (deflate_hash's).
+    hashes: CudaSlice<u16>,
+    /// Per byte of `data`: the distance back along its hash chain (deflate_chain's), 0 for none.
+    prev: CudaSlice<u16>,
+    /// Per byte of `data`: the token starting there, if one does (deflate_parse's).
+    tokens: CudaSlice<u32>,
     /// Each segment's block length in bits.
     pub bits: CudaSlice<u64>,
     /// Each segment's Adler-32 sums (Σ d, Σ (n − i)·d, mod 65521).
@@ -48,27 +65,35 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Buffers for a `d`-sized image (uninitialised: deflate_plan writes the plans, bits and sums in full,
-    /// and the stream is cleared before deflate_write ORs into it).
+    /// Buffers for a `d`-sized image (uninitialised: the kernels write the plans, bits, sums, data, links
+    /// and tokens before any is read — deflate_write reads tokens only where deflate_parse wrote one — and the
+    /// stream is cleared before deflate_write ORs into it).
     pub fn alloc(stream: &Arc<CudaStream>, d: Dims) -> Result<Scratch, GpuError> {
         let row = d.width as usize + 1;
         let rows_per_segment = (SEGMENT_BYTES / row).max(1);
         let segments = (d.height as usize).div_ceil(rows_per_segment);
         let words = Self::stream_words(d, segments);
+        let bytes = row * d.height as usize;
         // SAFETY: see above.
-        let (plans, bits, adler, words) = unsafe {
+        let (plans, bits, adler, words, data, hashes, prev, tokens) = unsafe {
             (
                 stream.alloc::<u8>(segments * PLAN_BYTES)?,
                 stream.alloc::<u64>(segments)?,
                 stream.alloc::<u32>(2 * segments)?,
                 stream.alloc::<u32>(words)?,
+                stream.alloc::<u8>(bytes)?,
+                stream.alloc::<u16>(bytes)?,
+                stream.alloc::<u16>(bytes)?,
+                stream.alloc::<u32>(bytes)?,
             )
         };
-        Ok(Scratch { d, rows_per_segment: rows_per_segment as i32, segments, plans, bits, adler, stream: words })
+        let rows_per_segment = rows_per_segment as i32;
+        Ok(Scratch { d, rows_per_segment, segments, plans, bits, adler, stream: words, data, hashes, prev, tokens })
     }
 
     /// The stream's largest size in 32-bit words: every block's largest header and every byte at the longest
-    /// code (the end of block too), and a word for the last one's spill.
+    /// code (the end of block too), and a word for the last one's spill. (A match covers 4 bytes or more with at
+    /// most 48 bits: its length's code and 5 extra bits, its distance's code and 13 — under a literal's 15 a byte.)
     fn stream_words(d: Dims, segments: usize) -> usize {
         let bytes = (d.width as usize + 1) * d.height as usize;
         let bits = segments * (32 * HEADER_WORDS + MAX_BITS) + MAX_BITS * bytes;
@@ -89,66 +114,101 @@ impl Scratch {
     pub fn rows_per_segment(&self) -> usize {
         self.rows_per_segment as usize
     }
+
+    /// Bytes of the stream's uncompressed data (rows of a filter byte and the pixels), and those a segment holds.
+    fn data_bytes(&self) -> (i64, i64) {
+        let row = self.d.width as i64 + 1;
+        (row * self.d.height as i64, row * self.rows_per_segment as i64)
+    }
 }
 
 impl Deflate {
     /// Loads the kernels from the compiled module.
     pub fn load(m: &Arc<CudaModule>) -> Result<Deflate, DriverError> {
-        Ok(Deflate { plan: m.load_function("deflate_plan")?, write: m.load_function("deflate_write")? })
+        Ok(Deflate {
+            filter: m.load_function("deflate_filter")?,
+            hash: m.load_function("deflate_hash")?,
+            chain: m.load_function("deflate_chain")?,
+            parse: m.load_function("deflate_parse")?,
+            write: m.load_function("deflate_write")?,
+        })
     }
 
-    fn grid(scratch: &Scratch) -> LaunchConfig {
-        LaunchConfig { grid_dim: (scratch.segments as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+    fn grid(scratch: &Scratch, threads: u32) -> LaunchConfig {
+        LaunchConfig { grid_dim: (scratch.segments as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
     }
 
-    /// Queues deflate_plan on `stream`: each segment's code and header from the `width · height` bytes of
-    /// `edges`, into `scratch` ([`Scratch::alloc`] for the same size); its bit length and checksum sums into
-    /// `scratch.bits` and `scratch.adler`.
+    /// Queues on `stream` deflate_filter, deflate_hash, deflate_chain and deflate_parse: each segment's filter, data,
+    /// tokens, codes and header from the `width · height` bytes of `edges`, into `scratch` ([`Scratch::alloc`]
+    /// for the same size); its bit length and checksum sums into `scratch.bits` and `scratch.adler`.
     ///
     /// # Panics
     /// If `edges` holds fewer than `width · height` bytes (a bug in the caller).
     pub fn plan(&self, stream: &Arc<CudaStream>, edges: &CudaSlice<u8>, scratch: &mut Scratch) -> Result<(), GpuError> {
         let d = scratch.d;
         assert!(edges.len() >= d.pixels(), "edges smaller than the image");
-        // SAFETY: deflate_plan reads rows [s · rows_per_segment, …) of the `width × height` bytes of `edges`
-        // (checked above) for s < segments (the grid), and writes plans[s] (PLAN_BYTES each), bits[s] and
-        // adler[2s], adler[2s + 1]: the sizes Scratch::alloc gave them for this image. The arguments match the
-        // C signature; width, height (Dims) and rows_per_segment (≤ 65536) fit an int.
-        let grid = Self::grid(scratch);
+        let (n, segment_bytes) = scratch.data_bytes();
+        let (blocks, warps) = (Self::grid(scratch, THREADS), Self::grid(scratch, CHAIN_THREADS));
+        let segments = scratch.segments as i32;
+        let per_byte = LaunchConfig {
+            grid_dim: ((n as u64).div_ceil(THREADS as u64) as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY (all four): the arguments match the C signatures; width, height (Dims) and rows_per_segment
+        // (≤ 65536) fit an int. deflate_filter reads rows [s · rows_per_segment, …) of the `width × height`
+        // bytes of `edges` (checked above) for s < segments (the grid), and writes plans[s].filter (PLAN_BYTES
+        // each), adler[2s], adler[2s + 1] and the segment's bytes of `data` (n in all): the sizes
+        // Scratch::alloc gave them for this image. deflate_hash reads `data` and the plans' flags (`segments`
+        // of them) and writes `hashes` (n each, a thread per byte: `per_byte` covers n, and the kernel checks
+        // i < n). deflate_chain reads `hashes` and the flags and writes its segment's entries of `prev` (n); it
+        // reads only the hashes deflate_hash wrote and deflate_parse only the links deflate_chain wrote
+        // (deflate.cu's wants_strings). deflate_parse reads `data` and `prev` — the earlier launches' on
+        // this stream — and writes entries of `tokens` (n) inside its segment, plans[s] and bits[s].
         unsafe {
-            // deflate_plan(const u8* edges, int width, int height, int rows_per_segment, Plan* plans,
-            //              u64* bits, u32* adler)
-            let mut b = stream.launch_builder(&self.plan);
+            // deflate_filter(const u8* edges, int width, int height, int rows_per_segment, Plan* plans,
+            //                u8* data, u32* adler)
+            let mut b = stream.launch_builder(&self.filter);
             b.arg(edges).arg(&d.width).arg(&d.height).arg(&scratch.rows_per_segment);
-            b.arg(&mut scratch.plans).arg(&mut scratch.bits).arg(&mut scratch.adler);
-            b.launch(grid)?;
+            b.arg(&mut scratch.plans).arg(&mut scratch.data).arg(&mut scratch.adler);
+            b.launch(blocks)?;
+            // deflate_hash(const u8* data, long long n, long long segment_bytes, int segments, const Plan* plans,
+            //              u16* hashes)
+            let mut b = stream.launch_builder(&self.hash);
+            b.arg(&scratch.data).arg(&n).arg(&segment_bytes).arg(&segments).arg(&scratch.plans);
+            b.arg(&mut scratch.hashes);
+            b.launch(per_byte)?;
+            // deflate_chain(const u16* hashes, long long n, long long segment_bytes, const Plan* plans, u16* prev)
+            let mut b = stream.launch_builder(&self.chain);
+            b.arg(&scratch.hashes).arg(&n).arg(&segment_bytes).arg(&scratch.plans).arg(&mut scratch.prev);
+            b.launch(warps)?;
+            // deflate_parse(const u8* data, long long n, long long segment_bytes, int width, const u16* prev,
+            //               u32* tokens, Plan* plans, u64* bits)
+            let mut b = stream.launch_builder(&self.parse);
+            b.arg(&scratch.data).arg(&n).arg(&segment_bytes).arg(&d.width).arg(&scratch.prev);
+            b.arg(&mut scratch.tokens).arg(&mut scratch.plans).arg(&mut scratch.bits);
+            b.launch(blocks)?;
         }
         Ok(())
     }
 
-    /// Queues, after [`Deflate::plan`] on the same `edges` and `scratch`, the clearing of `scratch.stream`
-    /// and deflate_write: every segment's block at its bit offset.
-    pub fn write(
-        &self,
-        stream: &Arc<CudaStream>,
-        edges: &CudaSlice<u8>,
-        scratch: &mut Scratch,
-    ) -> Result<(), GpuError> {
-        let d = scratch.d;
-        assert!(edges.len() >= d.pixels(), "edges smaller than the image");
+    /// Queues, after [`Deflate::plan`] on the same `scratch`, the clearing of `scratch.stream` and
+    /// deflate_write: every segment's block at its bit offset.
+    pub fn write(&self, stream: &Arc<CudaStream>, scratch: &mut Scratch) -> Result<(), GpuError> {
         stream.memset_zeros(&mut scratch.stream)?;
-        // SAFETY: deflate_write reads the image as deflate_plan does, plans[s] and bits[0..=s] (written by
-        // deflate_plan before it on this stream), and ORs or stores each block's bits at its offset: at most
-        // the words Scratch::stream_words counts (each block's header ≤ HEADER_WORDS words, each byte's code
-        // ≤ MAX_BITS bits). The arguments match the C signature.
-        let grid = Self::grid(scratch);
+        let (n, segment_bytes) = scratch.data_bytes();
+        let blocks = Self::grid(scratch, THREADS);
+        // SAFETY: deflate_write reads the tokens deflate_parse wrote (each thread walks its run from token to
+        // token, as deflate_parse wrote them), plans[s] and bits[0..=s] (written before it on this stream), and
+        // ORs or stores each block's bits at its offset: at most the words Scratch::stream_words counts (each
+        // block's header ≤ HEADER_WORDS words, each byte ≤ MAX_BITS bits). The arguments match the C signature.
         unsafe {
-            // deflate_write(const u8* edges, int width, int height, int rows_per_segment, const Plan* plans,
+            // deflate_write(long long n, long long segment_bytes, const u32* tokens, const Plan* plans,
             //               const u64* bits, u32* out)
             let mut b = stream.launch_builder(&self.write);
-            b.arg(edges).arg(&d.width).arg(&d.height).arg(&scratch.rows_per_segment);
+            b.arg(&n).arg(&segment_bytes).arg(&scratch.tokens);
             b.arg(&scratch.plans).arg(&scratch.bits).arg(&mut scratch.stream);
-            b.launch(grid)?;
+            b.launch(blocks)?;
         }
         Ok(())
     }
@@ -177,7 +237,8 @@ mod tests {
     #[test]
     fn launch_shape_matches_the_cu_file() {
         assert!(SOURCE.source.contains(&format!("#define DEFLATE_THREADS {} ", THREADS)));
-        assert!(SOURCE.source.contains(&format!("#define DEFLATE_SYMBOLS {} ", SYMBOLS)));
+        assert!(SOURCE.source.contains(&format!("#define DEFLATE_LITLEN {} ", LITLEN)));
+        assert!(SOURCE.source.contains(&format!("#define DEFLATE_DISTS {} ", DISTS)));
         assert!(SOURCE.source.contains(&format!("#define DEFLATE_HEADER_WORDS {} ", HEADER_WORDS)));
         assert!(SOURCE.source.contains(&format!("#define DEFLATE_MAX_BITS {} ", MAX_BITS)));
     }
