@@ -17,6 +17,10 @@
 //                   memory, once for each of PNG's five row filters; the filter whose bytes have the least
 //                   entropy is the segment's (None on noisy edges, Sub or Paeth on smooth ones). Its bytes are
 //                   written out (the stream's uncompressed data, `data`) and summed for the zlib checksum.
+//                   Where those bytes alone would code to half their size or more (noise: photos' edges, ~0.59),
+//                   the segment is coded byte by byte — string matching found nothing there that paid, and cost
+//                   most of the time (docs/performance.md v0.43) — and the kernels below skip it but for its
+//                   code and its bytes' scatter.
 //   deflate_hash    MAP: each position's hash of its next 4 bytes.
 //   deflate_chain   HASH CHAIN (a warp per segment): for every position, the nearest earlier position within
 //                   deflate's 32 kB window whose next 4 bytes hash alike — what zlib keeps in its `prev` array,
@@ -49,13 +53,13 @@
 // chunks cannot be joined into the one stream PNG needs without decoding them.)
 //
 // What this gives up against zlib: a run's first bytes cannot continue the run before's match, and 16 links
-// of a chain are tried where zlib level 5 tries up to 32. Measured on the test scene's edges: 1.04× zlib
-// level 5's stream in a CPU model of this search (docs/performance.md v0.43).
+// of a chain are tried where zlib level 5 tries up to 32. Measured on the test scene's edges: 1.01× the CPU
+// encoder's file (docs/performance.md v0.43).
 //
 // Report section: goes beyond the report (which wrote its images with OpenCV on the CPU).
 // Launch shape: deflate_filter, deflate_parse and deflate_write one block of DEFLATE_THREADS×1 threads per
-// segment, deflate_chain one block of 32 threads per segment (grid = segments); deflate_hash a thread per byte of
-// the image data in blocks of DEFLATE_THREADS.
+// segment, deflate_chain one block of 32 threads per segment, deflate_hash one of DEFLATE_THREADS (grid =
+// segments).
 // Equivalence contract: the stream inflates (zlib, the png crate, Pillow, OpenCV) to rows of a filter byte
 // (one filter per segment) and the row's `width` bytes of `edges` filtered with it, which a PNG decoder
 // unfilters to exactly `edges`.
@@ -105,6 +109,7 @@ typedef unsigned long long u64;
 struct Plan {
     u32 filter;   // the PNG row filter the segment's rows use (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth)
     u32 strings;  // whether deflate_parse looks for repeated strings in the segment (else bytes alone)
+    u32 counts[256];  // how often each byte value occurs in the segment's data (deflate_filter's histogram)
     u32 header_bits;
     u32 header[DEFLATE_HEADER_WORDS];
     // Each symbol's code, bit-reversed (deflate sends a code's high bit first but packs bits from the low
@@ -345,6 +350,8 @@ extern "C" __global__ void deflate_filter(const u8* edges, int width, int height
         plans[s].strings = cost[kind] < DEFLATE_STRINGS_BELOW * 8.0f * (float)n;
     }
     __syncthreads();
+    // The chosen filter's counts: the literal code of a segment coded byte by byte, without a second count.
+    for (int i = t; i < 256; i += DEFLATE_THREADS) plans[s].counts[i] = hists[kind][i];
     // The chosen filter's bytes, written out and summed for the checksum (a second pass: the segment is in the
     // L2 cache).
     u64 sum = 0, weighted = 0;
@@ -383,12 +390,16 @@ __device__ bool wants_strings(const Plan* plans, int segments, long long s, int 
     return false;
 }
 
-// deflate_hash: MAP, a thread per position of the stream's n bytes, after deflate_filter: hashes[i] = hash4 at i.
-// Computed apart so that deflate_chain's sequential walk reads one coalesced word a lane a step, loaded ahead.
+// deflate_hash: MAP, a block per segment that wants_strings(…, 2), after deflate_filter: hashes[i] = hash4 at i
+// for the segment's positions. Computed apart so that deflate_chain's sequential walk reads one coalesced word a
+// lane a step, loaded ahead.
 extern "C" __global__ void deflate_hash(const u8* __restrict__ data, long long n, long long segment_bytes,
-                                        int segments, const Plan* plans, u16* __restrict__ hashes) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n && wants_strings(plans, segments, i / segment_bytes, 2)) hashes[i] = (u16)hash4(data, n, i);
+                                        const Plan* plans, u16* __restrict__ hashes) {
+    const int s = blockIdx.x;
+    if (!wants_strings(plans, gridDim.x, s, 2)) return;  // the whole block returns
+    long long k0, k1;
+    segment_span(s, n, segment_bytes, &k0, &k1);
+    for (long long i = k0 + threadIdx.x; i < k1; i += blockDim.x) hashes[i] = (u16)hash4(data, n, i);
 }
 
 // deflate_chain: one warp per segment that wants_strings(…, 1), after deflate_hash. prev[i], for each of the
@@ -499,9 +510,10 @@ __device__ void thread_run(long long k0, long long k1, int t, long long* c0, lon
     *c1 = min(k1, *c0 + per);
 }
 
-// A token as deflate_parse stores it at its first byte: a literal byte (bit 31 clear), or bit 31, the length
-// − 3 (8 bits) and the distance − 1 (15 bits).
-#define MATCH_TOKEN(length, dist) (0x80000000u | ((u32)((length) - 3) << 15) | (u32)((dist) - 1))
+// A token as deflate_parse stores it, 16 bits at its first byte: a literal byte (bit 15 clear), or bit 15 and the
+// length − 3, with the distance − 1 in the next byte's entry (a match covers 5 bytes or more, so that entry is
+// never a token's own). The tokens reuse deflate_hash's buffer, whose hashes deflate_chain has finished with.
+#define MATCH_FLAG 0x8000u
 
 // Ranks the used symbols of `freq` (n of them) by (frequency, symbol) into `order`, counting them in `used`.
 __device__ void rank_symbols(const u32* freq, int n, u16* order, int* used) {
@@ -522,7 +534,7 @@ __device__ void rank_symbols(const u32* freq, int n, u16* order, int* used) {
 // of `data` (the stream's n) into `tokens` (each at its first byte), the symbols are counted, and thread 0
 // builds the block's codes and header into plans[s] and its length in bits into bits[s].
 extern "C" __global__ void deflate_parse(const u8* __restrict__ data, long long n, long long segment_bytes, int width,
-                                         const u16* __restrict__ prev, u32* __restrict__ tokens, Plan* plans, u64* bits) {
+                                         const u16* __restrict__ prev, u16* __restrict__ tokens, Plan* plans, u64* bits) {
     __shared__ u32 lit_freq[DEFLATE_LITLEN], dist_freq[DEFLATE_DISTS];
     __shared__ u16 lit_order[DEFLATE_LITLEN], dist_order[DEFLATE_DISTS];
     __shared__ u32 a[DEFLATE_LITLEN];
@@ -546,11 +558,10 @@ extern "C" __global__ void deflate_parse(const u8* __restrict__ data, long long 
     thread_run(k0, k1, t, &c0, &c1);
     u64 extra_bits = 0;
     int last = 0, misses = 0;
+    // A segment coded byte by byte has its counts from deflate_filter and no tokens (deflate_write reads its
+    // bytes).
     const bool strings = plans[s].strings != 0;
-    for (long long p = c0; p < c1 && !strings; p++) {
-        tokens[p] = data[p];
-        atomicAdd(&lit_freq[data[p]], 1u);
-    }
+    for (int i = t; i < 256 && !strings; i += DEFLATE_THREADS) lit_freq[i] = plans[s].counts[i];
     for (long long p = strings ? c0 : c1; p < c1;) {
         const int depth = misses < DEFLATE_GIVE_UP ? DEFLATE_CHAIN : 1;
         int dist, length = longest_match(data, prev, p, c1, width + 1, last, depth, &dist);
@@ -565,7 +576,8 @@ extern "C" __global__ void deflate_parse(const u8* __restrict__ data, long long 
             }
         }
         if (length != 0) {
-            tokens[p] = MATCH_TOKEN(length, dist);
+            tokens[p] = (u16)(MATCH_FLAG | (u32)(length - 3));
+            tokens[p + 1] = (u16)(dist - 1);
             u32 sym, nbits, value;
             length_symbol(length, &sym, &nbits, &value);
             atomicAdd(&lit_freq[sym], 1u);
@@ -647,14 +659,16 @@ struct BitWriter {
     }
 };
 
-// Calls emit(code) for the codes and extra bits (value | bits << 16) of the tokens of [c0, c1), in order.
+// Calls emit(code) for the codes and extra bits (value | bits << 16) of [c0, c1), in order: the tokens, or where
+// the segment has no `strings`, its bytes.
 template <class Emit>
-__device__ void each_code(const u32* tokens, long long c0, long long c1, const u32* lit_code, const u32* dist_code,
-                          Emit emit) {
-    for (long long p = c0; p < c1;) {
+__device__ void each_code(const u8* data, const u16* tokens, bool strings, long long c0, long long c1,
+                          const u32* lit_code, const u32* dist_code, Emit emit) {
+    for (long long p = c0; p < c1 && !strings; p++) emit(lit_code[data[p]]);
+    for (long long p = strings ? c0 : c1; p < c1;) {
         const u32 token = tokens[p];
-        if (token < 0x80000000u) { emit(lit_code[token]); p++; continue; }
-        const int length = (int)((token >> 15) & 0xffu) + 3, dist = (int)(token & 0x7fffu) + 1;
+        if (token < MATCH_FLAG) { emit(lit_code[token]); p++; continue; }
+        const int length = (int)(token & 0xffu) + 3, dist = (int)tokens[p + 1] + 1;
         u32 sym, nbits, value;
         length_symbol(length, &sym, &nbits, &value);
         emit(lit_code[sym]);
@@ -668,8 +682,8 @@ __device__ void each_code(const u32* tokens, long long c0, long long c1, const u
 
 // deflate_write: one block per segment, after deflate_parse; `out` cleared. Writes the segment's block at its
 // offset in the stream: the bits of the blocks before it.
-extern "C" __global__ void deflate_write(long long n, long long segment_bytes, const u32* tokens, const Plan* plans,
-                                         const u64* bits, u32* out) {
+extern "C" __global__ void deflate_write(const u8* __restrict__ data, long long n, long long segment_bytes,
+                                         const u16* __restrict__ tokens, const Plan* plans, const u64* bits, u32* out) {
     __shared__ u32 lit_code[DEFLATE_LITLEN], dist_code[DEFLATE_DISTS];
     __shared__ u64 scratch[DEFLATE_THREADS / 32];
     __shared__ u64 offsets[DEFLATE_THREADS];
@@ -699,7 +713,8 @@ extern "C" __global__ void deflate_write(long long n, long long segment_bytes, c
     long long c0, c1;
     thread_run(k0, k1, t, &c0, &c1);
     u64 mine = 0;
-    each_code(tokens, c0, c1, lit_code, dist_code, [&](u32 code) { mine += code >> 16; });
+    const bool strings = plan->strings != 0;
+    each_code(data, tokens, strings, c0, c1, lit_code, dist_code, [&](u32 code) { mine += code >> 16; });
     if (t == DEFLATE_THREADS - 1) mine += lit_code[256] >> 16;
     // SCAN: an exclusive prefix sum of the threads' bit counts (Hillis–Steele over 256 values).
     offsets[t] = mine;
@@ -713,7 +728,7 @@ extern "C" __global__ void deflate_write(long long n, long long segment_bytes, c
     const u64 at = before + header_bits + offsets[t] - mine;
     // SCATTER: the codes at their bits.
     BitWriter writer(out, at);
-    each_code(tokens, c0, c1, lit_code, dist_code, [&](u32 code) { writer.put(code); });
+    each_code(data, tokens, strings, c0, c1, lit_code, dist_code, [&](u32 code) { writer.put(code); });
     if (t == DEFLATE_THREADS - 1) writer.put(lit_code[256]);
     writer.finish();
 }

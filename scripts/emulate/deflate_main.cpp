@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     // Hashes and links start as garbage, as device memory does: a hash read before deflate_hash wrote it indexes
     // deflate_chain's table out of bounds (AddressSanitizer ends the run).
     std::vector<unsigned short> hashes(n, 0xFFFF), prev(n, 0xFFFF);
-    std::vector<unsigned> tokens(n), adler(2 * segments), stream(words, 0);
+    std::vector<unsigned> adler(2 * segments), stream(words, 0);
     std::vector<unsigned long long> bits(segments);
     gridDim = {(unsigned)segments, 1, 1};
     auto launch = [&](unsigned threads, auto kernel) {
@@ -40,19 +40,12 @@ int main(int argc, char** argv) {
         for (int s = 0; s < segments; ++s) emu_run_block(threads, [&, s] { blockIdx = {(unsigned)s, 0, 0}; kernel(); });
     };
     launch(DEFLATE_THREADS, [&] { deflate_filter(edges.data(), w, h, rows_per_segment, plans.data(), data.data(), adler.data()); });
-    gridDim = {(unsigned)((n + 255) / 256), 1, 1};  // deflate_hash: a thread per byte
-    blockDim = {256, 1, 1};
-    for (unsigned b = 0; b < gridDim.x; ++b)
-        for (unsigned t = 0; t < 256; ++t) {
-            blockIdx = {b, 0, 0}, threadIdx = {t, 0, 0};
-            deflate_hash(data.data(), (long long)n, segment_bytes, segments, plans.data(), hashes.data());
-        }
-    gridDim = {(unsigned)segments, 1, 1};
+    launch(DEFLATE_THREADS, [&] { deflate_hash(data.data(), (long long)n, segment_bytes, plans.data(), hashes.data()); });
     launch(32, [&] { deflate_chain(hashes.data(), (long long)n, segment_bytes, plans.data(), prev.data()); });
     launch(DEFLATE_THREADS, [&] {
-        deflate_parse(data.data(), (long long)n, segment_bytes, w, prev.data(), tokens.data(), plans.data(), bits.data());
+        deflate_parse(data.data(), (long long)n, segment_bytes, w, prev.data(), hashes.data(), plans.data(), bits.data());
     });
-    launch(DEFLATE_THREADS, [&] { deflate_write((long long)n, segment_bytes, tokens.data(), plans.data(), bits.data(), stream.data()); });
+    launch(DEFLATE_THREADS, [&] { deflate_write(data.data(), (long long)n, segment_bytes, hashes.data(), plans.data(), bits.data(), stream.data()); });
     unsigned long long total = 0;
     std::vector<unsigned long long> lengths;
     for (int s = 0; s < segments; ++s) {

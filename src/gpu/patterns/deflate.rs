@@ -24,9 +24,9 @@ pub const DISTS: usize = 30;
 pub const HEADER_WORDS: usize = 72;
 /// deflate.cu's DEFLATE_MAX_BITS: the longest code.
 pub const MAX_BITS: usize = 15;
-/// Bytes of deflate.cu's `struct Plan`: the filter, whether strings are matched, header_bits, the header, the
-/// two codes.
-pub const PLAN_BYTES: usize = 4 * (3 + HEADER_WORDS + LITLEN + DISTS);
+/// Bytes of deflate.cu's `struct Plan`: the filter, whether strings are matched, the byte counts, header_bits,
+/// the header, the two codes.
+pub const PLAN_BYTES: usize = 4 * (3 + 256 + HEADER_WORDS + LITLEN + DISTS);
 /// Threads of deflate_chain's blocks: one warp per segment.
 pub const CHAIN_THREADS: u32 = 32;
 /// Bytes of image data (rows of a filter byte and the pixels) a segment holds at most, unless one row is
@@ -50,12 +50,11 @@ pub struct Scratch {
     plans: CudaSlice<u8>,
     /// The stream's uncompressed bytes (rows of a filter byte and the filtered pixels), deflate_filter's.
     data: CudaSlice<u8>,
-    /// Per byte of `data`: the hash of its next 4 bytes (deflate_hash's).
-    hashes: CudaSlice<u16>,
+    /// Per byte of `data`: the hash of its next 4 bytes (deflate_hash's), then, once deflate_chain has read
+    /// them, the token starting there if one does (deflate_parse's: 16 bits, a match's distance in the next).
+    hashes_then_tokens: CudaSlice<u16>,
     /// Per byte of `data`: the distance back along its hash chain (deflate_chain's), 0 for none.
     prev: CudaSlice<u16>,
-    /// Per byte of `data`: the token starting there, if one does (deflate_parse's).
-    tokens: CudaSlice<u32>,
     /// Each segment's block length in bits.
     pub bits: CudaSlice<u64>,
     /// Each segment's Adler-32 sums (Σ d, Σ (n − i)·d, mod 65521).
@@ -75,7 +74,7 @@ impl Scratch {
         let words = Self::stream_words(d, segments);
         let bytes = row * d.height as usize;
         // SAFETY: see above.
-        let (plans, bits, adler, words, data, hashes, prev, tokens) = unsafe {
+        let (plans, bits, adler, words, data, hashes_then_tokens, prev) = unsafe {
             (
                 stream.alloc::<u8>(segments * PLAN_BYTES)?,
                 stream.alloc::<u64>(segments)?,
@@ -84,15 +83,14 @@ impl Scratch {
                 stream.alloc::<u8>(bytes)?,
                 stream.alloc::<u16>(bytes)?,
                 stream.alloc::<u16>(bytes)?,
-                stream.alloc::<u32>(bytes)?,
             )
         };
         let rows_per_segment = rows_per_segment as i32;
-        Ok(Scratch { d, rows_per_segment, segments, plans, bits, adler, stream: words, data, hashes, prev, tokens })
+        Ok(Scratch { d, rows_per_segment, segments, plans, bits, adler, stream: words, data, hashes_then_tokens, prev })
     }
 
     /// The stream's largest size in 32-bit words: every block's largest header and every byte at the longest
-    /// code (the end of block too), and a word for the last one's spill. (A match covers 4 bytes or more with at
+    /// code (the end of block too), and a word for the last one's spill. (A match covers 5 bytes or more with at
     /// most 48 bits: its length's code and 5 extra bits, its distance's code and 13 — under a literal's 15 a byte.)
     fn stream_words(d: Dims, segments: usize) -> usize {
         let bytes = (d.width as usize + 1) * d.height as usize;
@@ -149,22 +147,16 @@ impl Deflate {
         assert!(edges.len() >= d.pixels(), "edges smaller than the image");
         let (n, segment_bytes) = scratch.data_bytes();
         let (blocks, warps) = (Self::grid(scratch, THREADS), Self::grid(scratch, CHAIN_THREADS));
-        let segments = scratch.segments as i32;
-        let per_byte = LaunchConfig {
-            grid_dim: ((n as u64).div_ceil(THREADS as u64) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
         // SAFETY (all four): the arguments match the C signatures; width, height (Dims) and rows_per_segment
         // (≤ 65536) fit an int. deflate_filter reads rows [s · rows_per_segment, …) of the `width × height`
         // bytes of `edges` (checked above) for s < segments (the grid), and writes plans[s].filter (PLAN_BYTES
         // each), adler[2s], adler[2s + 1] and the segment's bytes of `data` (n in all): the sizes
-        // Scratch::alloc gave them for this image. deflate_hash reads `data` and the plans' flags (`segments`
-        // of them) and writes `hashes` (n each, a thread per byte: `per_byte` covers n, and the kernel checks
-        // i < n). deflate_chain reads `hashes` and the flags and writes its segment's entries of `prev` (n); it
+        // Scratch::alloc gave them for this image. deflate_hash reads `data` and the plans' flags (one block
+        // per segment) and writes `hashes` (n) inside its segment. deflate_chain reads `hashes` and the flags and writes its segment's entries of `prev` (n); it
         // reads only the hashes deflate_hash wrote and deflate_parse only the links deflate_chain wrote
         // (deflate.cu's wants_strings). deflate_parse reads `data` and `prev` — the earlier launches' on
-        // this stream — and writes entries of `tokens` (n) inside its segment, plans[s] and bits[s].
+        // this stream — and writes tokens into `hashes_then_tokens` (n) inside its segment (deflate_chain, before
+        // it on this stream, has read every hash), plans[s] and bits[s].
         unsafe {
             // deflate_filter(const u8* edges, int width, int height, int rows_per_segment, Plan* plans,
             //                u8* data, u32* adler)
@@ -172,21 +164,20 @@ impl Deflate {
             b.arg(edges).arg(&d.width).arg(&d.height).arg(&scratch.rows_per_segment);
             b.arg(&mut scratch.plans).arg(&mut scratch.data).arg(&mut scratch.adler);
             b.launch(blocks)?;
-            // deflate_hash(const u8* data, long long n, long long segment_bytes, int segments, const Plan* plans,
-            //              u16* hashes)
+            // deflate_hash(const u8* data, long long n, long long segment_bytes, const Plan* plans, u16* hashes)
             let mut b = stream.launch_builder(&self.hash);
-            b.arg(&scratch.data).arg(&n).arg(&segment_bytes).arg(&segments).arg(&scratch.plans);
-            b.arg(&mut scratch.hashes);
-            b.launch(per_byte)?;
+            b.arg(&scratch.data).arg(&n).arg(&segment_bytes).arg(&scratch.plans);
+            b.arg(&mut scratch.hashes_then_tokens);
+            b.launch(blocks)?;
             // deflate_chain(const u16* hashes, long long n, long long segment_bytes, const Plan* plans, u16* prev)
             let mut b = stream.launch_builder(&self.chain);
-            b.arg(&scratch.hashes).arg(&n).arg(&segment_bytes).arg(&scratch.plans).arg(&mut scratch.prev);
+            b.arg(&scratch.hashes_then_tokens).arg(&n).arg(&segment_bytes).arg(&scratch.plans).arg(&mut scratch.prev);
             b.launch(warps)?;
             // deflate_parse(const u8* data, long long n, long long segment_bytes, int width, const u16* prev,
-            //               u32* tokens, Plan* plans, u64* bits)
+            //               u16* tokens, Plan* plans, u64* bits)
             let mut b = stream.launch_builder(&self.parse);
             b.arg(&scratch.data).arg(&n).arg(&segment_bytes).arg(&d.width).arg(&scratch.prev);
-            b.arg(&mut scratch.tokens).arg(&mut scratch.plans).arg(&mut scratch.bits);
+            b.arg(&mut scratch.hashes_then_tokens).arg(&mut scratch.plans).arg(&mut scratch.bits);
             b.launch(blocks)?;
         }
         Ok(())
@@ -198,15 +189,15 @@ impl Deflate {
         stream.memset_zeros(&mut scratch.stream)?;
         let (n, segment_bytes) = scratch.data_bytes();
         let blocks = Self::grid(scratch, THREADS);
-        // SAFETY: deflate_write reads the tokens deflate_parse wrote (each thread walks its run from token to
-        // token, as deflate_parse wrote them), plans[s] and bits[0..=s] (written before it on this stream), and
+        // SAFETY: deflate_write reads `data` (n bytes) where a segment has no strings, elsewhere the tokens
+        // deflate_parse wrote (each thread walks its run from token to token, as deflate_parse wrote them), plans[s] and bits[0..=s] (written before it on this stream), and
         // ORs or stores each block's bits at its offset: at most the words Scratch::stream_words counts (each
         // block's header ≤ HEADER_WORDS words, each byte ≤ MAX_BITS bits). The arguments match the C signature.
         unsafe {
-            // deflate_write(long long n, long long segment_bytes, const u32* tokens, const Plan* plans,
-            //               const u64* bits, u32* out)
+            // deflate_write(const u8* data, long long n, long long segment_bytes, const u16* tokens,
+            //               const Plan* plans, const u64* bits, u32* out)
             let mut b = stream.launch_builder(&self.write);
-            b.arg(&n).arg(&segment_bytes).arg(&scratch.tokens);
+            b.arg(&scratch.data).arg(&n).arg(&segment_bytes).arg(&scratch.hashes_then_tokens);
             b.arg(&scratch.plans).arg(&scratch.bits).arg(&mut scratch.stream);
             b.launch(blocks)?;
         }
