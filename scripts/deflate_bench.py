@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Times cuda/deflate.cu's two kernels on one photo's edges (CuPy, CUDA events after a warm-up, median of 20
-runs) and checks that the stream they write, put in a PNG, decodes (OpenCV) to the edges it was given. A tool for tuning the kernels; batch's own rate is scripts/jpeg-batch.sh.
-Needs CuPy, OpenCV and NumPy (the GPU machine has them).
+"""Times cuda/deflate.cu's five kernels on one image's edges — a photo's (resized, with noise) or, with --scene,
+the tiled test scene's (CuPy, CUDA events after a warm-up, median of 20 runs) — and checks that the stream they
+write, put in a PNG, decodes (OpenCV) to the edges it was given. A tool for tuning the kernels; batch's own rate is
+scripts/batch-vs.sh (PNGs) and scripts/jpeg-batch.sh (photos). Needs CuPy, OpenCV and NumPy (the GPU machine has
+them).
 
-    python3 scripts/deflate_bench.py [--size 4000x3000] [--photo tests/data/photos/coffee.png]
+    python3 scripts/deflate_bench.py [--size 4000x3000] [--photo tests/data/photos/coffee.png] [--scene]
 """
 
 import argparse
@@ -16,15 +18,20 @@ import cv2
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLAN_WORDS = 2 + 64 + 257  # deflate.cu's struct Plan
+PLAN_WORDS = 3 + 256 + 72 + 286 + 30  # deflate.cu's struct Plan
+KERNELS = ("filter", "hash", "chain", "parse", "write")
 
 
-def edges_of_photo(path, width, height):
-    """A photo's edges as batch makes them from scripts/make_photos.py's photos (resized, noise σ = 4, q90)."""
-    src = cv2.resize(cv2.imread(path, cv2.IMREAD_COLOR), (width, height), interpolation=cv2.INTER_CUBIC)
-    noisy = np.clip(src.astype(np.float32) + np.random.default_rng(0).normal(0, 4, src.shape), 0, 255).astype(np.uint8)
-    jpeg = cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 90])[1], cv2.IMREAD_COLOR)
-    grey = cv2.cvtColor(jpeg, cv2.COLOR_BGR2GRAY)
+def edges_of(path, width, height, photo):
+    """The edges of a photo as batch makes them from scripts/make_photos.py's photos (resized, noise σ = 4, q90),
+    or of an image as it is (`photo` False)."""
+    src = cv2.imread(path, cv2.IMREAD_COLOR)
+    if photo:
+        src = cv2.resize(src, (width, height), interpolation=cv2.INTER_CUBIC)
+        noisy = src.astype(np.float32) + np.random.default_rng(0).normal(0, 4, src.shape)
+        jpeg = cv2.imencode(".jpg", np.clip(noisy, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 90])[1]
+        src = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
+    grey = cv2.cvtColor(src, cv2.COLOR_BGR2GRAY)
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
     return np.minimum(255, np.rint(np.sqrt(gx * gx + gy * gy))).astype(np.uint8)
@@ -43,42 +50,62 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="4000x3000")
     ap.add_argument("--photo", default=os.path.join(HERE, "..", "tests", "data", "photos", "coffee.png"))
+    ap.add_argument("--scene", action="store_true", help="imgs_in/2048x1024.png's edges instead of a photo's")
     ap.add_argument("--runs", type=int, default=20)
     a = ap.parse_args()
     width, height = map(int, a.size.split("x"))
-    edges = edges_of_photo(a.photo, width, height)
-    module = cp.RawModule(code=open(os.path.join(HERE, "..", "cuda", "deflate.cu")).read(), options=("-std=c++17",))
-    plan_k, write_k = module.get_function("deflate_plan"), module.get_function("deflate_write")
+    if a.scene:
+        edges = edges_of(os.path.join(HERE, "..", "imgs_in", "2048x1024.png"), 0, 0, photo=False)
+        height, width = edges.shape
+    else:
+        edges = edges_of(a.photo, width, height, photo=True)
+    cuda = os.path.join(HERE, "..", "cuda")
+    module = cp.RawModule(code=open(os.path.join(cuda, "deflate.cu")).read(), options=("-std=c++17", "-I" + cuda))
+    k = {name: module.get_function("deflate_" + name) for name in KERNELS}
     rows = max(1, 65536 // (width + 1))
     segments = -(-height // rows)
+    n, segment_bytes = (width + 1) * height, (width + 1) * rows
     d_edges = cp.asarray(edges)
     plans = cp.zeros(segments * PLAN_WORDS, cp.uint32)
     bits = cp.zeros(segments, cp.uint64)
     adler = cp.zeros(2 * segments, cp.uint32)
-    out = cp.zeros((segments * (32 * 64 + 15) + 15 * (width + 1) * height) // 32 + 2, cp.uint32)
-    args = (d_edges, np.int32(width), np.int32(height), np.int32(rows))
-    start, mid, end = cp.cuda.Event(), cp.cuda.Event(), cp.cuda.Event()
+    data = cp.zeros(n, cp.uint8)
+    hashes_then_tokens, prev = cp.zeros(n, cp.uint16), cp.zeros(n, cp.uint16)
+    out = cp.zeros((segments * (32 * 72 + 15) + 15 * n) // 32 + 2, cp.uint32)
+    n64, seg64 = np.int64(n), np.int64(segment_bytes)
+    launches = {
+        "filter": ((256,), (d_edges, np.int32(width), np.int32(height), np.int32(rows), plans, data, adler)),
+        "hash": ((256,), (data, n64, seg64, plans, hashes_then_tokens)),
+        "chain": ((32,), (hashes_then_tokens, n64, seg64, plans, prev)),
+        "parse": ((256,), (data, n64, seg64, np.int32(width), prev, hashes_then_tokens, plans, bits)),
+        "write": ((256,), (data, n64, seg64, hashes_then_tokens, plans, bits, out)),
+    }
+    events = [cp.cuda.Event() for _ in range(len(KERNELS) + 1)]
     times = []
     for _ in range(a.runs + 1):
-        start.record()
-        plan_k((segments,), (256,), args + (plans, bits, adler))
-        mid.record()
-        out.fill(0)
-        write_k((segments,), (256,), args + (plans, bits, out))
-        end.record()
-        end.synchronize()
-        times.append((cp.cuda.get_elapsed_time(start, mid), cp.cuda.get_elapsed_time(mid, end)))
-    plan_ms, write_ms = np.median(np.array(times[1:]), axis=0)
+        events[0].record()
+        for i, name in enumerate(KERNELS):
+            if name == "write":
+                out.fill(0)
+            block, args = launches[name]
+            k[name]((segments,), block, args)
+            events[i + 1].record()
+        events[-1].synchronize()
+        times.append([cp.cuda.get_elapsed_time(events[i], events[i + 1]) for i in range(len(KERNELS))])
+    ms = np.median(np.array(times[1:]), axis=0)
     total_bits = int(bits.sum())
     stream = out.get().view(np.uint8)[: (total_bits + 7) // 8].tobytes()
-    data = zlib.decompress(stream, -15)
-    decoded = cv2.imdecode(np.frombuffer(as_png(stream, data, width, height), np.uint8), cv2.IMREAD_UNCHANGED)
-    ok = len(data) == (width + 1) * height and decoded is not None and np.array_equal(decoded, edges)
-    filters = np.bincount(plans.get().reshape(segments, PLAN_WORDS)[:, 0], minlength=5)
-    mb = (width + 1) * height / 1e6
-    print(f"{width}×{height}, {segments} segments: plan {plan_ms:.3f} ms, write {write_ms:.3f} ms "
-          f"({mb / (plan_ms + write_ms):.1f} GB/s of image data); stream {len(stream) / 1e6:.3f} MB "
-          f"({len(stream) / 1e6 / mb:.3f} of the data); filters None/Sub/Up/Avg/Paeth {filters.tolist()}; "
+    inflated = zlib.decompress(stream, -15)
+    decoded = cv2.imdecode(np.frombuffer(as_png(stream, inflated, width, height), np.uint8), cv2.IMREAD_UNCHANGED)
+    ok = len(inflated) == n and decoded is not None and np.array_equal(decoded, edges)
+    plan = plans.get().reshape(segments, PLAN_WORDS)
+    filters, strings = np.bincount(plan[:, 0], minlength=5), int(plan[:, 1].sum())
+    mb = n / 1e6
+    print(f"{width}×{height}, {segments} segments ({strings} looking for strings): "
+          + ", ".join(f"{name} {t:.3f} ms" for name, t in zip(KERNELS, ms))
+          + f" ({mb / ms.sum():.1f} GB/s of image data); stream {len(stream) / 1e6:.3f} MB "
+          f"({len(stream) / 1e6 / mb:.3f} of the data; zlib level 5 on the same rows: "
+          f"{len(zlib.compress(inflated, 5)) / 1e6:.3f} MB); filters None/Sub/Up/Avg/Paeth {filters.tolist()}; "
           f"inflates to the edges: {ok}")
 
 
