@@ -74,6 +74,8 @@
 #define DEFLATE_HEADER_WORDS 72  // 2304 bits ≥ the largest header: 17 + 19·3 + 316·7
 #define DEFLATE_FILTERS 5        // PNG's row filters: None, Sub, Up, Average, Paeth
 #define DEFLATE_WINDOW 32768     // deflate's farthest distance
+// The string search's settings, each overridable with -D to measure another (v0.43 compared sizes that way, the
+// file built for the CPU by scripts/emulate/build.sh; the defaults below are what was kept, and why).
 #ifndef DEFLATE_HASH_BITS
 #define DEFLATE_HASH_BITS 12     // deflate_chain's table: 4096 last positions (16 kB of shared memory)
 #endif
