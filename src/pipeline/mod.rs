@@ -301,8 +301,8 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     };
     let stages = reference.as_ref().map(|(stages, _)| stages);
     let (written, encode_ms) = timed(|| {
-        // An 8-bit edge image for a PNG file is deflated on the GPU when one is open (as in batch mode); an
-        // image with repeats, `best`, or a failure there (named in a note) leaves it to the CPU encoder.
+        // An 8-bit edge image for a PNG file is deflated on the GPU when one is open (as in batch mode); data
+        // that does not compress, `best`, or a failure there (named in a note) leaves it to the CPU encoder.
         let on_gpu = output == crate::sobel::Output::Edges
             && image_io::output::format_of(&opts.output)
                 .is_ok_and(|f| crate::engine::deflates_on_gpu(f, opts.compression));
