@@ -559,25 +559,32 @@ extern "C" __global__ void deflate_parse(const u8* __restrict__ data, long long 
     long long c0, c1;
     thread_run(k0, k1, t, &c0, &c1);
     u64 extra_bits = 0;
-    int last = 0, misses = 0;
-    // A segment coded byte by byte has its counts from deflate_filter and no tokens (deflate_write reads its
-    // bytes).
-    const bool strings = plans[s].strings != 0;
-    for (int i = t; i < 256 && !strings; i += DEFLATE_THREADS) lit_freq[i] = plans[s].counts[i];
-    for (long long p = strings ? c0 : c1; p < c1;) {
-        const int depth = misses < DEFLATE_GIVE_UP ? DEFLATE_CHAIN : 1;
-        int dist, length = longest_match(data, prev, p, c1, width + 1, last, depth, &dist);
-        if (length != 0 && length < DEFLATE_LAZY && p + 1 < c1) {
-            int next_dist, next = longest_match(data, prev, p + 1, c1, width + 1, last, depth, &next_dist);
-            if (next > length) {
-                tokens[p] = data[p];
-                atomicAdd(&lit_freq[data[p]], 1u);
-                p++;
-                length = next;
-                dist = next_dist;
+    if (!plans[s].strings) {
+        // A segment coded byte by byte has its counts from deflate_filter and no tokens (deflate_write reads its
+        // bytes).
+        for (int i = t; i < 256; i += DEFLATE_THREADS) lit_freq[i] = plans[s].counts[i];
+    } else {
+        auto literal = [&](long long p) {
+            tokens[p] = data[p];
+            atomicAdd(&lit_freq[data[p]], 1u);
+        };
+        int last = 0, misses = 0;
+        for (long long p = c0; p < c1;) {
+            const int depth = misses < DEFLATE_GIVE_UP ? DEFLATE_CHAIN : 1;
+            int dist, length = longest_match(data, prev, p, c1, width + 1, last, depth, &dist);
+            if (length != 0 && length < DEFLATE_LAZY && p + 1 < c1) {
+                int next_dist, next = longest_match(data, prev, p + 1, c1, width + 1, last, depth, &next_dist);
+                if (next > length) {
+                    literal(p++);
+                    length = next;
+                    dist = next_dist;
+                }
             }
-        }
-        if (length != 0) {
+            if (length == 0) {
+                misses++;
+                literal(p++);
+                continue;
+            }
             tokens[p] = (u16)(MATCH_FLAG | (u32)(length - 3));
             tokens[p + 1] = (u16)(dist - 1);
             u32 sym, nbits, value;
@@ -590,11 +597,6 @@ extern "C" __global__ void deflate_parse(const u8* __restrict__ data, long long 
             last = dist;
             misses = 0;
             p += length;
-        } else {
-            misses++;
-            tokens[p] = data[p];
-            atomicAdd(&lit_freq[data[p]], 1u);
-            p++;
         }
     }
     extra_bits = block_sum(extra_bits, scratch);  // (its barriers also order the counts before what follows)
@@ -666,8 +668,11 @@ struct BitWriter {
 template <class Emit>
 __device__ void each_code(const u8* data, const u16* tokens, bool strings, long long c0, long long c1,
                           const u32* lit_code, const u32* dist_code, Emit emit) {
-    for (long long p = c0; p < c1 && !strings; p++) emit(lit_code[data[p]]);
-    for (long long p = strings ? c0 : c1; p < c1;) {
+    if (!strings) {
+        for (long long p = c0; p < c1; p++) emit(lit_code[data[p]]);
+        return;
+    }
+    for (long long p = c0; p < c1;) {
         const u32 token = tokens[p];
         if (token < MATCH_FLAG) { emit(lit_code[token]); p++; continue; }
         const int length = (int)(token & 0xffu) + 3, dist = (int)tokens[p + 1] + 1;
