@@ -57,7 +57,7 @@ fn main() -> anyhow::Result<()> {
         let mut samples = Vec::new();
         for rep in 0..51 {
             let start = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
-            kernel.enqueue(&gpu.stream, &packed, &mut scratch, &mut rgb, d, png.bytes_per_pixel)?;
+            kernel.enqueue(&gpu.stream, &packed.as_view(), &mut scratch, &mut rgb, d, png.bytes_per_pixel)?;
             let end = gpu.stream.record_event(Some(CU_EVENT_DEFAULT))?;
             if rep > 0 {
                 samples.push(start.elapsed_ms(&end)? as f64);

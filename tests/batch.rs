@@ -470,3 +470,100 @@ fn the_trace_accounts_for_the_workers_time() {
         assert!(stages.iter().all(|&s| s > 0.0), "every stage timed on the GPU path: {line}");
     }
 }
+
+/// A PNG of `w × h` RGB pixels whose image data is `rows` (filter bytes included), zlib-compressed into one IDAT:
+/// image data the encoders would never write.
+fn forged_png(path: &std::path::Path, w: u32, h: u32, rows: &[u8]) {
+    use std::io::Write;
+    let mut file = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        file.extend((data.len() as u32).to_be_bytes());
+        let typed = [kind.as_slice(), data].concat();
+        file.extend(&typed);
+        file.extend(common::crc32(&typed).to_be_bytes());
+    };
+    chunk(b"IHDR", &[w.to_be_bytes().as_slice(), &h.to_be_bytes(), &[8, 2, 0, 0, 0]].concat());
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(rows).unwrap();
+    chunk(b"IDAT", &z.finish().unwrap());
+    chunk(b"IEND", &[]);
+    std::fs::write(path, file).unwrap();
+}
+
+/// `--png-inflate gpu`: PNGs inflated by nvCOMP in waves give byte for byte the outputs of `--png-inflate cpu`
+/// (each checked against cpu-scalar by `--check`) — sizes from 1×1 up, RGBA, image data in many IDAT chunks, the
+/// test scene — and the files nvCOMP or the wave cannot take fail or pass exactly as on the CPU: a row naming
+/// filter type 7, image data that ends early, longer image data than the rows, a cut file, a grey PNG. Without
+/// nvCOMP (no GPU, or the library not on the loader path) the option refuses to start with one line; with
+/// `CUDA_SOBEL_REQUIRE_NVCOMP` set (the GPU machine, scripts/gpu-check.sh) that fails the test.
+#[test]
+fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for (i, &(w, h)) in [(1, 1), (3, 2), (17, 5), (301, 77), (1001, 777), (640, 480)].iter().enumerate() {
+        noisy(w, h, i as u32).save(input.join(format!("noisy{i}.png"))).unwrap();
+    }
+    image::DynamicImage::ImageRgb8(noisy(200, 100, 9)).into_rgba8().save(input.join("rgba.png")).unwrap();
+    image::DynamicImage::ImageRgb8(noisy(200, 100, 10)).into_luma8().save(input.join("grey.png")).unwrap();
+    let rgb = noisy(123, 45, 11);
+    common::write_png_filtered(&input.join("sub.png"), 123, 45, png::ColorType::Rgb, rgb.as_raw(), png::Filter::Sub);
+    for i in 0..3 {
+        std::fs::copy("imgs_in/512x512.png", input.join(format!("scene{i}.png"))).unwrap();
+    }
+    let row = |f: u8| [[f].as_slice(), &[7; 12]].concat();
+    forged_png(&input.join("filter7.png"), 4, 2, &[row(0), row(7)].concat());
+    forged_png(&input.join("short.png"), 4, 2, &row(2));
+    forged_png(&input.join("long.png"), 4, 2, &[row(1), row(4), row(0)].concat());
+    let scene = std::fs::read("imgs_in/512x512.png").unwrap();
+    std::fs::write(input.join("cut.png"), &scene[..scene.len() / 2]).unwrap();
+
+    let run = |inflate: &str| {
+        let out = dir.path().join(format!("out-{inflate}"));
+        let a =
+            bin().arg("batch").arg(&input).arg("--out").arg(&out).args(["--png-inflate", inflate, "--check"]).assert();
+        let o = a.get_output();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            out,
+        )
+    };
+    let (cpu_code, cpu_stdout, _, cpu) = run("cpu");
+    assert_eq!(cpu_code, Some(2), "three files fail: {cpu_stdout}");
+    let (code, stdout, stderr, gpu) = run("gpu");
+    if stderr.contains("--png-inflate gpu:") {
+        assert!(stdout.is_empty() && code != Some(0), "refused before any work: {stdout}");
+        assert!(std::env::var_os("CUDA_SOBEL_REQUIRE_NVCOMP").is_none(), "nvCOMP required: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        eprintln!("skipping the nvCOMP half of pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate: {stderr}");
+        return;
+    }
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    let failed = |s: &str| -> Vec<String> {
+        let mut f: Vec<String> = s.lines().skip_while(|l| !l.starts_with("failed")).skip(1).map(String::from).collect();
+        f.sort();
+        f
+    };
+    assert_eq!(failed(&stdout), failed(&cpu_stdout), "the same failures, in the same words");
+    assert_eq!(failed(&stdout).len(), 3, "{stdout}");
+    for name in ["filter7.png", "short.png", "cut.png"] {
+        assert!(failed(&stdout).iter().any(|l| l.contains(name)), "{name}: {stdout}");
+    }
+    let count: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" PNGs inflated by nvCOMP on the GPU (--png-inflate), the others on the CPU"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a line counts them: {stdout}"));
+    // Every RGB/RGBA PNG that succeeds but long.png (more image data than rows: nvCOMP says the output is too
+    // small, and the CPU inflates it, ignoring the rest as the png crate does); not grey.png.
+    assert_eq!(count, 11, "{stdout}");
+    let mut names: Vec<_> = std::fs::read_dir(&cpu).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names.len(), 13);
+    for name in names {
+        let (g, c) = (std::fs::read(gpu.join(&name)).unwrap(), std::fs::read(cpu.join(&name)).unwrap());
+        assert!(g == c, "{name:?}: the same file from either inflater");
+    }
+}

@@ -200,3 +200,86 @@ fn damaged_image_data_fails_naming_the_file() {
     let err = filtered::read(&truncated, &OPTS, |_| Ok(())).unwrap_err().to_string();
     assert!(err.contains("truncated.png"), "{err}");
 }
+
+/// The stream [`filtered::read_compressed`] hands nvCOMP, inflated here by zlib (flate2), is the image data
+/// [`filtered::read`] inflates: across sizes, RGB and RGBA, and image data split over many IDAT chunks.
+fn inflated(c: &filtered::Compressed) -> Vec<u8> {
+    use std::io::Read;
+    let mut rows = Vec::new();
+    flate2::read::DeflateDecoder::new(c.deflate.as_slice()).read_to_end(&mut rows).unwrap();
+    rows
+}
+
+fn compressed(path: &Path) -> Option<filtered::Compressed> {
+    filtered::read_compressed(path, &OPTS, |_| Ok(())).unwrap().map(|(c, ())| c)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn the_compressed_image_data_inflates_to_the_stored_rows(
+        w in 1u32..=80,
+        h in 1u32..=40,
+        seed in any::<u64>(),
+        alpha in any::<bool>(),
+        chunk in prop::sample::select(vec![1usize, 7, 100, 1 << 20]),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.png");
+        let rgb = picture(w, h, seed);
+        let (color, data) = if alpha {
+            (png::ColorType::Rgba, rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], p[0] ^ p[2]]).collect())
+        } else {
+            (png::ColorType::Rgb, rgb)
+        };
+        // IDAT chunks of `chunk` bytes each.
+        let mut enc = png::Encoder::new(std::fs::File::create(&input).unwrap(), w, h);
+        enc.set_color(color);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header().unwrap();
+        let mut stream = writer.stream_writer_with_size(chunk).unwrap();
+        stream.write_all(&data).unwrap();
+        stream.finish().unwrap();
+        writer.finish().unwrap();
+        let c = compressed(&input).expect("read_compressed takes what read takes");
+        let stored = read(&input);
+        prop_assert_eq!((c.width, c.height, c.bytes_per_pixel), (stored.width, stored.height, stored.bytes_per_pixel));
+        prop_assert_eq!(c.inflated_bytes(), stored.rows.len());
+        prop_assert!(inflated(&c) == stored.rows, "{w}×{h} alpha {alpha}, IDAT chunks of {chunk}");
+    }
+}
+
+#[test]
+fn the_compressed_image_data_of_real_images_and_what_read_compressed_leaves_to_the_cpu() {
+    for name in ["512x512", "2048x1024"] {
+        let path = format!("imgs_in/{name}.png");
+        let c = compressed(Path::new(&path)).unwrap();
+        assert!(inflated(&c) == read(Path::new(&path)).rows, "{path}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.png");
+    let row = |f: u8| [[f].as_slice(), &[7; 12]].concat();
+    forged(&good, &[row(1), row(4)].concat());
+    let bytes = std::fs::read(&good).unwrap();
+    let idat = bytes.windows(4).position(|w| w == b"IDAT").unwrap();
+    // A byte of the IDAT data changed (its CRC no longer matches), the file cut inside the IDAT chunk, and the
+    // zlib header changed (a preset dictionary asked for): the CPU's reader is left to say what is wrong.
+    let mut bad_crc = bytes.clone();
+    bad_crc[idat + 6] ^= 1;
+    let cut = bytes[..idat + 8].to_vec();
+    let mut dictionary = bytes.clone();
+    dictionary[idat + 5] |= 0x20;
+    let len = u32::from_be_bytes(bytes[idat - 4..idat].try_into().unwrap()) as usize;
+    let crc = common::crc32(&dictionary[idat..idat + 4 + len]).to_be_bytes();
+    dictionary[idat + 4 + len..idat + 8 + len].copy_from_slice(&crc);
+    for (name, content) in [("bad_crc.png", bad_crc), ("cut.png", cut), ("dictionary.png", dictionary)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        assert!(compressed(&path).is_none(), "{name}");
+    }
+    // What read does not take, read_compressed does not take either.
+    let grey = dir.path().join("grey.png");
+    image::DynamicImage::ImageRgb8(generate::noise(20, 10, 3)).into_luma8().save(&grey).unwrap();
+    assert!(compressed(&grey).is_none() && compressed(Path::new("-")).is_none());
+}

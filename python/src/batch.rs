@@ -97,6 +97,7 @@ fn options(
         keep_orientation: false,
         jpeg_decoder: cuda_sobel::batch::JpegDecoder::Auto,
         png_encoder: cuda_sobel::batch::PngEncoder::Auto,
+        png_inflate: cuda_sobel::batch::PngInflate::Cpu,
     }
 }
 

@@ -14,6 +14,7 @@
 
 pub mod inputs;
 mod summary;
+mod waves;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -80,6 +81,8 @@ pub struct BatchOptions {
     pub jpeg_decoder: JpegDecoder,
     /// Where PNG outputs are encoded.
     pub png_encoder: PngEncoder,
+    /// Where PNG inputs are inflated.
+    pub png_inflate: PngInflate,
 }
 
 /// Where a batch encodes its PNG outputs (`--png-encoder`).
@@ -107,7 +110,7 @@ impl PngEncoder {
     }
 }
 
-pub use crate::engine::JpegDecoder;
+pub use crate::engine::{JpegDecoder, PngInflate};
 
 /// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
 /// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger. On the
@@ -140,6 +143,7 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
     for ordinal in ordinals {
         let opened = Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| {
             let e = if opts.jpeg_decoder == JpegDecoder::Cpu { e } else { e.with_nvjpeg() };
+            let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
             slots = opts.slots.unwrap_or(if e.has_jpeg_engine() { JPEG_ENGINE_SLOTS } else { DEFAULT_SLOTS });
             e.with_slots(slots)
         });
@@ -155,8 +159,14 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
         Some(Err(why)) => format!("JPEGs decoded on the CPU: {why}"),
         None => "JPEGs decoded on the CPU: no GPU".to_string(),
     };
+    let png = match (opts.png_inflate, engines.first().map(Engine::png_inflater)) {
+        (PngInflate::Cpu, _) => String::new(),
+        (PngInflate::Gpu, Some(Ok(lib))) => format!("; PNGs inflated by nvCOMP ({lib})"),
+        (PngInflate::Gpu, Some(Err(why))) => anyhow::bail!("--png-inflate gpu: {why}"),
+        (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
+    };
     let mut description = match engines.first() {
-        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}", e.describe(), engines.len(), slots),
+        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
         None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
     };
     if !engines.is_empty() && !reasons.is_empty() {
@@ -212,120 +222,122 @@ pub fn run_planned(
     let by_nvjpeg = std::sync::atomic::AtomicU64::new(0);
     // Of them, those the GPU's JPEG engine decoded (the rest: nvJPEG's default backend).
     let by_engine = std::sync::atomic::AtomicU64::new(0);
-    // PNGs deflated on the GPU, likewise.
+    // PNGs deflated on the GPU, and inflated there, likewise.
     let by_gpu_deflate = std::sync::atomic::AtomicU64::new(0);
+    let by_nvcomp = std::sync::atomic::AtomicU64::new(0);
     // Thread-seconds in each stage, for CUDA_SOBEL_TRACE's account of where the workers' time goes.
     let stages = Stages::default();
     let start = Instant::now();
 
-    jobs.par_iter().enumerate().for_each(|(i, (path, out))| {
+    // What the slots hand back: the PNG data deflated on the GPU when the outputs are PNGs it may encode, the
+    // edge bytes as well for --check.
+    let want = Want {
+        png: opts.png_encoder == PngEncoder::Auto && crate::engine::deflates_on_gpu(opts.format, opts.compression),
+        bytes: opts.check,
+    };
+    let text = |e: Error| one_line(&e);
+    let write_edges = |out: &Path, edges: Edges| -> Result<(), String> {
+        match (&edges.zlib, &edges.bytes) {
+            (Some(zlib), bytes) => {
+                let target = output::target(out).map_err(text)?;
+                output::write_png_zlib(&target, edges.width, edges.height, zlib).map_err(text)?;
+                by_gpu_deflate.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                match (opts.check, bytes) {
+                    (true, Some(bytes)) => check_png(out, bytes),
+                    _ => Ok(()),
+                }
+            }
+            (None, Some(bytes)) => write_png(opts, out, edges.width, edges.height, bytes),
+            (None, None) => unreachable!("a slot hands back the bytes when it has no PNG data"),
+        }
+    };
+    // --check of edges computed from a PNG the CPU did not decode: the whole decode on the CPU, within the
+    // reservation already held.
+    let check_decoded = |path: &Path, edges: &Edges| -> Result<(), String> {
+        if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
+            let (decoded, ()) = image_io::decode(path, &decode_opts, |_| Ok(())).map_err(text)?;
+            check_against_scalar(path, &decoded.rgb, bytes, opts.filter)?;
+        }
+        Ok(())
+    };
+    let admit_in = |engine: Option<&Engine>, path: &Path, h: &image_io::Header| {
+        let needed = memory::image_bytes(
+            h.width,
+            h.height,
+            peak_bytes_per_pixel(h, opts.check, engine.is_some_and(Engine::has_gpu)),
+        );
+        pool.reserve(path, h.width, h.height, needed)
+    };
+
+    // One job on its own, start to end.
+    let run_job = |i: usize| -> Result<(), String> {
+        let (path, out) = (&jobs[i].0, &jobs[i].1);
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
-        let result = (|| -> Result<(), String> {
-            let text = |e: Error| one_line(&e);
-            let admit = |h: &image_io::Header| {
-                let needed = memory::image_bytes(
-                    h.width,
-                    h.height,
-                    peak_bytes_per_pixel(h, opts.check, engine.is_some_and(Engine::has_gpu)),
-                );
-                pool.reserve(path, h.width, h.height, needed)
-            };
-            let write = |w: u32, h: u32, edges: &[u8]| {
-                let picture = Picture {
-                    width: w,
-                    height: h,
-                    samples: image_io::format::Samples::U8(edges),
-                    color: png::ColorType::Grayscale,
-                    compression: opts.compression,
-                    format: opts.format,
-                };
-                output::write(&output::target(out).map_err(text)?, &picture).map_err(text)
-            };
-            // What the slots hand back: the PNG data deflated on the GPU when the outputs are PNGs it may encode,
-            // the edge bytes as well for --check.
-            let want = Want {
-                png: opts.png_encoder == PngEncoder::Auto
-                    && crate::engine::deflates_on_gpu(opts.format, opts.compression),
-                bytes: opts.check,
-            };
-            let write_edges = |edges: Edges| match (&edges.zlib, &edges.bytes) {
-                (Some(zlib), bytes) => {
-                    let target = output::target(out).map_err(text)?;
-                    output::write_png_zlib(&target, edges.width, edges.height, zlib).map_err(text)?;
-                    by_gpu_deflate.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    match (opts.check, bytes) {
-                        (true, Some(bytes)) => check_png(out, bytes),
-                        _ => Ok(()),
-                    }
-                }
-                (None, Some(bytes)) => write(edges.width, edges.height, bytes),
-                (None, None) => unreachable!("a slot hands back the bytes when it has no PNG data"),
-            };
-            // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
-            // share of its decode falls by half (docs/performance.md v0.20).
-            if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
-                if let Some((png, _reservation)) =
-                    stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?
-                {
-                    let edges = stages
-                        .gpu
-                        .time(|| engine.sobel_filtered(&png, opts.filter, want))
-                        .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
-                    drop(png);
-                    if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
-                        // The whole decode on the CPU, within the reservation already held.
-                        let (decoded, ()) = image_io::decode(path, &decode_opts, |_| Ok(())).map_err(text)?;
-                        check_against_scalar(path, &decoded.rgb, bytes, opts.filter)?;
-                    }
-                    return stages.write.time(|| write_edges(edges));
-                }
+        let admit = |h: &image_io::Header| admit_in(engine, path, h);
+        // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
+        // share of its decode falls by half (docs/performance.md v0.20).
+        if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
+            if let Some((png, _reservation)) =
+                stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?
+            {
+                let edges = stages
+                    .gpu
+                    .time(|| engine.sobel_filtered(&png, opts.filter, want))
+                    .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
+                drop(png);
+                check_decoded(path, &edges)?;
+                return stages.write.time(|| write_edges(out, edges));
             }
-            // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
-            // nvJPEG refuses goes on to the CPU decoder below, and a note says so.
-            if let Some(engine) = engine.filter(|e| e.decodes_jpeg_on_gpu() && !opts.baseline) {
-                if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
-                    match engine.sobel_jpeg(&jpeg.bytes, opts.filter, want, opts.check) {
-                        Ok(Some(JpegEdges { edges, rgb, on_engine })) => {
-                            by_nvjpeg.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            if on_engine {
-                                by_engine.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            }
-                            if let (Some(rgb), Some(bytes)) = (rgb, &edges.bytes) {
-                                check_against_scalar(path, &rgb, bytes, opts.filter)?;
-                            }
-                            return write_edges(edges);
+        }
+        // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
+        // nvJPEG refuses goes on to the CPU decoder below, and a note says so.
+        if let Some(engine) = engine.filter(|e| e.decodes_jpeg_on_gpu() && !opts.baseline) {
+            if let Some((jpeg, _reservation)) = jpeg::read(path, &decode_opts, admit).map_err(text)? {
+                match engine.sobel_jpeg(&jpeg.bytes, opts.filter, want, opts.check) {
+                    Ok(Some(JpegEdges { edges, rgb, on_engine })) => {
+                        by_nvjpeg.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if on_engine {
+                            by_engine.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
-                        Ok(None) => {}
-                        Err(e) => notes.lock().expect("no panic while locked").push(format!(
-                            "{}: decoded on the CPU ({})",
-                            path.display(),
-                            one_line(&e)
-                        )),
+                        if let (Some(rgb), Some(bytes)) = (rgb, &edges.bytes) {
+                            check_against_scalar(path, &rgb, bytes, opts.filter)?;
+                        }
+                        return write_edges(out, edges);
                     }
+                    Ok(None) => {}
+                    Err(e) => notes.lock().expect("no panic while locked").push(format!(
+                        "{}: decoded on the CPU ({})",
+                        path.display(),
+                        one_line(&e)
+                    )),
                 }
             }
-            let (decoded, _reservation) = image_io::decode(path, &decode_opts, admit).map_err(text)?;
-            notes.lock().expect("no panic while locked").extend(decoded.notes);
-            let rgb = decoded.rgb;
-            let (w, h) = rgb.dimensions();
-            if opts.baseline {
-                let edges = baseline_edges
-                    .lock()
-                    .expect("no panic while locked")
-                    .entry((w, h))
-                    .or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw()))
-                    .clone();
-                return write(w, h, &edges);
-            }
-            let engine = engine.expect("an engine unless baseline");
-            let edges = engine
-                .sobel_for_batch(&rgb, opts.filter, want)
-                .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
-            if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
-                check_against_scalar(path, &rgb, bytes, opts.filter)?;
-            }
-            write_edges(edges)
-        })();
+        }
+        let (decoded, _reservation) = image_io::decode(path, &decode_opts, admit).map_err(text)?;
+        notes.lock().expect("no panic while locked").extend(decoded.notes);
+        let rgb = decoded.rgb;
+        let (w, h) = rgb.dimensions();
+        if opts.baseline {
+            let edges = baseline_edges
+                .lock()
+                .expect("no panic while locked")
+                .entry((w, h))
+                .or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw()))
+                .clone();
+            return write_png(opts, out, w, h, &edges);
+        }
+        let engine = engine.expect("an engine unless baseline");
+        let edges = engine
+            .sobel_for_batch(&rgb, opts.filter, want)
+            .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
+        if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
+            check_against_scalar(path, &rgb, bytes, opts.filter)?;
+        }
+        write_edges(out, edges)
+    };
+    // A job's end: the progress bar, or the failure recorded.
+    let finish = |i: usize, result: Result<(), String>| {
+        let path = &jobs[i].0;
         match result {
             Ok(()) => {
                 let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -334,6 +346,7 @@ pub fn run_planned(
                 for (count, what) in [
                     (&by_nvjpeg, "JPEGs decoded by nvJPEG"),
                     (&by_engine, "of them on its JPEG engine"),
+                    (&by_nvcomp, "PNGs inflated by nvCOMP"),
                     (&by_gpu_deflate, "PNGs deflated on the GPU"),
                 ] {
                     match count.load(std::sync::atomic::Ordering::Relaxed) {
@@ -346,7 +359,28 @@ pub fn run_planned(
             Err(reason) => failures.lock().expect("no panic while locked").push((path.clone(), reason)),
         }
         progress.inc(1);
-    });
+    };
+
+    // PNGs inflated on the GPU go in waves (see `waves`); every other job runs on its own, on all cores.
+    let (in_waves, alone) = waves::split(opts, engines, jobs);
+    alone.par_iter().for_each(|&i| finish(i, run_job(i)));
+    if !in_waves.is_empty() {
+        let job = waves::Job {
+            opts,
+            engines,
+            jobs,
+            decode_opts: &decode_opts,
+            pool: &pool,
+            want,
+            stages: &stages,
+            by_nvcomp: &by_nvcomp,
+            run_job: &run_job,
+            finish: &finish,
+            check_decoded: &check_decoded,
+            write_edges: &write_edges,
+        };
+        waves::run(&job, &in_waves);
+    }
     progress.finish_and_clear();
     stages.trace(engines, start.elapsed().as_secs_f64(), jobs.len());
 
@@ -363,8 +397,22 @@ pub fn run_planned(
         skipped: Vec::new(),
         notes,
         gpu_deflated: by_gpu_deflate.into_inner(),
+        nvcomp_inflated: by_nvcomp.into_inner(),
         nvjpeg_decoded: (by_nvjpeg.into_inner(), by_engine.into_inner()),
     }
+}
+
+/// Writes the 8-bit edge image `edges` (`w × h`) to `out` in the batch's format, atomically.
+fn write_png(opts: &BatchOptions, out: &Path, w: u32, h: u32, edges: &[u8]) -> Result<(), String> {
+    let picture = Picture {
+        width: w,
+        height: h,
+        samples: image_io::format::Samples::U8(edges),
+        color: png::ColorType::Grayscale,
+        compression: opts.compression,
+        format: opts.format,
+    };
+    output::write(&output::target(out).map_err(|e| one_line(&e))?, &picture).map_err(|e| one_line(&e))
 }
 
 /// `--check`: fails the image when `edges` are not cpu-scalar's bytes for `rgb`.

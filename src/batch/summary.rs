@@ -23,6 +23,8 @@ pub struct BatchSummary {
     pub gpu_deflated: u64,
     /// JPEGs nvJPEG decoded, and of them those its JPEG engine decoded (the GPU's hardware decoder).
     pub nvjpeg_decoded: (u64, u64),
+    /// PNGs nvCOMP inflated on the GPU (`--png-inflate`).
+    pub nvcomp_inflated: u64,
 }
 
 impl BatchSummary {
@@ -48,6 +50,13 @@ pub fn summary_text(s: &BatchSummary) -> String {
     );
     if let (n @ 1.., on_engine) = s.nvjpeg_decoded {
         let _ = writeln!(t, "{n} JPEGs decoded by nvJPEG on the GPU, {on_engine} of them by its JPEG engine");
+    }
+    if s.nvcomp_inflated > 0 {
+        let _ = writeln!(
+            t,
+            "{} PNGs inflated by nvCOMP on the GPU (--png-inflate), the others on the CPU",
+            s.nvcomp_inflated
+        );
     }
     if s.gpu_deflated > 0 {
         let _ = writeln!(t, "{} PNGs deflated on the GPU (--png-encoder auto), the others on the CPU", s.gpu_deflated);

@@ -41,6 +41,7 @@ value_enum!(
     crate::bench::Peer,
     crate::engine::JpegDecoder,
     crate::batch::PngEncoder,
+    crate::engine::PngInflate,
     crate::conv::Strategy,
     crate::bench::study::Study
 );
@@ -366,9 +367,14 @@ struct BatchArgs {
     #[arg(long, value_enum, default_value_t)]
     jpeg_decoder: crate::engine::JpegDecoder,
     /// Where PNG outputs are encoded: auto (the GPU deflates the edges of the images it computed, at the fast
-    /// and default levels, unless zlib would find repeats in them; docs/cli.md), cpu
+    /// and default levels, unless the stream would be larger than the edges; docs/cli.md), cpu
     #[arg(long, value_enum, default_value_t = crate::batch::PngEncoder::Auto)]
     png_encoder: crate::batch::PngEncoder,
+    /// Where PNG inputs are inflated: cpu (the filters undone on the GPU), gpu (nvCOMP, hundreds at once, with half
+    /// the cores inflating others meanwhile; refuse to start without it). cpu is the faster on the machines measured
+    /// (docs/cli.md)
+    #[arg(long, value_enum, default_value_t)]
+    png_inflate: crate::engine::PngInflate,
 }
 
 #[derive(Args, Debug)]

@@ -213,6 +213,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         keep_orientation: a.safety.keep_orientation,
         jpeg_decoder: a.jpeg_decoder,
         png_encoder: a.png_encoder,
+        png_inflate: a.png_inflate,
     })?;
     crate::say!("{}", crate::batch::summary_text(&summary));
     Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })

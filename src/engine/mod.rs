@@ -29,6 +29,7 @@ pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
 use crate::image_io::filtered::Filtered;
 
 pub mod filter;
+mod inflate;
 mod jpeg;
 mod measure;
 mod outputs;
@@ -36,6 +37,7 @@ pub mod stream;
 use crate::gpu::{variants, Gpu};
 use crate::sobel::{Filter, Output};
 use crate::variant::Variant;
+pub use inflate::PngInflate;
 pub use jpeg::{JpegDecoder, JpegEdges};
 pub use measure::{npp_description, DeviceInfo, HostRun, Meter, NppPeer, ResidentRun};
 
@@ -122,6 +124,8 @@ pub struct Engine {
     /// Batch mode: nvJPEG for the slots' JPEG decodes, or why not (after `slots`: dropped after their
     /// decode states).
     nvjpeg: Option<Result<Nvjpeg, String>>,
+    /// Batch mode: nvCOMP for inflating PNGs in waves, or why not.
+    nvcomp: Option<Result<inflate::Inflater, String>>,
 }
 
 /// Whether an 8-bit edge image written as `format` at `compression` may have its PNG data deflated on the GPU
@@ -149,7 +153,7 @@ impl Engine {
     /// [`Engine::new`] with the kernel files of `variants` loaded up front (the GPU ones; others load when
     /// first run): what a run that times those variants needs, and no more.
     pub fn for_variants(device: Device, filter: Filter, variants: &[Variant]) -> Result<Engine, GpuError> {
-        let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None, nvjpeg: None };
+        let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None, nvjpeg: None, nvcomp: None };
         let opened = |ordinal| {
             Gpu::open_device(ordinal, filter, variants).map(|(gpu, startup)| Engine {
                 gpu: Some(gpu),
@@ -157,6 +161,7 @@ impl Engine {
                 startup: Some(startup),
                 slots: None,
                 nvjpeg: None,
+                nvcomp: None,
             })
         };
         match device {

@@ -16,6 +16,7 @@ pub mod host_pipeline;
 pub mod jpeg_batch;
 pub mod kernels;
 pub mod npp;
+pub mod nvcomp;
 pub mod nvjpeg;
 pub mod patterns;
 pub mod pinned;
@@ -59,6 +60,10 @@ pub enum GpuError {
     /// A peer library (NPP) that could not be loaded or failed.
     #[error("{0}")]
     Peer(String),
+    /// Input the GPU found invalid, in the words the CPU's decoder would use (a PNG row naming a filter type
+    /// that PNG does not have).
+    #[error("{0}")]
+    BadData(String),
     /// NVRTC refused a kernel file; `log` is its log.
     #[error("NVRTC could not compile {file}: {log}")]
     Compile {

@@ -24,7 +24,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
 use image::RgbImage;
 
 use super::buffers::DeviceImage;
@@ -81,9 +81,28 @@ pub struct Slot {
 struct RowBuffers {
     /// The image size and bytes a pixel these are for.
     size: (u32, u32, usize),
-    pinned: PinnedHostSlice<u8>,
-    device: CudaSlice<u8>,
+    /// The stored rows' pinned and device buffers, for rows inflated on the CPU ([`Slot::run_filtered`]).
+    upload: Option<(PinnedHostSlice<u8>, CudaSlice<u8>)>,
     scratch: unfilter::Scratch,
+}
+
+impl RowBuffers {
+    /// `buffers` for a `d`-sized image of `bytes_per_pixel`: kept when they are that size, else allocated afresh
+    /// (the old ones freed first), without the upload buffers.
+    fn for_size<'b>(
+        gpu: &Gpu,
+        buffers: &'b mut Option<RowBuffers>,
+        d: Dims,
+        bytes_per_pixel: usize,
+    ) -> Result<&'b mut RowBuffers, GpuError> {
+        let size = (d.width as u32, d.height as u32, bytes_per_pixel);
+        if !matches!(buffers, Some(r) if r.size == size) {
+            *buffers = None; // free the old size first
+            let scratch = unfilter::Scratch::alloc(&gpu.stream, d, bytes_per_pixel)?;
+            *buffers = Some(RowBuffers { size, upload: None, scratch });
+        }
+        Ok(buffers.as_mut().expect("just set"))
+    }
 }
 
 struct SlotBuffers {
@@ -230,21 +249,53 @@ impl Slot {
     pub fn run_filtered(&mut self, png: &Filtered, filter: Filter, want: Want) -> Result<Edges, GpuError> {
         let d = Dims::new(png.width, png.height)?;
         let gpu = self.gpu.for_filter(filter)?;
-        let unfilter = gpu.kernels.unfilter()?;
-        let (n, size) = (png.rows.len(), (png.width, png.height, png.bytes_per_pixel));
-        if !matches!(&self.filtered, Some(r) if r.size == size) {
-            self.filtered = None; // free the old size first
-            let scratch = unfilter::Scratch::alloc(&self.gpu.stream, d, png.bytes_per_pixel)?;
+        let rows = RowBuffers::for_size(&self.gpu, &mut self.filtered, d, png.bytes_per_pixel)?;
+        let (pinned, device) = match &mut rows.upload {
+            Some(u) => u,
             // SAFETY (pinned allocation, device allocation): the pinned buffer is written in full below before
             // it is uploaded; the upload writes the device buffer in full before the kernel reads it.
-            let (pinned, device) = unsafe { (upload_buffer(&self.gpu, n)?, self.gpu.stream.alloc::<u8>(n)?) };
-            self.filtered = Some(RowBuffers { size, pinned, device, scratch });
-        }
-        let rows = self.filtered.as_mut().expect("just set");
+            none => none.insert(unsafe {
+                (upload_buffer(&self.gpu, png.rows.len())?, self.gpu.stream.alloc::<u8>(png.rows.len())?)
+            }),
+        };
+        pinned.as_mut_slice()?.copy_from_slice(&png.rows);
+        gpu.stream.memcpy_htod(pinned, device)?;
         let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, png.width, png.height)?;
-        rows.pinned.as_mut_slice()?.copy_from_slice(&png.rows);
-        gpu.stream.memcpy_htod(&rows.pinned, &mut rows.device)?;
-        unfilter.enqueue(&gpu.stream, &rows.device, &mut rows.scratch, b.device.input_mut(), d, png.bytes_per_pixel)?;
+        let unfilter = gpu.kernels.unfilter()?;
+        unfilter.enqueue(
+            &gpu.stream,
+            &device.as_view(),
+            &mut rows.scratch,
+            b.device.input_mut(),
+            d,
+            png.bytes_per_pixel,
+        )?;
+        b.strip_and_download(&gpu, d, filter, want)
+    }
+
+    /// gpu-strip on a PNG whose image data was inflated on the device ([`super::nvcomp::Wave::rows`]:
+    /// `height` rows of a filter byte and `width · bytes_per_pixel` bytes): `cuda/unfilter.cu` writes the RGB
+    /// image into the device input, the filter bytes are checked (a row naming a filter type PNG does not have
+    /// is [`GpuError::BadData`], in [`crate::image_io::filtered::read`]'s words), gpu-strip runs. The edges
+    /// are [`Slot::run_filtered`]'s for the same file.
+    pub fn run_inflated(
+        &mut self,
+        stored: &CudaView<'_, u8>,
+        (width, height, bytes_per_pixel): (u32, u32, usize),
+        filter: Filter,
+        want: Want,
+    ) -> Result<Edges, GpuError> {
+        let d = Dims::new(width, height)?;
+        let gpu = self.gpu.for_filter(filter)?;
+        let rows = RowBuffers::for_size(&self.gpu, &mut self.filtered, d, bytes_per_pixel)?;
+        let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, width, height)?;
+        let unfilter = gpu.kernels.unfilter()?;
+        unfilter.enqueue(&gpu.stream, stored, &mut rows.scratch, b.device.input_mut(), d, bytes_per_pixel)?;
+        // The kernels treat an unknown filter type as none; the CPU decoder refuses the file, and so does this.
+        let filters = gpu.stream.clone_dtoh(rows.scratch.filters())?;
+        if let Some((r, f)) = filters.iter().enumerate().find(|(_, &f)| f > 4) {
+            return Err(GpuError::BadData(format!("row {r} names filter type {f}, which PNG does not have")));
+        }
         b.strip_and_download(&gpu, d, filter, want)
     }
 

@@ -11,7 +11,7 @@
 //! [`Filtered::unfilter`] is the scalar reference the kernel is checked against.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use image::RgbImage;
@@ -84,22 +84,31 @@ fn paeth(a: u8, b: u8, c: u8) -> u8 {
     }
 }
 
-/// Reads `path` up to the end of its image data, inflating it: `Ok(None)` when it is not a PNG this
-/// module takes (see the module doc; standard input neither), or when the png crate cannot read its
-/// chunks before the image data (the whole-image decode then reports it in the image crate's words).
-/// `admit` sees the header before the image data is allocated, as in [`super::decode()`]. A file whose
-/// image data is damaged, ends early or names an unknown filter is an error naming it.
-pub fn read<R>(
+/// A PNG opened up to its image data: the reader at the first IDAT chunk's data (`idat_len` bytes of it),
+/// the decoder that read the chunks before it, and what the header says.
+struct AtImageData {
+    input: BufReader<File>,
+    decoder: StreamingDecoder,
+    idat_len: u32,
+    width: u32,
+    height: u32,
+    bytes_per_pixel: usize,
+}
+
+/// Opens `path` and reads its chunks up to the image data: `Ok(None)` when it is not a PNG this module takes
+/// (see the module doc; standard input neither), or when the png crate cannot read its chunks before the image
+/// data (the whole-image decode then reports it in the image crate's words). `admit` sees the header before
+/// anything image-sized is allocated, as in [`super::decode()`].
+fn open_at_image_data<R>(
     path: &Path,
     opts: &DecodeOptions,
     admit: impl FnOnce(&Header) -> Result<R>,
-) -> Result<Option<(Filtered, R)>> {
+) -> Result<Option<(AtImageData, R)>> {
     if path.as_os_str() == STDIN {
         return Ok(None);
     }
     check_input(path)?;
     let read_err = |source| Error::Read { path: path.to_owned(), source };
-    let decode_err = |detail: String| Error::Decode { path: path.to_owned(), detail };
     let mut input = BufReader::with_capacity(1 << 16, File::open(path).map_err(read_err)?);
     // The png crate's limit on what metadata may allocate is its default (64 MiB); text and ICC profiles,
     // which the edges never use, are skipped.
@@ -108,7 +117,7 @@ pub fn read<R>(
     decoder.set_ignore_iccp_chunk(true);
 
     // The chunks before the image data.
-    loop {
+    let idat_len = loop {
         let buf = input.fill_buf().map_err(read_err)?;
         if buf.is_empty() {
             return Ok(None);
@@ -116,11 +125,11 @@ pub fn read<R>(
         let Ok((used, event)) = decoder.update(buf, None) else { return Ok(None) };
         input.consume(used);
         match event {
-            Decoded::ChunkBegin(_, chunk::IDAT) => break,
+            Decoded::ChunkBegin(length, chunk::IDAT) => break length,
             Decoded::ChunkBegin(_, chunk::fdAT) | Decoded::ChunkComplete(chunk::IEND) => return Ok(None),
             _ => {}
         }
-    }
+    };
     let info = decoder.info().expect("IHDR comes before the image data");
     let bytes_per_pixel = match (info.color_type, info.bit_depth) {
         (ColorType::Rgb, BitDepth::Eight) => 3,
@@ -136,7 +145,23 @@ pub fn read<R>(
     let stored_bytes_per_pixel = if info.trns.is_some() { 4 } else { bytes_per_pixel as u64 };
     let header = Header { width, height, stored_bytes_per_pixel, reorients: false };
     let admitted = admit(&header)?;
+    Ok(Some((AtImageData { input, decoder, idat_len, width, height, bytes_per_pixel }, admitted)))
+}
 
+/// Reads `path` up to the end of its image data, inflating it: `Ok(None)` when it is not a PNG this
+/// module takes (see the module doc; standard input neither), or when the png crate cannot read its
+/// chunks before the image data (the whole-image decode then reports it in the image crate's words).
+/// `admit` sees the header before the image data is allocated, as in [`super::decode()`]. A file whose
+/// image data is damaged, ends early or names an unknown filter is an error naming it.
+pub fn read<R>(
+    path: &Path,
+    opts: &DecodeOptions,
+    admit: impl FnOnce(&Header) -> Result<R>,
+) -> Result<Option<(Filtered, R)>> {
+    let Some((at, admitted)) = open_at_image_data(path, opts, admit)? else { return Ok(None) };
+    let AtImageData { mut input, mut decoder, width, height, bytes_per_pixel, .. } = at;
+    let read_err = |source| Error::Read { path: path.to_owned(), source };
+    let decode_err = |detail: String| Error::Decode { path: path.to_owned(), detail };
     let row_bytes = 1 + width as usize * bytes_per_pixel;
     let mut rows = vec![0; row_bytes * height as usize];
     let mut region = UnfilterRegion::default();
@@ -163,4 +188,74 @@ pub fn read<R>(
         return Err(decode_err(format!("row {r} names filter type {f}, which PNG does not have")));
     }
     Ok(Some((Filtered { width, height, bytes_per_pixel, rows }, admitted)))
+}
+
+/// A PNG's image data still compressed: the raw deflate stream of its IDAT chunks (the zlib stream less its
+/// 2-byte header and 4-byte checksum), for nvCOMP to inflate on the GPU with other files' (batch).
+#[derive(Debug)]
+pub struct Compressed {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// 3 (RGB) or 4 (RGBA).
+    pub bytes_per_pixel: usize,
+    /// The deflate stream.
+    pub deflate: Vec<u8>,
+}
+
+impl Compressed {
+    /// Bytes the stream inflates to: [`Filtered::rows`]' length.
+    pub fn inflated_bytes(&self) -> usize {
+        (1 + self.width as usize * self.bytes_per_pixel) * self.height as usize
+    }
+}
+
+/// Reads `path`'s image data without inflating it, for the files [`read`] takes: `Ok(None)` for any other
+/// file, and for a file whose IDAT chunks fail their checksums, end early or do not hold one zlib stream of
+/// deflate data — [`read`] (or the whole decode) then says what is wrong in the png crate's words. The
+/// chunks are checked as the png crate checks them (each one's CRC-32); whether the stream inflates to the
+/// image's rows is for the inflater to say.
+pub fn read_compressed<R>(
+    path: &Path,
+    opts: &DecodeOptions,
+    admit: impl FnOnce(&Header) -> Result<R>,
+) -> Result<Option<(Compressed, R)>> {
+    let Some((at, admitted)) = open_at_image_data(path, opts, admit)? else { return Ok(None) };
+    let AtImageData { mut input, width, height, bytes_per_pixel, mut idat_len, .. } = at;
+    let mut data = Vec::new();
+    loop {
+        // A chunk's data, then its CRC-32 of the chunk type and data; then the next chunk's length and type.
+        // (Read through `take`: a length the file does not hold allocates no more than the file.)
+        let start = data.len();
+        let (mut crc, mut next) = ([0u8; 4], [0u8; 8]);
+        let got = (&mut input).take(idat_len as u64).read_to_end(&mut data);
+        if !matches!(got, Ok(n) if n == idat_len as usize) || input.read_exact(&mut crc).is_err() {
+            return Ok(None);
+        }
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&chunk::IDAT.0);
+        hasher.update(&data[start..]);
+        if hasher.finalize() != u32::from_be_bytes(crc) || input.read_exact(&mut next).is_err() {
+            return Ok(None);
+        }
+        // The image data ends at the first other chunk.
+        if next[4..] != chunk::IDAT.0 {
+            break;
+        }
+        idat_len = u32::from_be_bytes(next[..4].try_into().expect("4 bytes"));
+    }
+    // zlib's header (RFC 1950): deflate (8) with a window of at most 32 kB, a check that makes it a multiple of
+    // 31, no preset dictionary; then the deflate data, then the Adler-32 of the inflated bytes.
+    let zlib_header_ok = data.len() >= 6
+        && data[0] & 0x0f == 8
+        && data[0] >> 4 <= 7
+        && u16::from_be_bytes([data[0], data[1]]) % 31 == 0
+        && data[1] & 0x20 == 0;
+    if !zlib_header_ok {
+        return Ok(None);
+    }
+    data.truncate(data.len() - 4);
+    data.drain(..2);
+    Ok(Some((Compressed { width, height, bytes_per_pixel, deflate: data }, admitted)))
 }

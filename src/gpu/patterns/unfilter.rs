@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, DriverError, LaunchConfig, PushKernelArg};
 
 use super::{Dims, KernelSource, MAX_GRID_Y};
 use crate::gpu::GpuError;
@@ -45,6 +45,11 @@ impl Scratch {
             unsafe { (stream.alloc::<u8>(pitch * d.height as usize)?, stream.alloc::<u8>(d.height as usize)?) };
         Ok(Scratch { rows, filters })
     }
+
+    /// Each row's filter byte, as `unfilter_pad` took them out of the image data.
+    pub fn filters(&self) -> &CudaSlice<u8> {
+        &self.filters
+    }
 }
 
 impl Unfilter {
@@ -83,7 +88,7 @@ impl Unfilter {
     pub fn enqueue(
         &self,
         stream: &Arc<CudaStream>,
-        packed: &CudaSlice<u8>,
+        packed: &CudaView<'_, u8>,
         scratch: &mut Scratch,
         rgb: &mut CudaSlice<u8>,
         d: Dims,
