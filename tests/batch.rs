@@ -518,8 +518,8 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
     let scene = std::fs::read("imgs_in/512x512.png").unwrap();
     std::fs::write(input.join("cut.png"), &scene[..scene.len() / 2]).unwrap();
 
-    let run = |inflate: &str| {
-        let out = dir.path().join(format!("out-{inflate}"));
+    let run = |inflate: &str, extra: &[&str]| {
+        let out = dir.path().join(format!("out-{inflate}-{}", extra.len()));
         // (No CPU lane beside the waves: every PNG the waves take goes to nvCOMP, so that the count below is exact.)
         let a = bin()
             .env("CUDA_SOBEL_CPU_LANE", "0")
@@ -527,7 +527,8 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
             .arg(&input)
             .arg("--out")
             .arg(&out)
-            .args(["--png-inflate", inflate, "--check"])
+            .args(["--png-inflate", inflate])
+            .args(extra)
             .assert();
         let o = a.get_output();
         (
@@ -537,9 +538,9 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
             out,
         )
     };
-    let (cpu_code, cpu_stdout, _, cpu) = run("cpu");
+    let (cpu_code, cpu_stdout, _, cpu) = run("cpu", &["--check"]);
     assert_eq!(cpu_code, Some(2), "three files fail: {cpu_stdout}");
-    let (code, stdout, stderr, gpu) = run("gpu");
+    let (code, stdout, stderr, gpu) = run("gpu", &["--check"]);
     if stderr.contains("--png-inflate gpu:") {
         assert!(stdout.is_empty() && code != Some(0), "refused before any work: {stdout}");
         assert!(std::env::var_os("CUDA_SOBEL_REQUIRE_NVCOMP").is_none(), "nvCOMP required: {stderr}");
@@ -572,5 +573,13 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
     for name in names {
         let (g, c) = (std::fs::read(gpu.join(&name)).unwrap(), std::fs::read(cpu.join(&name)).unwrap());
         assert!(g == c, "{name:?}: the same file from either inflater");
+    }
+    // A small memory budget: a wave holds at most half of it (here several waves of a few PNGs), and the run ends
+    // with the same files.
+    let (code, small_stdout, _, small) = run("gpu", &["--max-memory", "10M"]);
+    assert_eq!((code, failed(&small_stdout).len()), (Some(2), 3), "{small_stdout}");
+    for entry in std::fs::read_dir(&cpu).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert!(std::fs::read(small.join(&name)).unwrap() == std::fs::read(cpu.join(&name)).unwrap(), "{name:?}");
     }
 }

@@ -102,6 +102,12 @@ impl Untaken {
         taken
     }
 
+    /// Gives back the last `n` of what [`Untaken::front`] just took (only the producer takes from the front, and
+    /// the CPU lane only takes what is after it).
+    fn unfront(&self, n: usize) {
+        self.0.lock().expect("no panic while locked").start -= n;
+    }
+
     fn back(&self) -> Option<usize> {
         let mut r = self.0.lock().expect("no panic while locked");
         (r.start < r.end).then(|| {
@@ -170,10 +176,25 @@ fn gather(job: &Job, e: usize, stream: usize, untaken: &Untaken, in_waves: &[usi
     // Device bytes a wave may take (its streams and rows): an eighth of what is free, at most 4 GiB — with up
     // to STREAMS waves alive, half the free memory at most.
     let budget = engine.free_device_bytes().map_or(1 << 30, |free| (free / 8).min(4 << 30));
-    let (mut items, mut read, mut bytes) = (Vec::new(), Vec::new(), 0usize);
+    // Host memory: each file's stream is held twice until the wave is queued (read, then packed for the upload),
+    // under a reservation each; the wave stops at half the budget, so that the producer, which holds many
+    // reservations at once, never waits on its own.
+    let host_budget = job.pool.budget().bytes / 2;
+    let host_bytes = |k: usize| 2 * std::fs::metadata(&job.jobs[in_waves[k]].0).map_or(0, |m| m.len());
+    let (mut items, mut read, mut bytes, mut host) = (Vec::new(), Vec::new(), 0usize, 0u64);
     while read.len() < most && bytes < budget {
-        let taken = untaken.front(READ_AHEAD.min(most - read.len()));
+        let mut taken = untaken.front(READ_AHEAD.min(most - read.len()));
         if taken.is_empty() {
+            break;
+        }
+        let fit = taken.clone().take_while(|&k| {
+            host += host_bytes(k);
+            host <= host_budget
+        });
+        let fit = fit.count().max(usize::from(items.is_empty()));
+        untaken.unfront(taken.len() - fit);
+        taken.end = taken.start + fit;
+        if fit == 0 {
             break;
         }
         let got: Vec<_> = taken
