@@ -6,11 +6,17 @@ scripts/batch-vs.sh (PNGs) and scripts/jpeg-batch.sh (photos). Needs CuPy, OpenC
 them).
 
     python3 scripts/deflate_bench.py [--size 4000x3000] [--photo tests/data/photos/coffee.png] [--scene]
+                                     [--concurrent 1,8,16,32]
+
+--concurrent also runs that many images' kernels at once, each image on a stream of its own (as batch's slots do,
+without their host synchronisations), and prints the kernels' rate in images/s: what the GPU deflate alone allows
+a batch.
 """
 
 import argparse
 import os
 import struct
+import time
 import zlib
 
 import cupy as cp
@@ -52,6 +58,7 @@ def main():
     ap.add_argument("--photo", default=os.path.join(HERE, "..", "tests", "data", "photos", "coffee.png"))
     ap.add_argument("--scene", action="store_true", help="imgs_in/2048x1024.png's edges instead of a photo's")
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--concurrent", default="", help="comma-separated counts of images deflated at once")
     a = ap.parse_args()
     width, height = map(int, a.size.split("x"))
     if a.scene:
@@ -80,6 +87,39 @@ def main():
         "parse": ((256,), (data, n64, seg64, np.int32(width), prev, hashes_then_tokens, plans, bits)),
         "write": ((256,), (data, n64, seg64, hashes_then_tokens, plans, bits, out)),
     }
+    def buffers():
+        return {
+            "plans": cp.zeros(segments * PLAN_WORDS, cp.uint32), "bits": cp.zeros(segments, cp.uint64),
+            "adler": cp.zeros(2 * segments, cp.uint32), "data": cp.zeros(n, cp.uint8),
+            "ht": cp.zeros(n, cp.uint16), "prev": cp.zeros(n, cp.uint16),
+            "out": cp.zeros((segments * (32 * 72 + 15) + 15 * n) // 32 + 2, cp.uint32),
+        }
+
+    def enqueue(b):
+        k["filter"]((segments,), (256,), (d_edges, np.int32(width), np.int32(height), np.int32(rows), b["plans"],
+                                          b["data"], b["adler"]))
+        k["hash"]((segments,), (256,), (b["data"], n64, seg64, b["plans"], b["ht"]))
+        k["chain"]((segments,), (32,), (b["ht"], n64, seg64, b["plans"], b["prev"]))
+        k["parse"]((segments,), (256,), (b["data"], n64, seg64, np.int32(width), b["prev"], b["ht"], b["plans"],
+                                         b["bits"]))
+        k["write"]((segments,), (256,), (b["data"], n64, seg64, b["ht"], b["plans"], b["bits"], b["out"]))
+
+    rates = []
+    for count in [int(c) for c in a.concurrent.split(",") if c]:
+        copies = [buffers() for _ in range(count)]
+        streams = [cp.cuda.Stream(non_blocking=True) for _ in range(count)]
+        reps = max(2, 256 // count)
+        for warm in (True, False):
+            cp.cuda.runtime.deviceSynchronize()
+            t = time.perf_counter()
+            for _ in range(1 if warm else reps):
+                for b, st in zip(copies, streams):
+                    with st:
+                        enqueue(b)
+            cp.cuda.runtime.deviceSynchronize()
+            elapsed = time.perf_counter() - t
+        rates.append(f"{count} at once {count * reps / elapsed:.0f} images/s")
+        del copies
     events = [cp.cuda.Event() for _ in range(len(KERNELS) + 1)]
     times = []
     for _ in range(a.runs + 1):
@@ -107,6 +147,8 @@ def main():
           f"({len(stream) / 1e6 / mb:.3f} of the data; zlib level 5 on the same rows: "
           f"{len(zlib.compress(inflated, 5)) / 1e6:.3f} MB); filters None/Sub/Up/Avg/Paeth {filters.tolist()}; "
           f"inflates to the edges: {ok}")
+    if rates:
+        print("the five kernels, each image on a stream of its own: " + "; ".join(rates))
 
 
 if __name__ == "__main__":

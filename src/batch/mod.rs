@@ -12,6 +12,7 @@
 //! images as inputs when it lists a folder ([`inputs`]); hold more memory than the budget — each worker
 //! reserves its image's estimated peak before decoding, and waits while others hold the rest.
 
+mod checks;
 pub mod inputs;
 mod summary;
 mod waves;
@@ -31,7 +32,7 @@ use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompress
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::trace::TimeSum;
-use crate::variant::count_mismatches;
+use checks::{check_against_scalar, check_png};
 pub use inputs::{Input, Inputs};
 pub use summary::{summary_text, BatchSummary};
 
@@ -413,29 +414,6 @@ fn write_png(opts: &BatchOptions, out: &Path, w: u32, h: u32, edges: &[u8]) -> R
         format: opts.format,
     };
     output::write(&output::target(out).map_err(|e| one_line(&e))?, &picture).map_err(|e| one_line(&e))
-}
-
-/// `--check`: fails the image when `edges` are not cpu-scalar's bytes for `rgb`.
-fn check_against_scalar(path: &Path, rgb: &image::RgbImage, edges: &[u8], filter: Filter) -> Result<(), String> {
-    let differing = count_mismatches(edges, cpu::scalar::sobel(rgb, filter).as_raw());
-    if differing > 0 {
-        return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
-    }
-    Ok(())
-}
-
-/// `--check` of a PNG whose data the GPU deflated: the file at `out` decodes (png crate) to `edges`.
-fn check_png(out: &Path, edges: &[u8]) -> Result<(), String> {
-    let failed = |why: String| format!("{}: the GPU-deflated PNG {why}", out.display());
-    let file = std::fs::File::open(out).map_err(|e| failed(format!("cannot be read back: {e}")))?;
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| failed(e.to_string()))?;
-    let mut decoded = vec![0; reader.output_buffer_size().unwrap_or(0)];
-    reader.next_frame(&mut decoded).map_err(|e| failed(format!("does not decode: {e}")))?;
-    let differing = count_mismatches(&decoded, edges);
-    if decoded.len() != edges.len() || differing > 0 {
-        return Err(failed(format!("decodes to other bytes ({differing} differ)")));
-    }
-    Ok(())
 }
 
 /// Thread-seconds a batch's workers spent reading (and inflating), on the GPU path (waiting for a slot and holding

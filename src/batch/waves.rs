@@ -11,9 +11,9 @@
 //! second is not lost, and the cores are busy while the GPU inflates.
 //!
 //! Measured (docs/performance.md v0.44, H100 host with 16 cores, 2000 copies of the 2048×1024 test scene): nvCOMP
-//! inflates a wave of 512 in 0.13–0.25 s and the next wave is inflated before the last is done, but the slots
-//! after it hold each image ~17 ms (16 at once, most of it the GPU deflate), so this path ran at 520–575 images/s
-//! against the CPU inflate's 740–830 — which is why it is `--png-inflate gpu`, not the default.
+//! inflates a wave of 512 in 0.13–0.25 s and the next wave is inflated before the last is done; the whole path ran
+//! at 817–835 images/s against the CPU inflate's 721–823 in the same call — level, so it is `--png-inflate gpu`,
+//! not the default.
 //!
 //! A PNG the producer cannot read this way (not 8-bit RGB/RGBA, interlaced, damaged chunks), or that nvCOMP
 //! does not inflate to exactly its rows, runs the usual way too, which reads it again and says what is wrong
@@ -26,10 +26,8 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::{BatchOptions, Stages};
-use crate::engine::{Edges, Engine, PngInflate, Want};
+use crate::engine::{Edges, Engine, PngInflate, Want, Wave};
 use crate::error::{one_line, Error};
-use crate::gpu::nvcomp::Wave;
-use crate::gpu::GpuError;
 use crate::image_io::{self, filtered};
 use crate::memory;
 
@@ -266,10 +264,10 @@ fn run_wave(job: &Job, queued: Queued) {
                 (job.check_decoded)(path, &edges).and_then(|()| job.stages.write.time(|| (job.write_edges)(out, edges)))
             }
             Ok(None) => (job.run_job)(i),
-            Err(crate::engine::EngineError::Gpu(GpuError::BadData(detail))) => {
-                Err(one_line(&Error::Decode { path: path.clone(), detail }))
-            }
-            Err(e) => Err(format!("{}: {}", path.display(), one_line(&e))),
+            Err(e) => match e.bad_data() {
+                Some(detail) => Err(one_line(&Error::Decode { path: path.clone(), detail: detail.to_string() })),
+                None => Err(format!("{}: {}", path.display(), one_line(&e))),
+            },
         };
         (job.finish)(i, result);
     });

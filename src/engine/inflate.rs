@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaStream, PinnedHostSlice};
 
 use super::{Engine, EngineError};
-use crate::gpu::nvcomp::{Nvcomp, Wave};
+use crate::gpu::nvcomp::Nvcomp;
+pub use crate::gpu::nvcomp::Wave;
 use crate::gpu::slots::{Edges, Want};
 use crate::gpu::{variants, GpuError};
 use crate::sobel::{Filter, Output};
@@ -15,8 +16,8 @@ use crate::variant::Variant;
 /// Where batch inflates PNGs (`--png-inflate`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PngInflate {
-    /// The CPU (the png crate's inflate), the filters undone on the GPU: the faster on the H100 host with 16
-    /// cores, PNG outputs or not (docs/performance.md v0.44).
+    /// The CPU (the png crate's inflate), the filters undone on the GPU: level with [`PngInflate::Gpu`] on the
+    /// H100 host with 16 cores, and needing no other library (docs/performance.md v0.44).
     #[default]
     Cpu,
     /// nvCOMP on the GPU, hundreds of PNGs at once, with half the cores inflating others on the CPU meanwhile;
@@ -128,5 +129,16 @@ impl Engine {
             return Ok(None);
         }
         Ok(Some(pool.with_slot(|slot| slot.run_inflated(&wave.rows(i), size, filter, want))?))
+    }
+}
+
+impl EngineError {
+    /// For input the GPU found invalid ([`GpuError::BadData`]): the decoder's words, to report as the CPU's
+    /// decoder would.
+    pub fn bad_data(&self) -> Option<&str> {
+        match self {
+            EngineError::Gpu(GpuError::BadData(detail)) => Some(detail),
+            _ => None,
+        }
     }
 }

@@ -37,7 +37,7 @@ pub mod stream;
 use crate::gpu::{variants, Gpu};
 use crate::sobel::{Filter, Output};
 use crate::variant::Variant;
-pub use inflate::PngInflate;
+pub use inflate::{PngInflate, Wave};
 pub use jpeg::{JpegDecoder, JpegEdges};
 pub use measure::{npp_description, DeviceInfo, HostRun, Meter, NppPeer, ResidentRun};
 

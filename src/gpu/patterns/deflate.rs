@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 
 use super::{Dims, KernelSource};
 use crate::gpu::GpuError;
@@ -61,6 +63,11 @@ pub struct Scratch {
     pub adler: CudaSlice<u32>,
     /// The deflate stream, as 32-bit words (cleared before [`Deflate::write`]).
     pub stream: CudaSlice<u32>,
+    /// `bits` copied back, in pinned memory (the copies are asynchronous, and the host reads them after the one
+    /// synchronisation of [`crate::gpu::slots::deflate_on_device`]).
+    pub host_bits: PinnedHostSlice<u64>,
+    /// `adler` copied back, likewise.
+    pub host_adler: PinnedHostSlice<u32>,
 }
 
 impl Scratch {
@@ -86,7 +93,27 @@ impl Scratch {
             )
         };
         let rows_per_segment = rows_per_segment as i32;
-        Ok(Scratch { d, rows_per_segment, segments, plans, bits, adler, stream: words, data, hashes_then_tokens, prev })
+        // SAFETY (pinned allocations): written by the copies back before the host reads them.
+        let (host_bits, host_adler) = unsafe {
+            (
+                stream.context().alloc_pinned_with_flags::<u64>(segments, 0)?,
+                stream.context().alloc_pinned_with_flags::<u32>(2 * segments, 0)?,
+            )
+        };
+        Ok(Scratch {
+            d,
+            rows_per_segment,
+            segments,
+            plans,
+            bits,
+            adler,
+            stream: words,
+            data,
+            hashes_then_tokens,
+            prev,
+            host_bits,
+            host_adler,
+        })
     }
 
     /// The stream's largest size in 32-bit words: every block's largest header and every byte at the longest
