@@ -261,7 +261,18 @@ fn run_wave(job: &Job, queued: Queued) {
         let result = match edges {
             Ok(Some(edges)) => {
                 job.by_nvcomp.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                (job.check_decoded)(path, &edges).and_then(|()| job.stages.write.time(|| (job.write_edges)(out, edges)))
+                // --check decodes the whole file on the CPU: under a reservation, as the usual path's is.
+                let (width, height, stored) = size;
+                let header =
+                    image_io::Header { width, height, stored_bytes_per_pixel: stored as u64, reorients: false };
+                let needed = memory::image_bytes(width, height, super::peak_bytes_per_pixel(&header, true, true));
+                let reserved = match job.opts.check {
+                    true => job.pool.reserve(path, width, height, needed).map(Some).map_err(|e| one_line(&e)),
+                    false => Ok(None),
+                };
+                reserved
+                    .and_then(|_held| (job.check_decoded)(path, &edges))
+                    .and_then(|()| job.stages.write.time(|| (job.write_edges)(out, edges)))
             }
             Ok(None) => (job.run_job)(i),
             Err(e) => match e.bad_data() {
