@@ -38,6 +38,11 @@ step() {
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 export CUDA_SOBEL_REQUIRE_GPU=1 CUDA_SOBEL_CACHE="$WORK/ptx-cache" CUDA_SOBEL_BIN="$(realpath "$DEV")/cuda_sobel"
 mkdir -p "$CUDA_SOBEL_CACHE"
+# nvCOMP for --png-inflate gpu (not on the GPU machine: carry the nvidia-libnvcomp-cu13 wheel's libnvcomp.so.6 in
+# $DEV/nvcomp/); where it is carried, tests/batch.rs's nvCOMP test must run, not skip.
+if [ -e "$DEV/nvcomp/libnvcomp.so.6" ]; then
+  export LD_LIBRARY_PATH="$(realpath "$DEV/nvcomp"):${LD_LIBRARY_PATH:-}" CUDA_SOBEL_REQUIRE_NVCOMP=1
+fi
 if [ -e "$DEV/kernel-cache.tar.xz" ]; then
   tar -C "$CUDA_SOBEL_CACHE" -xJf "$DEV/kernel-cache.tar.xz" && echo "kernel cache seeded: $(ls "$CUDA_SOBEL_CACHE" | wc -l) entries"
 fi
