@@ -221,13 +221,16 @@ fn interrupt_when_writing(mut cmd: std::process::Command, watch: &Path, signal: 
         std::fs::read_dir(d)
             .is_ok_and(|r| r.filter_map(|e| e.ok()).any(|e| e.file_name().to_string_lossy().ends_with(".tmp")))
     };
-    while !has_temp(watch) && start.elapsed() < Duration::from_secs(60) {
-        if child.try_wait().unwrap().is_some() {
+    // (Seen once is enough: looking again could miss it, renamed into place in between — CI saw that race.)
+    let mut seen = false;
+    while !seen && start.elapsed() < Duration::from_secs(60) {
+        seen = has_temp(watch);
+        if !seen && child.try_wait().unwrap().is_some() {
             panic!("finished before a temporary file was seen; make the work larger");
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert!(has_temp(watch), "a temporary file appeared");
+    assert!(seen, "a temporary file appeared");
     let status = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     child.wait().unwrap()
