@@ -471,25 +471,6 @@ fn the_trace_accounts_for_the_workers_time() {
     }
 }
 
-/// A PNG of `w × h` RGB pixels whose image data is `rows` (filter bytes included), zlib-compressed into one IDAT:
-/// image data the encoders would never write.
-fn forged_png(path: &std::path::Path, w: u32, h: u32, rows: &[u8]) {
-    use std::io::Write;
-    let mut file = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
-        file.extend((data.len() as u32).to_be_bytes());
-        let typed = [kind.as_slice(), data].concat();
-        file.extend(&typed);
-        file.extend(common::crc32(&typed).to_be_bytes());
-    };
-    chunk(b"IHDR", &[w.to_be_bytes().as_slice(), &h.to_be_bytes(), &[8, 2, 0, 0, 0]].concat());
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(rows).unwrap();
-    chunk(b"IDAT", &z.finish().unwrap());
-    chunk(b"IEND", &[]);
-    std::fs::write(path, file).unwrap();
-}
-
 /// `--png-inflate gpu`: PNGs inflated by nvCOMP in waves give byte for byte the outputs of `--png-inflate cpu`
 /// (each checked against cpu-scalar by `--check`) — sizes from 1×1 up, RGBA, image data in many IDAT chunks, the
 /// test scene — and the files nvCOMP or the wave cannot take fail or pass exactly as on the CPU: a row naming
@@ -512,9 +493,9 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
         std::fs::copy("imgs_in/512x512.png", input.join(format!("scene{i}.png"))).unwrap();
     }
     let row = |f: u8| [[f].as_slice(), &[7; 12]].concat();
-    forged_png(&input.join("filter7.png"), 4, 2, &[row(0), row(7)].concat());
-    forged_png(&input.join("short.png"), 4, 2, &row(2));
-    forged_png(&input.join("long.png"), 4, 2, &[row(1), row(4), row(0)].concat());
+    common::forged_png(&input.join("filter7.png"), 4, 2, &[row(0), row(7)].concat());
+    common::forged_png(&input.join("short.png"), 4, 2, &row(2));
+    common::forged_png(&input.join("long.png"), 4, 2, &[row(1), row(4), row(0)].concat());
     let scene = std::fs::read("imgs_in/512x512.png").unwrap();
     std::fs::write(input.join("cut.png"), &scene[..scene.len() / 2]).unwrap();
 

@@ -154,20 +154,7 @@ fn files_the_gpu_does_not_unfilter_are_left_to_the_whole_image_decode() {
 
 /// A 4×2 RGB PNG whose image data is `rows` (filter bytes included), zlib-compressed into one IDAT.
 fn forged(path: &Path, rows: &[u8]) {
-    let mut file = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
-        file.extend((data.len() as u32).to_be_bytes());
-        let mut typed = kind.to_vec();
-        typed.extend(data);
-        file.extend(&typed);
-        file.extend(common::crc32(&typed).to_be_bytes());
-    };
-    chunk(b"IHDR", &[0, 0, 0, 4, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(rows).unwrap();
-    chunk(b"IDAT", &z.finish().unwrap());
-    chunk(b"IEND", &[]);
-    std::fs::write(path, file).unwrap();
+    common::forged_png(path, 4, 2, rows);
 }
 
 #[test]

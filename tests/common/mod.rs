@@ -143,3 +143,21 @@ pub fn write_png_with_exif_orientation(path: &std::path::Path, rgb: &RgbImage, o
     writer.write_image_data(rgb.as_raw()).unwrap();
     writer.finish().unwrap();
 }
+
+/// A PNG of `w × h` RGB pixels whose image data is `rows` (filter bytes included), zlib-compressed into one IDAT:
+/// image data the encoders would never write.
+pub fn forged_png(path: &std::path::Path, w: u32, h: u32, rows: &[u8]) {
+    let mut file = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        file.extend((data.len() as u32).to_be_bytes());
+        let typed = [kind.as_slice(), data].concat();
+        file.extend(&typed);
+        file.extend(crc32(&typed).to_be_bytes());
+    };
+    chunk(b"IHDR", &[w.to_be_bytes().as_slice(), &h.to_be_bytes(), &[8, 2, 0, 0, 0]].concat());
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(rows).unwrap();
+    chunk(b"IDAT", &z.finish().unwrap());
+    chunk(b"IEND", &[]);
+    std::fs::write(path, file).unwrap();
+}
