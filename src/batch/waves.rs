@@ -178,33 +178,37 @@ fn gather(job: &Job, e: usize, stream: usize, untaken: &Untaken, in_waves: &[usi
     // under a reservation each; the wave stops at half the budget, so that the producer, which holds many
     // reservations at once, never waits on its own.
     let host_budget = job.pool.budget().bytes / 2;
-    let host_bytes = |k: usize| 2 * std::fs::metadata(&job.jobs[in_waves[k]].0).map_or(0, |m| m.len());
     let (mut items, mut read, mut bytes, mut host) = (Vec::new(), Vec::new(), 0usize, 0u64);
     while read.len() < most && bytes < budget {
         let mut taken = untaken.front(READ_AHEAD.min(most - read.len()));
         if taken.is_empty() {
             break;
         }
-        let fit = taken.clone().take_while(|&k| {
-            host += host_bytes(k);
-            host <= host_budget
-        });
-        let fit = fit.count().max(usize::from(items.is_empty()));
+        // Each file's host bytes: its stream, and its copy in the wave's upload.
+        let needs: Vec<u64> =
+            taken.clone().map(|k| 2 * std::fs::metadata(&job.jobs[in_waves[k]].0).map_or(0, |m| m.len())).collect();
+        let mut fit = 0;
+        while fit < needs.len() && host + needs[fit] <= host_budget {
+            host += needs[fit];
+            fit += 1;
+        }
+        if fit == 0 && items.is_empty() {
+            // A first file over half the budget goes alone (the pool refuses one over the whole of it).
+            host += needs[0];
+            fit = 1;
+        }
         untaken.unfront(taken.len() - fit);
         taken.end = taken.start + fit;
         if fit == 0 {
             break;
         }
+        let first = taken.start;
         let got: Vec<_> = taken
             .into_par_iter()
             .map(|k| {
                 let i = in_waves[k];
                 let path = &job.jobs[i].0;
-                // Host memory: the file's stream, and its copy in the wave's upload.
-                let admit = |h: &image_io::Header| {
-                    let len = std::fs::metadata(path).map_or(0, |m| m.len());
-                    job.pool.reserve(path, h.width, h.height, 2 * len)
-                };
+                let admit = |h: &image_io::Header| job.pool.reserve(path, h.width, h.height, needs[k - first]);
                 let png = job.stages.read.time(|| filtered::read_compressed(path, job.decode_opts, admit));
                 (i, png.ok().flatten())
             })
