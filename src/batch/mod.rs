@@ -145,7 +145,8 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
         let opened = Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| {
             let e = if opts.jpeg_decoder == JpegDecoder::Cpu { e } else { e.with_nvjpeg() };
             let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
-            slots = opts.slots.unwrap_or(if e.has_jpeg_engine() { JPEG_ENGINE_SLOTS } else { DEFAULT_SLOTS });
+            let default = if e.has_jpeg_engine() { JPEG_ENGINE_SLOTS } else { DEFAULT_SLOTS };
+            slots = opts.slots.unwrap_or(if opts.png_inflate == PngInflate::Gpu { waves::SLOTS } else { default });
             e.with_slots(slots)
         });
         match opened {

@@ -47,6 +47,14 @@ fn cpu_lane_threads() -> usize {
     std::env::var("CUDA_SOBEL_CPU_LANE").ok().and_then(|v| v.parse().ok()).unwrap_or(half)
 }
 
+/// GPU slots a device by default with `--png-inflate gpu`, and threads taking a wave's images through them. A
+/// thread holds a slot while its image's GPU work runs (~8–10 ms for the 2048×1024 scene: the unfilter wavefront,
+/// gpu-strip, the deflate) and then writes the file, so the rate is the threads over that time; the slots' streams
+/// have hardware queues of their own ([`crate::engine::HARDWARE_QUEUES`]). Measured (docs/performance.md v0.45,
+/// H100, 2000 scenes, outputs on tmpfs): v0.44's 8 slots on rayon's 16 threads 802–827 images/s, 24 slots on 24 threads
+/// of their own 1068–1106 in the same call.
+pub const SLOTS: usize = 24;
+
 /// PNGs read ahead at once when gathering a wave (in parallel).
 const READ_AHEAD: usize = 64;
 
@@ -159,8 +167,14 @@ pub(super) fn run(job: &Job, in_waves: &[usize]) {
                 }
             });
         }
+        // A wave's images go through the slots on threads of their own, one a slot: they mostly wait for the GPU.
+        let threads = job.engines.iter().map(Engine::slot_count).sum::<usize>().max(1);
+        let consumers = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
         for queued in rx {
-            run_wave(job, queued);
+            match &consumers {
+                Ok(pool) => pool.install(|| run_wave(job, queued)),
+                Err(_) => run_wave(job, queued),
+            }
         }
     });
 }

@@ -11,6 +11,14 @@ use crate::{generate, image_io, report};
 
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // Before any other thread starts (it sets an environment variable): a batch whose slots outnumber the driver's
+    // default 8 hardware queues gets 32 (measured: docs/performance.md v0.45; the default batch, with 8 slots, ran
+    // 3–5 % slower with 32).
+    if let Some(Command::Batch(a)) = &cli.command {
+        if a.png_inflate == crate::engine::PngInflate::Gpu || a.slots.is_some_and(|n| n > 8) {
+            crate::engine::widen_hardware_queues();
+        }
+    }
     // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.
     crate::interrupt::install();
     match cli.command {

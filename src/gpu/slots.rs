@@ -381,6 +381,7 @@ impl Slot {
 
 /// A fixed number of slots; `take` waits for a free one.
 pub struct SlotPool {
+    count: usize,
     free: Mutex<Vec<Slot>>,
     returned: Condvar,
     /// Time threads spent waiting for a free slot, and holding one, summed over threads.
@@ -396,11 +397,17 @@ impl SlotPool {
             free.push(Slot { gpu: gpu.on_stream(gpu.ctx.new_stream()?), buffers: None, filtered: None, jpeg: None });
         }
         Ok(SlotPool {
+            count: free.len(),
             free: Mutex::new(free),
             returned: Condvar::new(),
             waited: TimeSum::default(),
             held: TimeSum::default(),
         })
+    }
+
+    /// How many slots it has.
+    pub fn count(&self) -> usize {
+        self.count
     }
 
     /// Runs `f` with a slot, waiting until one is free.
