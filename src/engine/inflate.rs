@@ -77,6 +77,7 @@ impl Engine {
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| format!("a stream for nvCOMP: {e}"))?;
                 keep_freed_device_memory(gpu).map_err(|e| format!("the device's memory pool: {e}"))?;
+                gpu.wait_asleep().map_err(|e| format!("the context's synchronisation: {e}"))?;
                 Ok(Inflater { nvcomp, streams, staging: Mutex::new(None) })
             });
             crate::trace::mark("nvCOMP loaded");
