@@ -55,7 +55,8 @@ pub fn student_ptx(file: &str, text: &str, filter: Filter) -> Result<String, Gpu
 /// Hardware work queues the CUDA driver opens per context, unless `CUDA_DEVICE_MAX_CONNECTIONS` is set: 32, the
 /// most it takes (its default is 8). Streams beyond the queues share one, and a kernel then waits behind another
 /// stream's work though nothing orders them. Measured (docs/performance.md v0.45, H100): the GPU deflate's kernels
-/// on 16 / 32 streams at once ran 2719 / 2711 scene PNGs a second with 8 queues, 4249 / 6328 with 32; batch's
+/// on 16 / 32 streams at once ran 2706–2719 / 2709–2711 scene PNGs a second with 8 queues, 4239–4249 / 6322–6328
+/// with 32 (two calls); batch's
 /// `--png-inflate gpu` keeps 24 slots busy. Only where more than 8 streams run at once: batch's default 8 slots ran
 /// 3–5 % slower with 32 queues than with 8.
 pub const HARDWARE_QUEUES: &str = "32";
