@@ -55,6 +55,10 @@ fn cpu_lane_threads() -> usize {
 /// of their own 1068–1106 in the same call.
 pub const SLOTS: usize = 24;
 
+/// Host bytes a pixel of an image between its slot and its file: the edges in the slot's pinned buffer, and their
+/// PNG data (or bytes) on their way out — the filtered rows stay on the device (`docs/cli.md`, memory).
+const SLOT_BYTES_PER_PIXEL: u64 = 2;
+
 /// PNGs read ahead at once when gathering a wave (in parallel).
 const READ_AHEAD: usize = 64;
 
@@ -275,24 +279,27 @@ fn run_wave(job: &Job, queued: Queued) {
             _ => None,
         };
         let Some((wave, k, size)) = inflated else { return (job.finish)(i, (job.run_job)(i)) };
+        // From its slot to its file the image holds host memory — the edges in the slot's pinned buffer and on their
+        // way out, and with --check the whole decode on the CPU — under a reservation, as the usual path's image does.
+        let (width, height, stored) = size;
+        let header = image_io::Header { width, height, stored_bytes_per_pixel: stored as u64, reorients: false };
+        let per_pixel =
+            if job.opts.check { super::peak_bytes_per_pixel(&header, true, true) } else { SLOT_BYTES_PER_PIXEL };
+        let held = match job.pool.reserve(path, width, height, memory::image_bytes(width, height, per_pixel)) {
+            Ok(held) => held,
+            Err(e) => return (job.finish)(i, Err(one_line(&e))),
+        };
         let edges = job.stages.gpu.time(|| engine.sobel_inflated(wave, k, size, job.opts.filter, job.want));
         let result = match edges {
             Ok(Some(edges)) => {
                 job.by_nvcomp.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                // --check decodes the whole file on the CPU: under a reservation, as the usual path's is.
-                let (width, height, stored) = size;
-                let header =
-                    image_io::Header { width, height, stored_bytes_per_pixel: stored as u64, reorients: false };
-                let needed = memory::image_bytes(width, height, super::peak_bytes_per_pixel(&header, true, true));
-                let reserved = match job.opts.check {
-                    true => job.pool.reserve(path, width, height, needed).map(Some).map_err(|e| one_line(&e)),
-                    false => Ok(None),
-                };
-                reserved
-                    .and_then(|_held| (job.check_decoded)(path, &edges))
-                    .and_then(|()| job.stages.write.time(|| (job.write_edges)(out, edges)))
+                (job.check_decoded)(path, &edges).and_then(|()| job.stages.write.time(|| (job.write_edges)(out, edges)))
             }
-            Ok(None) => (job.run_job)(i),
+            Ok(None) => {
+                // The usual way takes a reservation of its own: a thread holds one at a time (memory::Pool).
+                drop(held);
+                (job.run_job)(i)
+            }
             Err(e) => match e.bad_data() {
                 Some(detail) => Err(one_line(&Error::Decode { path: path.clone(), detail: detail.to_string() })),
                 None => Err(format!("{}: {}", path.display(), one_line(&e))),
