@@ -5,15 +5,16 @@
 //! PNGs from the front of the list without inflating them ([`filtered::read_compressed`]: the IDAT chunks'
 //! deflate stream), gathers them into waves of up to [`wave_images`] and queues each wave on nvCOMP
 //! ([`Engine::inflate`]) on one of [`STREAMS`] streams, so that several waves inflate at once; the calling
-//! thread takes the waves in order as they finish, and rayon runs each image of a wave through a GPU slot —
-//! filters undone, gpu-strip, deflated on the GPU — and writes it. Meanwhile [`cpu_lane_threads`] threads take
+//! thread takes the waves in order as they finish, and a pool of threads of its own, one a slot ([`SLOTS`]), runs
+//! each image of a wave through a GPU slot — filters undone, gpu-strip, deflated on the GPU — and writes it. Meanwhile [`cpu_lane_threads`] threads take
 //! PNGs from the back of the list and run them the usual way (inflated on the CPU): the first wave's half
 //! second is not lost, and the cores are busy while the GPU inflates.
 //!
-//! Measured (docs/performance.md v0.44, H100 host with 16 cores, 2000 copies of the 2048×1024 test scene): nvCOMP
-//! inflates a wave of 512 in 0.13–0.25 s and the next wave is inflated before the last is done; the whole path ran
-//! at 817–835 images/s against the CPU inflate's 721–823 in the same call — level, so it is `--png-inflate gpu`,
-//! not the default.
+//! Measured (docs/performance.md v0.44–v0.45, H100 host with 16 cores, 2000 copies of the 2048×1024 test scene):
+//! nvCOMP inflates a wave of 512 in 0.13–0.25 s and the next wave is inflated before the last is done; the whole
+//! path ran at 1068–1106 images/s against the CPU inflate's 896–947 in the same call with the outputs on tmpfs, but
+//! level on the machine's disk, where writing the files became the limit — so it is `--png-inflate gpu`, not the
+//! default.
 //!
 //! A PNG the producer cannot read this way (not 8-bit RGB/RGBA, interlaced, damaged chunks), or that nvCOMP
 //! does not inflate to exactly its rows, runs the usual way too, which reads it again and says what is wrong

@@ -171,7 +171,7 @@ impl Gpu {
             Ok((ctx, stream))
         })();
         let (ctx, stream) = opened?;
-        set_sync_mode(&ctx)?;
+        set_sync_mode(&ctx, None)?;
         crate::trace::mark("GPU context made");
         let context_init_ms = started.elapsed().as_secs_f64() * 1e3;
         let device = ctx.name()?;
@@ -287,25 +287,25 @@ impl Gpu {
     /// seconds 2000 scenes took, at the same rate within the spread (docs/performance.md v0.45, H100: 822–843
     /// images/s spinning, 879–912 asleep, with the CPU at 10 s).
     pub fn wait_asleep(&self) -> Result<(), DriverError> {
-        if std::env::var_os("CUDA_SOBEL_SYNC").is_some() {
-            return Ok(());
-        }
-        self.ctx.bind_to_thread()?;
-        cudarc::driver::result::ctx::set_flags(cudarc::driver::sys::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC)
+        use cudarc::driver::sys::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC;
+        set_sync_mode(&self.ctx, Some(CU_CTX_SCHED_BLOCKING_SYNC))
     }
 }
 
 /// `CUDA_SOBEL_SYNC=spin|yield|blocking` (for measuring, like `CUDA_SOBEL_DEFINES`): how a thread that waits for the
 /// GPU (a stream synchronisation) waits — spinning on its core, yielding it between polls, or asleep until the
-/// driver wakes it. Unset: the driver's choice (spinning, with one context and many cores), as before.
-fn set_sync_mode(ctx: &Arc<CudaContext>) -> Result<(), DriverError> {
+/// driver wakes it. Set to anything else: the driver's choice. Unset: `default`, or the driver's choice (spinning, with
+/// one context and many cores) without one.
+fn set_sync_mode(ctx: &Arc<CudaContext>, default: Option<cudarc::driver::sys::CUctx_flags>) -> Result<(), DriverError> {
     use cudarc::driver::sys::CUctx_flags_enum::*;
-    let flags = match std::env::var("CUDA_SOBEL_SYNC").as_deref() {
-        Ok("spin") => CU_CTX_SCHED_SPIN,
-        Ok("yield") => CU_CTX_SCHED_YIELD,
-        Ok("blocking") => CU_CTX_SCHED_BLOCKING_SYNC,
-        _ => return Ok(()),
+    let chosen = match std::env::var("CUDA_SOBEL_SYNC").as_deref() {
+        Ok("spin") => Some(CU_CTX_SCHED_SPIN),
+        Ok("yield") => Some(CU_CTX_SCHED_YIELD),
+        Ok("blocking") => Some(CU_CTX_SCHED_BLOCKING_SYNC),
+        Err(std::env::VarError::NotPresent) => default,
+        _ => None,
     };
+    let Some(flags) = chosen else { return Ok(()) };
     ctx.bind_to_thread()?;
     cudarc::driver::result::ctx::set_flags(flags)
 }
