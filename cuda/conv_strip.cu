@@ -4,7 +4,8 @@
 // is a row pass then a column pass: H(y', x) = Σⱼ r[j]·p(y', x + j − R), S(y, x) = Σᵢ c[i]·H(y + i − R, x). Each
 // thread owns STRIP_G neighbouring columns and marches down a band of `rows` rows. Each step reads ONE new input row
 // (the STRIP_G + 2R pixels of its window, as words), computes that row's pass once, keeps it in a ring of 2R + 1
-// rows of registers, and writes one output row from the ring. So every input byte comes from DRAM about once (the
+// rows of registers (2R/S + 1 where the filter reads every S-th row only: CONV_STRIDE below), and writes one output
+// row from the ring. So every input byte comes from DRAM about once (the
 // band's 2R halo rows and the neighbours' words hit the caches), and the work a pixel is (2R + 1) + (2R + 1) taps
 // instead of conv_rolling.cu's (2R + 1)²; no barrier (the only shared memory: each edge strip's own column map).
 // The ring is an array indexed by compile-time slots: the step loop is unrolled 2R + 1 times, so the rows' roles
@@ -60,10 +61,33 @@
 #define RU ((CONV_R + UNIT - 1) / UNIT * UNIT)
 #define WORDS ((STRIP_G + 2 * RU) / 4)
 #define WIN (STRIP_G + 2 * CONV_R)
-// Rows asked into L2 ahead of the one being read.
+// Rows of the march asked into L2 ahead of the one being read.
 #ifndef STRIP_PREFETCH
 #define STRIP_PREFETCH 4
 #endif
+
+// The rows a ring keeps (v0.46): only those its column passes read. Where every non-zero tap of the factors that run
+// down the columns (CONV_COLUMN, and a gradient's CONV_ROW: its transpose's) lies a multiple of S rows from the
+// centre, output row y reads rows y − R, y − R + S, …, y + R only, and row y + S reads the same rows moved down by S.
+// So a thread marches every S-th row of its band and its ring holds 2R/S + 1 rows instead of 2R + 1: the filter
+// study's Scharr family, the 3×3 Scharr dilated by r, reads rows −r, 0 and +r, S = r, and scharr:9 keeps 3 rows, not
+// 9. The S threads of a strip share a band S times as tall, one row of every S each (`band_rows` below), so a thread
+// still reads each of its rows once, and a band's priming rows are 2R/S instead of 2R. The host gives S
+// (`ConvKernel::ring_stride`, src/conv/mod.rs); 1 for every other kernel: the march as before.
+#ifndef CONV_STRIDE
+#define CONV_STRIDE 1
+#endif
+#define RING_R (CONV_R / CONV_STRIDE)
+#define RING_D (2 * RING_R + 1)
+static_assert(CONV_STRIDE >= 1 && CONV_R % CONV_STRIDE == 0, "CONV_STRIDE divides the radius");
+static_assert(!CONV_FLAT || CONV_STRIDE == 1, "a box reads every row");
+__host__ __device__ constexpr bool taps_on_kept_rows() {
+    constexpr int column[CONV_D] = {CONV_COLUMN}, row[CONV_D] = {CONV_ROW};
+    for (int i = 0; i < CONV_D; ++i)
+        if ((i - CONV_R) % CONV_STRIDE != 0 && (column[i] != 0 || (CONV_GRADIENT && row[i] != 0))) return false;
+    return true;
+}
+static_assert(taps_on_kept_rows(), "CONV_STRIDE: a non-zero tap on a row the ring does not keep");
 
 __device__ __forceinline__ int column_tap(int i) {
     const int t[CONV_D] = {CONV_COLUMN};
@@ -246,13 +270,14 @@ __device__ __forceinline__ void store_row(const Strip& s, u8* o, const u8 b[STRI
 #define RING_PACKED 0
 #endif
 
-// The ring: the row pass (with the row taps, and for a gradient with the column taps too) of the 2R + 1 input rows
-// the current output row reads; packed, pair e of a row holds columns pair_column(e) and pair_column(e) + 2.
+// The ring: the row pass (with the row taps, and for a gradient with the column taps too) of the 2R/S + 1 input rows
+// the current output row reads (rows y − R, y − R + S, …, y + R; S = CONV_STRIDE, above); packed, pair e of a row
+// holds columns pair_column(e) and pair_column(e) + 2.
 struct Ring {
 #if RING_PACKED
-    unsigned hr[CONV_D][STRIP_G / 2], hc[CONV_D][STRIP_G / 2];
+    unsigned hr[RING_D][STRIP_G / 2], hc[RING_D][STRIP_G / 2];
 #else
-    acc_t hr[CONV_D][STRIP_G], hc[CONV_D][STRIP_G];
+    acc_t hr[RING_D][STRIP_G], hc[RING_D][STRIP_G];
 #endif
 };
 
@@ -307,7 +332,8 @@ struct At {
 };
 
 __device__ __forceinline__ At at_row(const Strip& s, u8* out, int y0) {
-    return {words_of(s, y0 + 1 + CONV_R), out + (size_t)y0 * s.width + s.x0, (size_t)STRIP_PREFETCH * s.width + RU};
+    return {words_of(s, y0 + CONV_STRIDE + CONV_R), out + (size_t)y0 * s.width + s.x0,
+            (size_t)STRIP_PREFETCH * CONV_STRIDE * s.width + RU};
 }
 
 // Byte x0 of output row y: from `at` where the form marches, else from the row number.
@@ -318,8 +344,8 @@ __device__ __forceinline__ u8* out_row(const Strip& s, u8* out, int y, const At&
 
 // The march's software pipelining: the row in `next` (its words read a step earlier) returned; then, unless the band
 // ends (`more` false), row `following` — the one the next step reads — asked into `next` before this step computes,
-// so that its latency overlaps the arithmetic, and a row STRIP_PREFETCH beyond it asked into L2 (a hint: skipped past
-// the image's end). The forms whose rows are inside the image load whatever `more` says — at the band's last step
+// so that its latency overlaps the arithmetic, and the march's row STRIP_PREFETCH steps beyond it asked into L2 (a
+// hint: skipped past the image's end). The forms whose rows are inside the image load whatever `more` says — at the band's last step
 // the row below the one it needs, unused (the kernel takes these forms only where that row is inside the image) — so
 // that no step keeps old words in place of a load that did not happen: a conditional load made the compiler copy
 // the words between steps.
@@ -328,32 +354,34 @@ __device__ __forceinline__ Words advance(const Strip& s, Words& next, int follow
     Words cur = next;
     if constexpr (rows_inside_form(FORM)) {
         next = load_words_at<FORM == FORM_ALIGNED>(at.in);
-        if (following + STRIP_PREFETCH < s.height) prefetch_l2(at.in + at.ahead);
-        at.in += s.width;
+        if (following + STRIP_PREFETCH * CONV_STRIDE < s.height) prefetch_l2(at.in + at.ahead);
+        at.in += CONV_STRIDE * s.width;
         return cur;
     }
     if (more) next = row_words<FORM>(s, following);
-    int ahead = following + STRIP_PREFETCH;
+    int ahead = following + STRIP_PREFETCH * CONV_STRIDE;
     if (FORM != FORM_GATHER && ahead < s.height) prefetch_l2(s.plane + (size_t)ahead * s.width + s.x0);
     return cur;
 }
 
-// One step of the march at compile-time position U of the ring: input row y + R enters slot (U + 2R) mod D (where
-// row y − R − 1 was), and output row y is the column pass over slots U … U + 2R (mod D), rows y − R … y + R;
-// `next` holds row y + R's words (`advance`), read in form FORM (FORM_* above).
+// One step of the march at compile-time position U of the ring (D' = 2R/S + 1 slots, S = CONV_STRIDE): input row
+// y + R enters slot (U + 2R/S) mod D' (where row y − R − S was), and output row y is the column pass over slots
+// U … U + 2R/S (mod D'), rows y − R, y − R + S, … y + R, with taps 0, S, 2S, … 2R; `next` holds row y + R's words
+// (`advance`), read in form FORM (FORM_* above). The thread's next output row is y + S.
 template <int U, int FORM>
 __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ring& g, Words& next, At& at) {
-    constexpr int slot = (U + 2 * CONV_R) % CONV_D;
-    enter(g, slot, advance<FORM>(s, next, y + 1 + CONV_R, y + 1 < end, at));
+    constexpr int slot = (U + 2 * RING_R) % RING_D;
+    enter(g, slot, advance<FORM>(s, next, y + CONV_STRIDE + CONV_R, y + CONV_STRIDE < end, at));
     u8 b[STRIP_G];
 #if RING_PACKED
 #pragma unroll
     for (int e = 0; e < STRIP_G / 2; ++e) {
         unsigned gs = 0, gt = 0;
 #pragma unroll
-        for (int i = 0; i < CONV_D; ++i) {
-            if (column_tap(i) != 0) gs += (unsigned)column_tap(i) * g.hr[(U + i) % CONV_D][e];
-            if (row_tap(i) != 0) gt += (unsigned)row_tap(i) * g.hc[(U + i) % CONV_D][e];
+        for (int i = 0; i < RING_D; ++i) {
+            constexpr int S = CONV_STRIDE;
+            if (column_tap(S * i) != 0) gs += (unsigned)column_tap(S * i) * g.hr[(U + i) % RING_D][e];
+            if (row_tap(S * i) != 0) gt += (unsigned)row_tap(S * i) * g.hc[(U + i) % RING_D][e];
         }
         b[pair_column(e)] = conv_finish(lane_lo(gs), lane_lo(gt));
         b[pair_column(e) + 2] = conv_finish(lane_hi(gs), lane_hi(gt));
@@ -363,15 +391,15 @@ __device__ __forceinline__ void step(const Strip& s, u8* out, int y, int end, Ri
     for (int k = 0; k < STRIP_G; ++k) {
         acc_t gs = 0, gt = 0;
 #pragma unroll
-        for (int i = 0; i < CONV_D; ++i) {
-            gs += (acc_t)column_tap(i) * g.hr[(U + i) % CONV_D][k];
-            if (CONV_GRADIENT) gt += (acc_t)row_tap(i) * g.hc[(U + i) % CONV_D][k];
+        for (int i = 0; i < RING_D; ++i) {
+            gs += (acc_t)column_tap(CONV_STRIDE * i) * g.hr[(U + i) % RING_D][k];
+            if (CONV_GRADIENT) gt += (acc_t)row_tap(CONV_STRIDE * i) * g.hc[(U + i) % RING_D][k];
         }
         b[k] = conv_finish(gs, gt);
     }
 #endif
     store_row<FORM>(s, out_row<FORM>(s, out, y, at), b);
-    if (rows_inside_form(FORM)) at.out += s.width;
+    if (rows_inside_form(FORM)) at.out += CONV_STRIDE * s.width;
 }
 
 // Steps U, U + 1, … of one turn of the ring, while rows remain (y < end).
@@ -379,23 +407,23 @@ template <int U, int FORM>
 __device__ __forceinline__ void turn(const Strip& s, u8* out, int y, int end, Ring& g, Words& next, At& at) {
     if (y >= end) return;
     step<U, FORM>(s, out, y, end, g, next, at);
-    if constexpr (U + 1 < CONV_D) turn<U + 1, FORM>(s, out, y + 1, end, g, next, at);
+    if constexpr (U + 1 < RING_D) turn<U + 1, FORM>(s, out, y + CONV_STRIDE, end, g, next, at);
 }
 
-// A thread's whole march: prime the ring with rows y0 − R … y0 + R − 1 (slots 0 … 2R − 1; slot 2R is the first
-// step's), then one output row a step. Every priming row is read before any window is taken (in the load forms, one
-// memory round trip, not 2R), then row y0 + R's for the first step.
+// A thread's whole march: prime the ring with rows y0 − R, y0 − R + S, … y0 + R − S (slots 0 … 2R/S − 1; slot 2R/S
+// is the first step's), then output rows y0, y0 + S, … below `end`, one a step. Every priming row is read before any
+// window is taken (in the load forms, one memory round trip, not 2R/S), then row y0 + R's for the first step.
 template <int FORM>
 __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) {
     Ring g;
-    Words first[2 * CONV_R > 0 ? 2 * CONV_R : 1];
+    Words first[2 * RING_R > 0 ? 2 * RING_R : 1];
 #pragma unroll
-    for (int i = 0; i < 2 * CONV_R; ++i) first[i] = row_words<FORM>(s, y0 - CONV_R + i);
+    for (int i = 0; i < 2 * RING_R; ++i) first[i] = row_words<FORM>(s, y0 - CONV_R + CONV_STRIDE * i);
     Words next = row_words<FORM>(s, y0 + CONV_R);
 #pragma unroll
-    for (int i = 0; i < 2 * CONV_R; ++i) enter(g, i, first[i]);
+    for (int i = 0; i < 2 * RING_R; ++i) enter(g, i, first[i]);
     At at = at_row(s, out, y0);
-    for (int y = y0; y < end; y += CONV_D) turn<0, FORM>(s, out, y, end, g, next, at);
+    for (int y = y0; y < end; y += CONV_STRIDE * RING_D) turn<0, FORM>(s, out, y, end, g, next, at);
 }
 
 // A box's march (CONV_FLAT): no ring and no row pass per row. The thread keeps its window's column sums, each over
@@ -671,7 +699,9 @@ struct Layout {
 };
 __host__ __device__ inline Layout layout_of(int width, int height, int rows) {
     Layout l;
-    l.groups = (width + STRIP_G - 1) / STRIP_G, l.bands = (height + rows - 1) / rows;
+    // A strip's threads: one a band of `rows` rows, or S (CONV_STRIDE) a band of rows·S rows (`band_rows`).
+    const int tall = rows * CONV_STRIDE;
+    l.groups = (width + STRIP_G - 1) / STRIP_G, l.bands = (height + tall - 1) / tall * CONV_STRIDE;
     // The last interior strip starts at most here: its window and a unit more (the shifted load may read it) inside.
     int room = width - STRIP_G - RU - UNIT;
     l.left = min((unsigned)(RU + STRIP_G - 1) / STRIP_G, l.groups);  // strips starting before column RU
@@ -697,6 +727,13 @@ __host__ __device__ inline Layout layout_of(int width, int height, int rows) {
 #else
 #define STRIP_BOUNDS __launch_bounds__(STRIP_THREADS)
 #endif
+// The rows thread `band` of a strip marches: rows y0, y0 + S, … below `end`, of the band of rows·S rows that
+// threads band − band mod S … share, y0 its row band mod S (S = CONV_STRIDE; with S = 1, the band's every row).
+__device__ __forceinline__ void band_rows(unsigned band, int rows, int height, int& y0, int& end) {
+    int top = (int)(band / CONV_STRIDE) * rows * CONV_STRIDE;
+    y0 = top + (int)(band % CONV_STRIDE), end = min(top + rows * CONV_STRIDE, height);
+}
+
 extern "C" __global__ void STRIP_BOUNDS
     conv_strip(const u8* __restrict__ in, u8* __restrict__ out, int width, int height, int border, int rows) {
     next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
@@ -713,13 +750,14 @@ extern "C" __global__ void STRIP_BOUNDS
         writes = k % 32 >= PROVIDERS && k % 32 < 32 - PROVIDERS && g < l.left + l.inner;
         g = min(g, l.left + l.inner);  // past the band's last strip: its right neighbour, for a lane writing nothing
     }
-    int y0 = (int)band * rows;
+    int y0, end;
+    band_rows(band, rows, height, y0, end);
+    if (CONV_STRIDE > 1 && y0 >= end) return;  // a row of the band below the image's end: nothing to write
     size_t plane = (size_t)width * height * blockIdx.z;
     int x0 = (int)g * STRIP_G;
-    int end = min(y0 + rows, height);
     Strip s = {in + plane, width, height, border, x0};
-    // The marching forms' rows: their last step also reads the row below the band's window (`advance`).
-    bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R < height;
+    // The marching forms' rows: their last step also reads the row S below the band's last window (`advance`).
+    bool rows_inside = y0 - CONV_R >= 0 && end + CONV_R + CONV_STRIDE - 1 < height;
     size_t alignment = (size_t)(in + plane) | (size_t)(out + plane) | (unsigned)width;  // its low bits: the rows'
     bool aligned = alignment % UNIT == 0;
     if (edge) {

@@ -39,7 +39,7 @@ def defines(kernel):
     elif kind == "scharr":  # the 3×3 Scharr dilated by r: rows −r, 0, +r of columns −r and +r
         column = [3 if i in (0, d - 1) else 10 if i == r else 0 for i in range(d)]
         row = [-1 if i == 0 else 1 if i == d - 1 else 0 for i in range(d)]
-        divisor, extra = 1, ["-DCONV_GRADIENT=1"]
+        divisor, extra = 1, ["-DCONV_GRADIENT=1"] + ([f"-DCONV_STRIDE={r}"] if r > 1 else [])  # ring_stride: r
     elif kind == "sobel":  # OpenCV's getDerivKernels: ksize 1 is [-1 0 1] with no smoothing across
         row = {1: [-1, 0, 1], 3: [-1, 0, 1], 5: [-1, -2, 0, 2, 1], 7: [-1, -4, -5, 0, 5, 4, 1]}[d]
         column = [0, 1, 0] if d == 1 else [comb(d - 1, i) for i in range(d)]
@@ -57,7 +57,8 @@ def defines(kernel):
 
 
 def rows_for(w, h, planes, columns, r):
-    """src/gpu/patterns/conv_strip.rs's rows_for, for images below its WIDE_PIXELS (all this check makes)."""
+    """src/gpu/patterns/conv_strip.rs's rows_for, for images below its WIDE_PIXELS (all this check makes); r is the
+    ring's radius in the rows it keeps."""
     strips = -(-w // columns) * h * planes
     rows = max(-(-strips // (1 << 20)), 2 * r + 1, 8) if strips >= 1 << 21 else max(strips >> 18, 1)
     return min(rows, max(h, 1))
@@ -72,6 +73,7 @@ def main():
     for kernel, g in itertools.product(kernels, columns):
         d = defines(kernel)
         r = int(d[0].split("=")[1])
+        stride = next((int(o.split("=")[1]) for o in d if o.startswith("-DCONV_STRIDE=")), 1)
         cols = g or (16 if "-DCONV_FLAT=1" in d else 4)
         exe = os.path.join(work, "conv_strip")
         extra = [f"-DSTRIP_G={g}"] if g else []
@@ -85,7 +87,7 @@ def main():
                             "cpu-scalar", "--out", ref_png], check=True, capture_output=True)
             want = np.asarray(Image.open(ref_png))
             np.ascontiguousarray(img.transpose(2, 0, 1)).tofile(raw)
-            for rows in sorted({rows_for(w, h, 3, cols, r), 2 * r + 1, 3, 1}):
+            for rows in sorted({rows_for(w, h, 3, cols, r // stride), 2 * r + 1, 3, 1}):
                 p = subprocess.run([exe, raw, out, str(w), str(h), "3", str(border), str(rows), str(cols)],
                                    capture_output=True, text=True)
                 runs += 1

@@ -188,6 +188,21 @@ impl ConvKernel {
         Some((column, row))
     }
 
+    /// Which rows gpu-strip's ring keeps (`CONV_STRIDE` in `cuda/conv_strip.cu`): every `ring_stride()`-th from the
+    /// centre. The gcd of the radius and of every non-zero tap's distance from the centre in the factors that run down
+    /// the columns: the column factor, and for a gradient the row factor (its transpose's column factor). The Scharr
+    /// family dilated by r reads rows −r, 0 and +r: r. A kernel of rank above one, or with a non-zero tap one row
+    /// from the centre (box, Gaussian, Sobel): 1, every row.
+    pub fn ring_stride(&self) -> usize {
+        let Some((column, row)) = self.factors() else { return 1 };
+        let down = if self.kind == Kind::Gradient { [column, row].concat() } else { column };
+        let d = self.side() as i64;
+        let taps = down.iter().enumerate().filter(|&(_, &t)| t != 0);
+        let g = taps
+            .fold(self.radius as u32, |g, (i, _)| gcd(g, ((i as i64 % d) - self.radius as i64).unsigned_abs() as u32));
+        g.max(1) as usize
+    }
+
     /// The byte for sums `s` (and `t`, the transpose's, for a gradient).
     #[inline(always)]
     pub fn finish(&self, s: i64, t: i64) -> u8 {

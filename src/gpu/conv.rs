@@ -129,14 +129,14 @@ fn list(taps: &[i32]) -> String {
     taps.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// The `-D` options of a rank-one kernel's factors (gpu-strip compiles them in): `CONV_COLUMN` and `CONV_ROW`, and
-/// `CONV_FLAT` for a box (every factor tap 1, a smoothing kernel), which the file sums with running sums.
+/// The `-D` options of a rank-one kernel's factors (gpu-strip compiles them in): `CONV_COLUMN` and `CONV_ROW`,
+/// `CONV_STRIDE` where its ring keeps every S-th row only ([`ConvKernel::ring_stride`]), and `CONV_FLAT` for a box
+/// (every factor tap 1, a smoothing kernel), which the file sums with running sums.
 pub fn factor_defines(kernel: &ConvKernel) -> Vec<String> {
     let Some((column, row)) = kernel.factors() else { return Vec::new() };
     let mut d = vec![format!("-DCONV_COLUMN={}", list(&column)), format!("-DCONV_ROW={}", list(&row))];
-    if is_box(kernel) {
-        d.push("-DCONV_FLAT=1".into());
-    }
+    d.extend((kernel.ring_stride() > 1).then(|| format!("-DCONV_STRIDE={}", kernel.ring_stride())));
+    d.extend(is_box(kernel).then(|| "-DCONV_FLAT=1".to_string()));
     d
 }
 
@@ -210,8 +210,8 @@ pub struct Prepared {
     strip_columns: Vec<u32>,
     /// gpu-strip's rows a band, where the tuning sets them.
     strip_rows: Option<u32>,
-    /// gpu-strip marches a box (its warps share their halo: `conv_strip::threads`).
-    strip_box: bool,
+    /// gpu-strip marches a box (its warps share their halo), and the rows its ring keeps (`conv_strip::threads`).
+    strip_march: (bool, usize),
     side: usize,
     sums: usize,
     acc_bytes: usize,
@@ -266,7 +266,7 @@ impl Prepared {
                 Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
                 Strategy::GpuStrip => {
                     let i = conv_strip::build_for(&self.strip_columns, job.pixels() as u64);
-                    let shape = (self.strip_columns[i], self.strip_rows, self.strip_box);
+                    let shape = (self.strip_columns[i], self.strip_rows, self.strip_march);
                     conv_strip::launch(&job, &f[i], input, out, shape)?
                 }
                 Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
@@ -420,7 +420,7 @@ impl ConvGpu {
             two_pass,
             strip_columns,
             strip_rows: t.strip_rows,
-            strip_box: is_box(kernel),
+            strip_march: (is_box(kernel), kernel.ring_stride()),
             side: kernel.side(),
             sums: 1 + gradient as usize,
             acc_bytes: if kernel.wide() { 8 } else { 4 },

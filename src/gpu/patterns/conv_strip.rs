@@ -87,8 +87,9 @@ const TWO_WAVES: u64 = 1 << 18;
 /// 2^16, 0.228 / 0.332 / 0.366 at 2^15, and 0.191 / 0.340 / 0.435 with the rule of launches that do not overlap.
 const ONE_WAVE: u64 = 1 << 17;
 
-/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r`, a box (`flat`) or
-/// not (at most the image).
+/// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r` (a ring's radius in
+/// the rows it keeps: the kernel's over [`ConvKernel::ring_stride`](crate::conv::ConvKernel::ring_stride)), a box
+/// (`flat`) or not (at most the image).
 /// An image of [`FILL`] strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
 /// band's 2r priming rows are fewer than its output rows, and at least 8. Measured for a box of 16 columns at 16384²
 /// (docs/performance.md v0.33): box:3 0.315 ms at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16,
@@ -118,13 +119,16 @@ pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool
 /// their column sums only (the `.cu` file's SPAN; its `box_march_shared`).
 pub const BOX_SPAN: u64 = 30;
 
-/// Threads a plane for `w × h` in bands of `rows`, `columns` columns a thread, radius `r`: the `.cu` file's
+/// Threads a plane for `w × h` in bands of `rows`, `columns` columns a thread, radius `r`, a ring that keeps every
+/// `stride`-th row ([`ConvKernel::ring_stride`](crate::conv::ConvKernel::ring_stride)): the `.cu` file's
 /// `layout_of(…).threads()`, its twin (the CPU emulation's driver launches that one; tests/filter.rs on the GPU
-/// checks that every output byte is written). One a strip, the strips at a row's ends first; a box ([`is_box`](
+/// checks that every output byte is written). One a strip and band — `stride` a strip and band of `rows · stride`
+/// rows, each marching one row of every `stride` —, the strips at a row's ends first; a box ([`is_box`](
 /// crate::gpu::conv::is_box), `flat`, of radius 1 or more) then starts its interior strips on a whole warp and gives
 /// each band's interior strips whole warps of [`BOX_SPAN`].
-pub fn threads(w: u32, h: u32, rows: u32, columns: u32, r: u32, flat: bool) -> u64 {
-    let (groups, bands) = (u64::from(w.div_ceil(columns)), u64::from(h.div_ceil(rows.max(1))));
+pub fn threads(w: u32, h: u32, (rows, stride): (u32, u32), columns: u32, r: u32, flat: bool) -> u64 {
+    let tall = rows.max(1) * stride;
+    let (groups, bands) = (u64::from(w.div_ceil(columns)), u64::from(h.div_ceil(tall) * stride));
     if !flat || r == 0 {
         return groups * bands; // (box:1 has no halo to share)
     }
@@ -141,22 +145,24 @@ fn rows_asked() -> Option<u32> {
     std::env::var("CUDA_SOBEL_STRIP_ROWS").ok()?.parse().ok()
 }
 
-/// Launches the kernel, built with `columns` columns a thread ([`build_for`]), with `rows` rows a band (`None`:
-/// [`rows_for`]; the tests set it, so that small images march bands of several rows too), for a box or not.
+/// Launches the kernel, built with `columns` columns a thread ([`build_for`]), with `rows` rows a thread (`None`:
+/// [`rows_for`]; the tests set it, so that small images march bands of several rows too), for a box or not, its ring
+/// keeping every `stride`-th row.
 pub fn launch(
     job: &ConvJob,
     f: &CudaFunction,
     input: &CudaSlice<u8>,
     out: &mut CudaSlice<u8>,
-    (columns, rows, flat): (u32, Option<u32>, bool),
+    (columns, rows, (flat, stride)): (u32, Option<u32>, (bool, usize)),
 ) -> Result<(), DriverError> {
     job.check_io(input, out, &mut None);
-    let (w, h) = (job.d.width as u32, job.d.height as u32);
+    let (w, h, r, stride) = (job.d.width as u32, job.d.height as u32, (job.side as u32) / 2, stride as u32);
+    // A ring's priming rows are those it keeps: 2r / stride.
     let rows = rows
         .or_else(rows_asked)
-        .unwrap_or_else(|| rows_for(w, h, job.planes, columns, (job.side as u32) / 2, job.overlap, flat))
+        .unwrap_or_else(|| rows_for(w, h, job.planes, columns, r / stride, job.overlap, flat))
         .max(1);
-    let threads = threads(w, h, rows, columns, (job.side as u32) / 2, flat);
+    let threads = threads(w, h, (rows, stride), columns, r, flat);
     let cfg = LaunchConfig {
         grid_dim: (threads.div_ceil(u64::from(BLOCK.0)) as u32, 1, job.planes),
         block_dim: (BLOCK.0, 1, 1),
@@ -214,16 +220,20 @@ mod tests {
         use super::threads;
         // 16384² in bands of 16 rows, 16 columns: 1024 strips a row, of which 1 at the left and 1022 interior (the
         // last starts at 16352 = 16384 − 16 − 8 − 8); 2 edge strips × 1024 bands = 2048 threads, then 35 warps a band.
-        assert_eq!(threads(16384, 16384, 16, 16, 7, true), 2048 + 1024 * 35 * 32);
-        assert_eq!(threads(16384, 16384, 16, 16, 7, false), 1024 * 1024, "the ring: one a strip");
-        assert_eq!(threads(16384, 16384, 16, 16, 0, true), 1024 * 1024, "box:1: no halo");
+        assert_eq!(threads(16384, 16384, (16, 1), 16, 7, true), 2048 + 1024 * 35 * 32);
+        assert_eq!(threads(16384, 16384, (16, 1), 16, 7, false), 1024 * 1024, "the ring: one a strip");
+        assert_eq!(threads(16384, 16384, (16, 1), 16, 0, true), 1024 * 1024, "box:1: no halo");
         // 1920 wide, 8 columns: 240 strips, 1 at the left, the last interior at (1920 − 24) / 8 = 237: 237 interior
         // (8 warps of 30), 3 edge strips a band; 3 bands: 9 → 32, then 3 × 8 × 32.
-        assert_eq!(threads(1920, 3, 1, 8, 1, true), 32 + 3 * 8 * 32);
+        assert_eq!(threads(1920, 3, (1, 1), 8, 1, true), 32 + 3 * 8 * 32);
         // Narrower than a strip and its window: every strip an edge strip, a thread each, on a whole warp.
-        assert_eq!(threads(20, 7, 1, 16, 7, true), 32);
-        assert_eq!(threads(1, 1, 1, 16, 7, true), 32);
-        assert_eq!(threads(20, 70, 1, 16, 7, true), 2 * 70 + 20);
+        assert_eq!(threads(20, 7, (1, 1), 16, 7, true), 32);
+        assert_eq!(threads(1, 1, (1, 1), 16, 7, true), 32);
+        assert_eq!(threads(20, 70, (1, 1), 16, 7, true), 2 * 70 + 20);
+        // scharr:9's ring keeps every 4th row: 4 threads a strip and band of 4 × 32 rows, 128 bands of 128 rows.
+        assert_eq!(threads(16384, 16384, (32, 4), 8, 4, false), 2048 * 128 * 4);
+        // 130 rows in bands of 2 × 4: 17 bands (the last of 2 rows), 4 threads each (two of them with no row).
+        assert_eq!(threads(8, 130, (2, 4), 8, 4, false), 17 * 4);
     }
 
     #[test]
