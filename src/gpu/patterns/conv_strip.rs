@@ -6,6 +6,7 @@
 //! bands' strips at a row's ends numbered first and their interior strips after them (so that a warp runs one form);
 //! [`threads`] a plane: one a strip, and for a box two more a warp of interior strips, which share their halo.
 
+use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DriverError, LaunchConfig};
 
 use super::{Arg, KernelSource};
@@ -115,6 +116,19 @@ pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool
     rows.min(h.max(1))
 }
 
+/// Rows a thread for a ring's launch on an image of [`FILL`] strip-rows or more, from `rule`'s ([`rows_for`]) down
+/// to half of it (at least 8): the launch runs in waves of `wave` blocks (the SMs × the blocks of this build each
+/// holds), every thread marching about as long — its rows and its ring's 2r priming rows, `r` the ring's radius in
+/// the rows it keeps — so it lasts about ⌈blocks / wave⌉ × (rows + 2r); `blocks_of` counts a launch's blocks for a
+/// number of rows. The rows that make that least, the most rows of those: a last wave nearly full, not a third full.
+/// Measured on the H100 (docs/performance.md v0.46), scharr:9 at 16384² (8 columns, 6 blocks an SM: waves of 792)
+/// at 12 / 16 / 20 / 24 / 28 / 32 rows: 0.2333 / 0.2319 / 0.2294 / 0.2288 / 0.2272 / 0.2394 ms; this picks 28 (11.9
+/// waves, where the rule's 32 make 10.3) and ranks the others 24, 20 and 32, 16, 12.
+pub fn whole_waves(rule: u32, wave: u64, blocks_of: impl Fn(u32) -> u64, r: u32) -> u32 {
+    let cost = |n: u32| blocks_of(n).div_ceil(wave.max(1)) * u64::from(n + 2 * r);
+    (rule.div_ceil(2).max(8).min(rule)..=rule).min_by_key(|&n| (cost(n), u32::MAX - n)).unwrap_or(rule)
+}
+
 /// Interior strips a warp of a box writes: lanes 1 … 30, lanes 0 and 31 marching the strips either side of them for
 /// their column sums only (the `.cu` file's SPAN; its `box_march_shared`).
 pub const BOX_SPAN: u64 = 30;
@@ -157,11 +171,23 @@ pub fn launch(
 ) -> Result<(), DriverError> {
     job.check_io(input, out, &mut None);
     let (w, h, r, stride) = (job.d.width as u32, job.d.height as u32, (job.side as u32) / 2, stride as u32);
-    // A ring's priming rows are those it keeps: 2r / stride.
-    let rows = rows
-        .or_else(rows_asked)
-        .unwrap_or_else(|| rows_for(w, h, job.planes, columns, r / stride, job.overlap, flat))
-        .max(1);
+    let blocks_of = |rows| threads(w, h, (rows, stride), columns, r, flat).div_ceil(u64::from(BLOCK.0)) * u64::from(job.planes);
+    let rows = match rows.or_else(rows_asked) {
+        Some(rows) => rows,
+        // A ring's priming rows are those it keeps: 2r / stride.
+        None => {
+            let rule = rows_for(w, h, job.planes, columns, r / stride, job.overlap, flat);
+            let strip_rows = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(job.planes);
+            if flat || job.overlap || strip_rows < FILL {
+                rule
+            } else {
+                let sms = job.stream.context().attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+                let wave = u64::from(f.occupancy_max_active_blocks_per_multiprocessor(BLOCK.0, 0, None)?) * sms as u64;
+                whole_waves(rule, wave, blocks_of, r / stride)
+            }
+        }
+    }
+    .max(1);
     let threads = threads(w, h, (rows, stride), columns, r, flat);
     let cfg = LaunchConfig {
         grid_dim: (threads.div_ceil(u64::from(BLOCK.0)) as u32, 1, job.planes),
@@ -213,6 +239,17 @@ mod tests {
         assert_eq!(super::rows_for(966, 1080, 1, 4, 3, true, false), 2);
         assert_eq!(super::rows_for(483, 540, 1, 4, 3, true, false), 1);
         assert_eq!(super::rows_for(1, 1, 1, 4, 7, true, false), 1);
+    }
+
+    #[test]
+    fn a_ring_on_a_large_image_takes_the_rows_that_fill_its_last_wave() {
+        use super::{threads, whole_waves};
+        // scharr:9 at 16384², 8 columns, every 4th row kept: the rule's 32 rows make 10.3 waves of 792 blocks.
+        let blocks = |rows| threads(16384, 16384, (rows, 4), 8, 4, false).div_ceil(128);
+        assert_eq!(blocks(32), 8192);
+        assert_eq!(whole_waves(32, 792, blocks, 1), 28, "11.9 waves");
+        assert_eq!(whole_waves(8, 792, blocks, 1), 8, "never below 8 rows");
+        assert_eq!(whole_waves(32, 8192, blocks, 1), 32, "one whole wave already");
     }
 
     #[test]
