@@ -44,6 +44,17 @@ fn the_named_kernels_are_the_documented_matrices() {
     assert_eq!(sobel.taps, vec![-1, 0, 1, -2, 0, 2, -1, 0, 1]);
     let laplacian = ConvKernel::from_text("l", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1").unwrap();
     assert_eq!(laplacian.factors(), None, "rank two");
+    // The rows gpu-strip's ring keeps (CONV_STRIDE): the dilated Scharr's −r, 0, +r; every row where a tap sits next
+    // to the centre row, or where the kernel has no factors.
+    for (d, stride) in [(3, 1), (5, 2), (7, 3), (9, 4), (15, 7)] {
+        assert_eq!(ConvKernel::parse(&format!("scharr:{d}")).unwrap().ring_stride(), stride, "scharr:{d}");
+    }
+    for k in ["box:3", "box:15", "gaussian:7", "sobel:1", "sobel:5", "sobel:7"] {
+        assert_eq!(ConvKernel::parse(k).unwrap().ring_stride(), 1, "{k}");
+    }
+    let even_rows = ConvKernel::from_text("m", "1 0 2 0 1\n0 0 0 0 0\n2 0 4 0 2\n0 0 0 0 0\n1 0 2 0 1").unwrap();
+    assert_eq!(even_rows.ring_stride(), 2, "a smoothing kernel on rows −2, 0, +2");
+    assert_eq!(laplacian.ring_stride(), 1, "rank two: no ring");
 }
 
 #[test]
