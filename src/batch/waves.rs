@@ -150,7 +150,8 @@ pub(super) fn run(job: &Job, in_waves: &[usize]) {
         s.spawn(move || {
             // The producer reads and packs on threads of its own: on rayon's, its work would wait behind the
             // waves' images (each blocking on a slot), and the next wave would start only when one was done.
-            let own = rayon::ThreadPoolBuilder::new().num_threads(READERS).build();
+            let own =
+                rayon::ThreadPoolBuilder::new().num_threads(READERS).thread_name(|i| format!("wave-read-{i}")).build();
             let gather = |n: usize| {
                 let (e, stream) = (n % engines, n / engines % STREAMS);
                 match &own {
@@ -174,7 +175,8 @@ pub(super) fn run(job: &Job, in_waves: &[usize]) {
         }
         // A wave's images go through the slots on threads of their own, one a slot: they mostly wait for the GPU.
         let threads = job.engines.iter().map(Engine::slot_count).sum::<usize>().max(1);
-        let consumers = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+        let consumers =
+            rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("wave-slot-{i}")).build();
         for queued in rx {
             match &consumers {
                 Ok(pool) => pool.install(|| run_wave(job, queued)),
