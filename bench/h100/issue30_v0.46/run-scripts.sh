@@ -64,3 +64,12 @@ sw() { local label=$1 bin=$2; shift 2
 for b in cuda_sobel cuda_sobel_g16u16 cuda_sobel_g16u8 cuda_sobel; do sw $b .dev/$b A=1; done
 for r in 24 28 32 40 48; do sw "g16u8 rows $r" .dev/cuda_sobel_g16u8 CUDA_SOBEL_STRIP_ROWS=$r; done
 
+set -u
+nvidia-smi --query-gpu=name --format=csv,noheader
+W=$(mktemp -d)
+.dev/cuda_sobel generate 8192x8192 --out $W/big.png > /dev/null
+for k in sobel:5 gaussian:7 scharr:5; do
+  start=$(date +%s)
+  .dev/cuda_sobel filter $W/big.png --kernel $k --variant gpu-strip --check --out $W/o.png > $W/log 2>&1; rc=$?
+  echo "$k 8192² gpu-strip --check: exit $rc, $(( $(date +%s) - start )) s; $(tail -1 $W/log)"
+done
