@@ -102,7 +102,7 @@ const ONE_WAVE: u64 = 1 << 17;
 /// priming rows, and no launch shorter than one thread's march of them. A box on an image of [`WIDE_PIXELS`] or more
 /// aims at [`BOX_STRIPS`] strips instead.
 pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool, flat: bool) -> u32 {
-    let strip_rows = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes);
+    let strip_rows = strip_rows(w, h, planes, columns);
     let pixels = u64::from(w) * u64::from(h) * u64::from(planes);
     let rows = if overlap {
         strip_rows.div_ceil(ONE_WAVE).max(1) as u32
@@ -114,6 +114,11 @@ pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool
         (strip_rows / TWO_WAVES).max(1) as u32
     };
     rows.min(h.max(1))
+}
+
+/// A launch's strips of `columns` columns (every plane's) × its rows: what [`rows_for`]'s rules count.
+fn strip_rows(w: u32, h: u32, planes: u32, columns: u32) -> u64 {
+    u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes)
 }
 
 /// Rows a thread for a ring's launch on an image of [`FILL`] strip-rows or more, from `rule`'s ([`rows_for`]) down
@@ -177,8 +182,7 @@ pub fn launch(
         // A ring's priming rows are those it keeps: 2r / stride.
         None => {
             let rule = rows_for(w, h, job.planes, columns, r / stride, job.overlap, flat);
-            let strip_rows = u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(job.planes);
-            if flat || job.overlap || strip_rows < FILL {
+            if flat || job.overlap || strip_rows(w, h, job.planes, columns) < FILL {
                 rule
             } else {
                 let sms = job.stream.context().attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
