@@ -247,6 +247,38 @@ fn jpegs_are_exact_for_the_rgb_their_decoder_produced() {
     }
 }
 
+/// nvJPEG (and the GPU's JPEG engine: 0.9 s of start-up on the H100) is loaded only for inputs among which is a
+/// JPEG, known by its first bytes, not its name; a folder of PNGs says so and keeps the default slots.
+#[test]
+fn nvjpeg_is_loaded_only_where_an_input_is_a_jpeg() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let scene = cuda_sobel::generate::scene(64, 48);
+    scene.save(input.join("a.png")).unwrap();
+    scene.save(input.join("b.png")).unwrap();
+    let gpu_required = std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some();
+    let run = |out: &str| {
+        let a = bin().arg("batch").arg(&input).arg("--out").arg(dir.path().join(out)).assert().success();
+        String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+    };
+    let stdout = run("pngs");
+    assert!(stdout.contains("batch: 2 of 2 images"), "{stdout}");
+    assert!(stdout.contains("no JPEG among the inputs (nvJPEG not loaded)"), "{stdout}");
+    if gpu_required {
+        assert!(stdout.contains(&format!("{} slots each", cuda_sobel::batch::DEFAULT_SLOTS)), "{stdout}");
+    }
+    // A JPEG named .png: its bytes make the batch ready for JPEGs.
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&scene).unwrap();
+    std::fs::write(input.join("c.png"), &jpeg).unwrap();
+    let stdout = run("mixed");
+    assert!(stdout.contains("batch: 3 of 3 images"), "{stdout}");
+    assert!(!stdout.contains("nvJPEG not loaded"), "{stdout}");
+    assert!(stdout.contains("JPEGs decoded by nvJPEG") || stdout.contains("JPEGs decoded on the CPU"), "{stdout}");
+    assert_eq!(stdout.contains("JPEGs decoded by nvJPEG"), gpu_required, "{stdout}");
+}
+
 /// A noisy photo-like `width × height` image (a smooth gradient and noise from a fixed seed): edges with no
 /// repeated strings, where `cuda/deflate.cu`'s codes do all the work.
 fn noisy(width: u32, height: u32, seed: u32) -> image::RgbImage {

@@ -39,14 +39,16 @@ pub use summary::{summary_text, BatchSummary};
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
 
-/// GPU slots a device by default: enough streams to overlap one image's copies and kernels with others'.
-pub const DEFAULT_SLOTS: usize = 4;
+/// GPU slots a device by default: enough streams to overlap images' copies and kernels with others'. Where the GPU's
+/// JPEG engine decodes the JPEGs, its calls decode the JPEGs the slots have waiting side by side (`gpu::jpeg_batch`),
+/// so they need several waiting: 1000 photos of 4000×3000 on the H200, two leases: 4 slots 263–276 images/s, 8 slots
+/// 422–449, 16 slots 366–488 (docs/performance.md v0.30): 8, the steadier and the smaller. PNGs want as many: 2000
+/// scenes of 2048×1024 on the H100, 953 images/s with 8 slots against 591 with 4 (v0.47).
+pub const DEFAULT_SLOTS: usize = 8;
 
-/// GPU slots a device by default where the GPU's JPEG engine decodes the JPEGs: its calls decode the JPEGs the
-/// slots have waiting side by side (`gpu::jpeg_batch`), so they need several waiting. 1000 photos of 4000×3000 on
-/// the H200, two leases: 4 slots 263–276 images/s (fewer than nvJPEG's default backend on 4 slots: 312–326),
-/// 8 slots 422–449, 16 slots 366–488 (docs/performance.md v0.30): 8, the steadier and the smaller.
-pub const JPEG_ENGINE_SLOTS: usize = 8;
+/// GPU slots a device by default where JPEGs are decoded by nvJPEG's default backend, one a slot (no JPEG engine):
+/// on the H200, 1000 photos, 4 slots 340–355 images/s against 298–408 with 8 (docs/performance.md v0.30).
+pub const JPEG_BACKEND_SLOTS: usize = 4;
 
 /// What one batch run does.
 #[derive(Clone, Debug)]
@@ -63,8 +65,8 @@ pub struct BatchOptions {
     pub filter: Filter,
     /// PNG encoder effort.
     pub compression: PngCompression,
-    /// GPU slots (streams with pinned buffers) per device; `None`: [`DEFAULT_SLOTS`], or [`JPEG_ENGINE_SLOTS`]
-    /// where the GPU's JPEG engine decodes.
+    /// GPU slots (streams with pinned buffers) per device; `None`: [`DEFAULT_SLOTS`], or [`JPEG_BACKEND_SLOTS`]
+    /// where JPEGs are decoded without the GPU's JPEG engine.
     pub slots: Option<usize>,
     /// Devices to spread the images over; `None`: every visible device.
     pub devices: Option<Vec<usize>>,
@@ -124,17 +126,30 @@ pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -
     header.decode_peak_bytes_per_pixel().max(compute).max(filtered)
 }
 
-/// Runs a batch: plans every output, then decodes, computes and writes on all cores.
+/// Runs a batch: plans every output, then decodes, computes and writes on all cores. nvJPEG is loaded only where
+/// an input is a JPEG (by its first bytes) or `--jpeg-decoder gpu` asks: loading it and the GPU's JPEG engine took
+/// 0.9 s of a 2000-PNG folder's 3.6 s (H100, docs/performance.md v0.47).
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
-    let (engines, description) = open_engines(opts)?;
-    run_with(opts, &engines, description)
+    let (jobs, skipped) = plan(opts)?;
+    let jpegs = !opts.baseline && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
+    let (engines, description) = open_engines_for(opts, jpegs)?;
+    let mut summary = run_planned(opts, &engines, description, &jobs);
+    summary.skipped = skipped;
+    Ok(summary)
 }
 
 /// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each
 /// with its slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one
 /// line. Opening costs a context and its kernels per device (~0.25 s): a caller that runs many batches
-/// (a Dask worker, one batch per task) opens them once and passes them to [`run_with`].
+/// (a Dask worker, one batch per task) opens them once and passes them to [`run_with`]. Ready for JPEGs (nvJPEG
+/// loaded unless `--jpeg-decoder cpu`), as such a caller does not know its files yet.
 pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
+    open_engines_for(opts, true)
+}
+
+/// [`open_engines`] for inputs among which are JPEGs (`jpegs`) or none: then nvJPEG is not loaded, unless
+/// `--jpeg-decoder gpu` asks for it.
+pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec<Engine>, String)> {
     let mut engines: Vec<Engine> = Vec::new();
     if opts.baseline {
         return Ok((engines, "none (baseline: decode + encode only)".to_string()));
@@ -143,9 +158,10 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
     let (mut reasons, mut slots) = (Vec::new(), 0);
     for ordinal in ordinals {
         let opened = Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| {
-            let e = if opts.jpeg_decoder == JpegDecoder::Cpu { e } else { e.with_nvjpeg() };
+            let nvjpeg = opts.jpeg_decoder == JpegDecoder::Gpu || (jpegs && opts.jpeg_decoder == JpegDecoder::Auto);
+            let e = if nvjpeg { e.with_nvjpeg() } else { e };
             let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
-            let default = if e.has_jpeg_engine() { JPEG_ENGINE_SLOTS } else { DEFAULT_SLOTS };
+            let default = if jpegs && !e.has_jpeg_engine() { JPEG_BACKEND_SLOTS } else { DEFAULT_SLOTS };
             slots = opts.slots.unwrap_or(if opts.png_inflate == PngInflate::Gpu { waves::SLOTS } else { default });
             e.with_slots(slots)
         });
@@ -155,6 +171,7 @@ pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)
         }
     }
     let jpeg = match engines.first().map(Engine::jpeg_decoder) {
+        _ if !jpegs && opts.jpeg_decoder == JpegDecoder::Auto => "no JPEG among the inputs (nvJPEG not loaded)".into(),
         Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
         Some(Err(why)) if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {why}"),
         None if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {}", reasons.join("; ")),
