@@ -141,7 +141,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
 /// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each
 /// with its slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one
 /// line. Opening costs a context and its kernels per device (~0.25 s): a caller that runs many batches
-/// (a Dask worker, one batch per task) opens them once and passes them to [`run_with`]. Ready for JPEGs (nvJPEG
+/// (a Dask worker, one batch per task) opens them once and passes them to [`run_planned`]. Ready for JPEGs (nvJPEG
 /// loaded unless `--jpeg-decoder cpu`), as such a caller does not know its files yet.
 pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
     open_engines_for(opts, true)
@@ -207,14 +207,6 @@ pub fn plan(opts: &BatchOptions) -> anyhow::Result<(Jobs, Vec<String>)> {
     let outputs = inputs::plan_outputs(&found.files, &opts.out_dir, opts.format)?;
     let jobs = found.files.iter().map(|f| f.path.clone()).zip(outputs).collect();
     Ok((jobs, inputs::skipped_lines(&found)))
-}
-
-/// [`run`] with engines already open ([`open_engines`]; empty for the baseline).
-pub fn run_with(opts: &BatchOptions, engines: &[Engine], description: String) -> anyhow::Result<BatchSummary> {
-    let (jobs, skipped) = plan(opts)?;
-    let mut summary = run_planned(opts, engines, description, &jobs);
-    summary.skipped = skipped;
-    Ok(summary)
 }
 
 /// Each (input, output) of `jobs`, already planned by [`plan`] (a Dask task runs its share of one plan).
