@@ -171,6 +171,7 @@ impl Nvjpeg {
             // SAFETY: loading NVIDIA's nvJPEG runs its initialisers, which have no preconditions.
             match unsafe { Library::new(name) } {
                 Ok(lib) => {
+                    crate::trace::mark("nvJPEG: library loaded");
                     let missing = |e: libloading::Error| format!("nvJPEG: {e}");
                     // SAFETY: each symbol has the signature declared above in nvjpeg.h (CUDA 13); the pointers are
                     // kept beside the library, which stays loaded as long as they do.
@@ -192,6 +193,7 @@ impl Nvjpeg {
                         0 => {}
                         code => return Err(status(code)),
                     }
+                    crate::trace::mark("nvJPEG: default handle made");
                     let hardware = if engine {
                         Hardware::open(&lib, &fns, ctx).map(super::jpeg_batch::Batcher::new)
                     } else {
