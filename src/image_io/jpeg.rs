@@ -84,11 +84,13 @@ pub struct JpegFile {
     pub height: u32,
 }
 
-/// Whether `path` is a file that starts like a JPEG (standard input: no, it cannot be looked at twice).
+/// Whether `path` is a file that starts like a JPEG (standard input: no, it cannot be looked at twice; a FIFO or
+/// device: no, opened it could block forever — [`super::decode::check_input`]'s rule).
 pub fn starts_like_jpeg(path: &std::path::Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 3];
     path.as_os_str() != super::decode::STDIN
+        && super::decode::check_input(path).is_ok()
         && std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
         && magic == [0xFF, SOI, 0xFF]
 }
