@@ -39,15 +39,12 @@ pub use summary::{summary_text, BatchSummary};
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
 
-/// GPU slots a device by default: enough streams to overlap images' copies and kernels with others'. Where the GPU's
-/// JPEG engine decodes the JPEGs, its calls decode the JPEGs the slots have waiting side by side (`gpu::jpeg_batch`),
-/// so they need several waiting: 1000 photos of 4000×3000 on the H200, two leases: 4 slots 263–276 images/s, 8 slots
-/// 422–449, 16 slots 366–488 (docs/performance.md v0.30): 8, the steadier and the smaller. PNGs want as many: 2000
-/// scenes of 2048×1024 on the H100, 953 images/s with 8 slots against 591 with 4 (v0.47).
+/// GPU slots a device by default. The JPEG engine decodes the JPEGs the slots have waiting in one call
+/// (`gpu::jpeg_batch`): 1000 photos, H200, 4 / 8 / 16 slots 263–276 / 422–449 / 366–488 images/s (docs/performance.md
+/// v0.30). 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (v0.47).
 pub const DEFAULT_SLOTS: usize = 8;
 
-/// GPU slots a device by default where JPEGs are decoded by nvJPEG's default backend, one a slot (no JPEG engine):
-/// on the H200, 1000 photos, 4 slots 340–355 images/s against 298–408 with 8 (docs/performance.md v0.30).
+/// Slots where nvJPEG's default backend decodes JPEGs (no JPEG engine): 4 slots 340–355 images/s, 8 298–408 (v0.30).
 pub const JPEG_BACKEND_SLOTS: usize = 4;
 
 /// What one batch run does.
@@ -126,29 +123,24 @@ pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -
     header.decode_peak_bytes_per_pixel().max(compute).max(filtered)
 }
 
-/// Runs a batch: plans every output, then decodes, computes and writes on all cores. nvJPEG is loaded only where
-/// an input is a JPEG (by its first bytes) or `--jpeg-decoder gpu` asks: loading it and the GPU's JPEG engine took
-/// 0.9 s of a 2000-PNG folder's 3.6 s (H100, docs/performance.md v0.47).
+/// Runs a batch: plans every output, then decodes, computes and writes on all cores. nvJPEG is loaded only where an
+/// input is a JPEG (its first bytes) or `--jpeg-decoder gpu` asks: 0.9 s of a 2000-PNG folder's 3.6 s (v0.47).
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let (jobs, skipped) = plan(opts)?;
     let jpegs = !opts.baseline && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
     let (engines, description) = open_engines_for(opts, jpegs)?;
-    let mut summary = run_planned(opts, &engines, description, &jobs);
-    summary.skipped = skipped;
-    Ok(summary)
+    Ok(BatchSummary { skipped, ..run_planned(opts, &engines, description, &jobs) })
 }
 
-/// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each
-/// with its slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one
-/// line. Opening costs a context and its kernels per device (~0.25 s): a caller that runs many batches
-/// (a Dask worker, one batch per task) opens them once and passes them to [`run_planned`]. Ready for JPEGs (nvJPEG
-/// loaded unless `--jpeg-decoder cpu`), as such a caller does not know its files yet.
+/// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each with its
+/// slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one line. Opening costs
+/// a context and its kernels per device (~0.25 s): a caller that runs many batches (a Dask worker) opens them once
+/// and passes them to [`run_planned`], ready for JPEGs (nvJPEG loaded unless `--jpeg-decoder cpu`).
 pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
     open_engines_for(opts, true)
 }
 
-/// [`open_engines`] for inputs among which are JPEGs (`jpegs`) or none: then nvJPEG is not loaded, unless
-/// `--jpeg-decoder gpu` asks for it.
+/// [`open_engines`] for inputs with JPEGs among them (`jpegs`) or none: then without nvJPEG, unless asked.
 pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec<Engine>, String)> {
     let mut engines: Vec<Engine> = Vec::new();
     if opts.baseline {
