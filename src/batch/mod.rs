@@ -148,9 +148,9 @@ pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec
     }
     let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
     let (mut reasons, mut slots) = (Vec::new(), 0);
+    let nvjpeg = opts.jpeg_decoder == JpegDecoder::Gpu || (jpegs && opts.jpeg_decoder == JpegDecoder::Auto);
     for ordinal in ordinals {
         let opened = Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| {
-            let nvjpeg = opts.jpeg_decoder == JpegDecoder::Gpu || (jpegs && opts.jpeg_decoder == JpegDecoder::Auto);
             let e = if nvjpeg { e.with_nvjpeg() } else { e };
             let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
             let default = if jpegs && !e.has_jpeg_engine() { JPEG_BACKEND_SLOTS } else { DEFAULT_SLOTS };
@@ -163,7 +163,7 @@ pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec
         }
     }
     let jpeg = match engines.first().map(Engine::jpeg_decoder) {
-        _ if !jpegs && opts.jpeg_decoder == JpegDecoder::Auto => "no JPEG among the inputs (nvJPEG not loaded)".into(),
+        _ if !nvjpeg && opts.jpeg_decoder == JpegDecoder::Auto => "no JPEG among the inputs (nvJPEG not loaded)".into(),
         Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
         Some(Err(why)) if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {why}"),
         None if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {}", reasons.join("; ")),
