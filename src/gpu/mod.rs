@@ -18,6 +18,7 @@ pub mod kernels;
 pub mod npp;
 pub mod nvcomp;
 pub mod nvjpeg;
+pub mod nvjpeg_engine;
 pub mod patterns;
 pub mod pinned;
 pub mod prebuilt;

@@ -14,65 +14,59 @@
 //! a call, 870 sixteen (docs/performance.md v0.30) — while calls from several threads take turns. So slots do not
 //! call it each on their own: [`super::jpeg_batch`] gathers the JPEGs the slots have waiting into one call.
 //! The engine's calls need the CUDA context current on the calling thread; without it they fail with
-//! "allocator failure" (measured: the reason v0.27 found the engine unusable).
+//! "allocator failure" (measured: the reason v0.27 found the engine unusable). With the engine, its handle also
+//! reads every header, and the default handle is made only for a file the engine does not take: each handle
+//! costs ~275 ms at start, in turn (docs/performance.md v0.48).
 
 use std::ffi::{c_int, c_uchar, c_void};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::CudaContext;
 use libloading::Library;
 
+pub use super::nvjpeg_engine::{Hardware, Job};
+
 /// `nvjpegHandle_t`, `nvjpegJpegState_t`: opaque pointers.
-type Handle = *mut c_void;
-type State = *mut c_void;
+pub(super) type Handle = *mut c_void;
+pub(super) type State = *mut c_void;
 /// `nvjpegJpegStream_t`: a parsed header, opaque.
-type JpegStream = *mut c_void;
+pub(super) type JpegStream = *mut c_void;
 
 /// nvjpeg.h's `NVJPEG_MAX_COMPONENT`.
 const MAX_COMPONENT: usize = 4;
 
 /// `nvjpegImage_t`: a plane pointer and pitch a component (interleaved output uses the first only).
 #[repr(C)]
-struct Image {
+pub(super) struct Image {
     channel: [*mut c_uchar; MAX_COMPONENT],
     pitch: [usize; MAX_COMPONENT],
 }
 
 impl Image {
     /// Packed 8-bit RGB (`NVJPEG_OUTPUT_RGBI`) of a `width`-pixel-wide image at device address `rgb`.
-    fn packed_rgb(rgb: cudarc::driver::sys::CUdeviceptr, width: u32) -> Image {
+    pub(super) fn packed_rgb(rgb: cudarc::driver::sys::CUdeviceptr, width: u32) -> Image {
         let none = std::ptr::null_mut();
         Image { channel: [rgb as *mut c_uchar, none, none, none], pitch: [3 * width as usize, 0, 0, 0] }
     }
 }
 
 /// `nvjpegOutputFormat_t::NVJPEG_OUTPUT_RGBI`: interleaved RGB in `channel[0]`.
-const OUTPUT_RGBI: c_int = 5;
-/// `nvjpegBackend_t::NVJPEG_BACKEND_HARDWARE`: the GPU's JPEG engine.
-const BACKEND_HARDWARE: c_int = 3;
+pub(super) const OUTPUT_RGBI: c_int = 5;
 /// `nvjpegChromaSubsampling_t` values nvJPEG reports for the layouts it decodes (4:4:4 … 4:1:0, grey).
 const CSS_GRAY: c_int = 6;
 const CSS_UNKNOWN: c_int = -1;
 
 type Create = unsafe extern "C" fn(*mut Handle) -> c_int;
-type Destroy = unsafe extern "C" fn(Handle) -> c_int;
-type StateCreate = unsafe extern "C" fn(Handle, *mut State) -> c_int;
-type StateDestroy = unsafe extern "C" fn(State) -> c_int;
+pub(super) type Destroy = unsafe extern "C" fn(Handle) -> c_int;
+pub(super) type StateCreate = unsafe extern "C" fn(Handle, *mut State) -> c_int;
+pub(super) type StateDestroy = unsafe extern "C" fn(State) -> c_int;
 type GetImageInfo =
     unsafe extern "C" fn(Handle, *const c_uchar, usize, *mut c_int, *mut c_int, *mut c_int, *mut c_int) -> c_int;
 type Decode = unsafe extern "C" fn(Handle, State, *const c_uchar, usize, c_int, *mut Image, *mut c_void) -> c_int;
-type CreateEx = unsafe extern "C" fn(c_int, *const c_void, *const c_void, u32, *mut Handle) -> c_int;
-type BatchedInitialize = unsafe extern "C" fn(Handle, State, c_int, c_int, c_int) -> c_int;
-type DecodeBatched =
-    unsafe extern "C" fn(Handle, State, *const *const c_uchar, *const usize, *mut Image, *mut c_void) -> c_int;
-type StreamCreate = unsafe extern "C" fn(Handle, *mut JpegStream) -> c_int;
-type StreamDestroy = unsafe extern "C" fn(JpegStream) -> c_int;
-type ParseHeader = unsafe extern "C" fn(Handle, *const c_uchar, usize, JpegStream) -> c_int;
-type BatchedSupported = unsafe extern "C" fn(Handle, JpegStream, *mut c_int) -> c_int;
 
 /// nvjpeg.h's `nvjpegStatus_t`, in words.
-fn status(code: c_int) -> String {
+pub(super) fn status(code: c_int) -> String {
     let what = match code {
         1 => "not initialised",
         2 => "invalid parameter",
@@ -90,32 +84,27 @@ fn status(code: c_int) -> String {
 }
 
 /// The entry points used, looked up once when the library is loaded.
-struct Fns {
-    destroy: Destroy,
-    state_create: StateCreate,
-    state_destroy: StateDestroy,
-    get_image_info: GetImageInfo,
-    decode: Decode,
+pub(super) struct Fns {
+    pub(super) destroy: Destroy,
+    pub(super) state_create: StateCreate,
+    pub(super) state_destroy: StateDestroy,
+    pub(super) get_image_info: GetImageInfo,
+    pub(super) decode: Decode,
 }
 
-/// The hardware engine's entry points.
-struct HardwareFns {
-    create_ex: CreateEx,
-    batched_initialize: BatchedInitialize,
-    decode_batched: DecodeBatched,
-    stream_create: StreamCreate,
-    stream_destroy: StreamDestroy,
-    parse_header: ParseHeader,
-    batched_supported: BatchedSupported,
-}
-
-/// The library and one handle on the default backend.
+/// The library, a handle on the default backend and, for batch, one on the GPU's JPEG engine.
 pub struct Nvjpeg {
     /// The GPU's JPEG engine, or why it is not used. (Fields drop in this order: the engine's handle before the
     /// library its entry points live in.)
     pub hardware: Result<super::jpeg_batch::Batcher, String>,
     fns: Fns,
-    handle: Handle,
+    /// The default backend's handle, or why it could not be made. Beside the JPEG engine it is made only when a
+    /// file needs it (one the engine does not decode): each handle costs ~275 ms at start, and a photo folder's
+    /// command waited for both (docs/performance.md v0.48).
+    default: OnceLock<Result<Handle, String>>,
+    create: Create,
+    /// The handle headers are read with ([`Nvjpeg::info`]): the JPEG engine's where there is one, else the default.
+    headers: Option<Handle>,
     /// Where it was loaded from, for the one line that says which decoder ran.
     pub name: String,
     /// Keeps the library loaded while `fns` point into it: the last field, dropped last.
@@ -145,9 +134,11 @@ impl Drop for DecodeState {
 
 impl Drop for Nvjpeg {
     fn drop(&mut self) {
-        // SAFETY: the handle was created by nvjpegCreateSimple; every state made from it belongs to a slot of the
-        // engine that owns this `Nvjpeg` and is dropped first (the engine drops its slots before this).
-        unsafe { (self.fns.destroy)(self.handle) };
+        if let Some(Ok(handle)) = self.default.get() {
+            // SAFETY: the handle was created by nvjpegCreateSimple; every state made from it belongs to a slot of
+            // the engine that owns this `Nvjpeg` and is dropped first (the engine drops its slots before this).
+            unsafe { (self.fns.destroy)(*handle) };
+        }
     }
 }
 
@@ -187,19 +178,26 @@ impl Nvjpeg {
                             },
                         )
                     };
-                    let mut handle: Handle = std::ptr::null_mut();
-                    // SAFETY: `handle` is written on success.
-                    match unsafe { create(&mut handle) } {
-                        0 => {}
-                        code => return Err(status(code)),
-                    }
-                    crate::trace::mark("nvJPEG: default handle made");
-                    let hardware = if engine {
-                        Hardware::open(&lib, &fns, ctx).map(super::jpeg_batch::Batcher::new)
-                    } else {
-                        Err("one JPEG at a time: the JPEG engine pays only for many a call".to_string())
+                    let hardware = match engine {
+                        true => Hardware::open(&lib, &fns, ctx).inspect(|_| crate::trace::mark("nvJPEG: engine open")),
+                        false => Err("one JPEG at a time: the JPEG engine pays only for many a call".to_string()),
                     };
-                    return Ok(Nvjpeg { hardware, fns, handle, name: name.to_string(), _lib: lib });
+                    let headers = hardware.as_ref().ok().map(|h| h.handle);
+                    let hardware = hardware.map(super::jpeg_batch::Batcher::new);
+                    let nvjpeg = Nvjpeg {
+                        hardware,
+                        fns,
+                        default: OnceLock::new(),
+                        create,
+                        headers,
+                        name: name.to_string(),
+                        _lib: lib,
+                    };
+                    // Without the engine every JPEG needs the default handle: made now, where its cost is start-up's.
+                    if nvjpeg.headers.is_none() {
+                        nvjpeg.default_handle()?;
+                    }
+                    return Ok(nvjpeg);
                 }
                 Err(e) => why.push(e.to_string()),
             }
@@ -207,11 +205,28 @@ impl Nvjpeg {
         Err(format!("no nvJPEG (libnvjpeg.so.13 not found: {})", why.first().cloned().unwrap_or_default()))
     }
 
-    /// A decode state for one slot.
+    /// The default backend's handle, made on first use (once, whichever thread asks first).
+    fn default_handle(&self) -> Result<Handle, String> {
+        self.default
+            .get_or_init(|| {
+                let mut handle: Handle = std::ptr::null_mut();
+                // SAFETY: `handle` is written on success.
+                let made = match unsafe { (self.create)(&mut handle) } {
+                    0 => Ok(handle),
+                    code => Err(status(code)),
+                };
+                crate::trace::mark("nvJPEG: default handle made");
+                made
+            })
+            .clone()
+    }
+
+    /// A decode state for one slot, on the default backend.
     pub fn state(&self) -> Result<DecodeState, String> {
+        let handle = self.default_handle()?;
         let mut state: State = std::ptr::null_mut();
         // SAFETY: the handle is live; `state` is written on success.
-        match unsafe { (self.fns.state_create)(self.handle, &mut state) } {
+        match unsafe { (self.fns.state_create)(handle, &mut state) } {
             0 => Ok(DecodeState { state, destroy: self.fns.state_destroy }),
             code => Err(status(code)),
         }
@@ -222,10 +237,16 @@ impl Nvjpeg {
     pub fn info(&self, bytes: &[u8]) -> Result<Info, String> {
         let (mut components, mut subsampling) = (0 as c_int, 0 as c_int);
         let (mut widths, mut heights) = ([0 as c_int; MAX_COMPONENT], [0 as c_int; MAX_COMPONENT]);
-        // SAFETY: the handle is live; `bytes` is read only; the arrays have NVJPEG_MAX_COMPONENT entries.
+        let handle = match self.headers {
+            Some(handle) => handle,
+            None => self.default_handle()?,
+        };
+        // SAFETY: the handle is live; `bytes` is read only; the arrays have NVJPEG_MAX_COMPONENT entries. A handle
+        // may serve many threads at once (nvJPEG's "Thread Safety": states, streams and buffers may not; none is
+        // used here), so the engine's handle reads headers while the engine's thread decodes with it.
         let code = unsafe {
             (self.fns.get_image_info)(
-                self.handle,
+                handle,
                 bytes.as_ptr(),
                 bytes.len(),
                 &mut components,
@@ -259,17 +280,11 @@ impl Nvjpeg {
         stream: cudarc::driver::sys::CUstream,
     ) -> Result<(), String> {
         let mut image = Image::packed_rgb(rgb, info.width);
+        // A state exists only once the default handle does (`state`).
+        let handle = self.default_handle()?;
         // SAFETY: the caller guarantees the output buffer and the stream; the state is this thread's alone (`&mut`).
         let code = unsafe {
-            (self.fns.decode)(
-                self.handle,
-                state.state,
-                bytes.as_ptr(),
-                bytes.len(),
-                OUTPUT_RGBI,
-                &mut image,
-                stream.cast(),
-            )
+            (self.fns.decode)(handle, state.state, bytes.as_ptr(), bytes.len(), OUTPUT_RGBI, &mut image, stream.cast())
         };
         match code {
             0 => Ok(()),
@@ -277,138 +292,3 @@ impl Nvjpeg {
         }
     }
 }
-
-/// A handle on the GPU's JPEG engine with one batched-decode state and one header parser: used by one thread
-/// at a time ([`super::jpeg_batch::Batcher`] holds it behind its lock).
-pub struct Hardware {
-    fns: HardwareFns,
-    handle: Handle,
-    state: State,
-    parser: JpegStream,
-    /// The batch size the state was last initialised for (a call of another size initialises it again).
-    batch: c_int,
-    state_destroy: StateDestroy,
-    destroy: Destroy,
-    /// The context the engine's memory lives in: kept alive, and made current, until the handle is destroyed.
-    ctx: Arc<CudaContext>,
-}
-
-// SAFETY: the handle, state and parser are used by one thread at a time (`&mut self` for every call); nvJPEG
-// allows a handle's use from any thread with the context current, which the callers make sure of.
-unsafe impl Send for Hardware {}
-
-impl Drop for Hardware {
-    fn drop(&mut self) {
-        // The engine's calls, its teardown included, need the context current on the calling thread.
-        let _ = self.ctx.bind_to_thread();
-        // SAFETY: each was created once in `open` and is destroyed once, the handle last.
-        unsafe {
-            (self.fns.stream_destroy)(self.parser);
-            (self.state_destroy)(self.state);
-            (self.destroy)(self.handle);
-        }
-    }
-}
-
-impl Hardware {
-    /// The engine's handle, or why there is none (no engine on this GPU: nvJPEG says "architecture mismatch").
-    /// `common`: the entry points the default handle uses, looked up already (create and destroy states,
-    /// destroy a handle).
-    fn open(lib: &Library, common: &Fns, ctx: &Arc<CudaContext>) -> Result<Hardware, String> {
-        let missing = |e: libloading::Error| format!("nvJPEG: {e}");
-        // SAFETY: each symbol has the signature declared above (nvjpeg.h, CUDA 13); the library outlives them
-        // (`Nvjpeg` keeps it and drops its `Hardware` first).
-        let fns = unsafe {
-            HardwareFns {
-                create_ex: *lib.get(b"nvjpegCreateEx\0").map_err(missing)?,
-                batched_initialize: *lib.get(b"nvjpegDecodeBatchedInitialize\0").map_err(missing)?,
-                decode_batched: *lib.get(b"nvjpegDecodeBatched\0").map_err(missing)?,
-                stream_create: *lib.get(b"nvjpegJpegStreamCreate\0").map_err(missing)?,
-                stream_destroy: *lib.get(b"nvjpegJpegStreamDestroy\0").map_err(missing)?,
-                parse_header: *lib.get(b"nvjpegJpegStreamParseHeader\0").map_err(missing)?,
-                batched_supported: *lib.get(b"nvjpegDecodeBatchedSupported\0").map_err(missing)?,
-            }
-        };
-        let (destroy, state_destroy) = (common.destroy, common.state_destroy);
-        let mut handle: Handle = std::ptr::null_mut();
-        // SAFETY: null allocators mean nvJPEG's own (cudaMalloc, cudaHostAlloc); `handle` is written on success.
-        match unsafe { (fns.create_ex)(BACKEND_HARDWARE, std::ptr::null(), std::ptr::null(), 0, &mut handle) } {
-            0 => {}
-            7 => return Err("no JPEG engine on this GPU".into()),
-            code => return Err(status(code)),
-        }
-        let (mut state, mut parser): (State, JpegStream) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: the handle is live; each output is written on success.
-        let made = unsafe { ((common.state_create)(handle, &mut state), (fns.stream_create)(handle, &mut parser)) };
-        let hardware = Hardware { fns, handle, state, parser, batch: 0, state_destroy, destroy, ctx: ctx.clone() };
-        match made {
-            (0, 0) => Ok(hardware),
-            (0, code) | (code, _) => Err(status(code)), // dropping `hardware` frees what was made
-        }
-    }
-
-    /// Whether the engine decodes `bytes` (a baseline JPEG it supports; progressive ones it does not).
-    pub fn supports(&mut self, bytes: &[u8]) -> bool {
-        let mut supported: c_int = -1;
-        // SAFETY: the handle and parser are live and this thread's (`&mut self`); `bytes` is only read.
-        let parsed = unsafe {
-            (self.fns.parse_header)(self.handle, bytes.as_ptr(), bytes.len(), self.parser) == 0
-                && (self.fns.batched_supported)(self.handle, self.parser, &mut supported) == 0
-        };
-        parsed && supported == 0
-    }
-
-    /// Decodes each JPEG of `jobs` into its packed-RGB device buffer in one call on `stream`, and waits for it.
-    ///
-    /// # Safety
-    /// The context must be current on this thread; each job's `bytes` must stay valid, and its `rgb` be device
-    /// memory of that context with room for `3 · width · height` bytes that nothing else uses, until this returns.
-    pub unsafe fn decode(&mut self, jobs: &[Job], stream: cudarc::driver::sys::CUstream) -> Result<(), String> {
-        let data: Vec<*const c_uchar> = jobs.iter().map(|j| j.bytes).collect();
-        let lengths: Vec<usize> = jobs.iter().map(|j| j.len).collect();
-        let mut images: Vec<Image> = jobs.iter().map(|j| Image::packed_rgb(j.rgb, j.width)).collect();
-        let n = jobs.len() as c_int;
-        // SAFETY: the state is this thread's (`&mut self`); the arrays hold `n` entries each; the caller
-        // guarantees the context, the inputs and the outputs.
-        let code = unsafe {
-            let initialised = match n == self.batch {
-                true => 0,
-                false => (self.fns.batched_initialize)(self.handle, self.state, n, 1, OUTPUT_RGBI),
-            };
-            self.batch = if initialised == 0 { n } else { 0 };
-            match initialised {
-                0 => (self.fns.decode_batched)(
-                    self.handle,
-                    self.state,
-                    data.as_ptr(),
-                    lengths.as_ptr(),
-                    images.as_mut_ptr(),
-                    stream.cast(),
-                ),
-                code => code,
-            }
-        };
-        if code != 0 {
-            return Err(status(code));
-        }
-        // SAFETY: a live stream of the current context.
-        unsafe { cudarc::driver::result::stream::synchronize(stream) }.map_err(|e| format!("nvJPEG engine: {e}"))
-    }
-}
-
-/// One JPEG for the engine: its bytes and the device buffer its packed RGB goes to.
-#[derive(Clone, Copy)]
-pub struct Job {
-    /// The file's bytes.
-    pub bytes: *const c_uchar,
-    /// How many.
-    pub len: usize,
-    /// Its width in pixels (the output's pitch is three times it).
-    pub width: u32,
-    /// The output: `3 · width · height` bytes of device memory.
-    pub rgb: cudarc::driver::sys::CUdeviceptr,
-}
-
-// SAFETY: a job's pointers are handed to the thread that decodes the batch while the job's owner waits for
-// the result (see jpeg_batch::Batcher::decode), so what they point at outlives their use there.
-unsafe impl Send for Job {}
