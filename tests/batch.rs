@@ -224,11 +224,15 @@ fn jpegs_are_exact_for_the_rgb_their_decoder_produced() {
             // cut file may fail the engine's call for the others: they are then decoded alone, as counted).
             let line = stdout.lines().find(|l| l.contains("JPEGs decoded by nvJPEG on the GPU")).expect(&stdout);
             assert!(line.starts_with("4 JPEGs decoded by nvJPEG on the GPU, "), "{line}");
-            let engine = stdout.contains("on the GPU's JPEG engine, batched");
-            assert!(engine || stdout.contains("default backend: "), "which backend, and why: {stdout}");
-            // The engine's calls need JPEGs waiting: more slots by default where it decodes.
-            let slots = if engine { "8 slots each" } else { "4 slots each" };
-            assert!(stdout.contains(slots), "{slots}: {stdout}");
+            // The engine's width: "on the GPU's JPEG engine (7 at once), batched" on an H100.
+            let width = stdout
+                .split("on the GPU's JPEG engine (")
+                .nth(1)
+                .and_then(|rest| rest.split(" at once), batched").next()?.parse::<usize>().ok());
+            assert!(width.is_some() || stdout.contains("default backend: "), "which backend, and why: {stdout}");
+            // The engine's calls need JPEGs waiting: more slots by default where it decodes (two calls' worth).
+            let slots = width.map_or(cuda_sobel::batch::JPEG_BACKEND_SLOTS, cuda_sobel::batch::jpeg_engine_slots);
+            assert!(stdout.contains(&format!("{slots} slots each")), "{slots}: {stdout}");
             println!("{decoder}: {line}");
         }
         for name in ["photo", "odd", "grey", "whole"] {

@@ -43,7 +43,7 @@ class Summary:
     seconds: float = 0.0
     """Wall clock of the whole run, seen from the client."""
     engines: List[str] = field(default_factory=list)
-    """What computed on the workers (e.g. ``gpu-strip on NVIDIA H200 (1 device(s)), 8 slots each``)."""
+    """What computed on the workers (e.g. ``gpu-strip on NVIDIA H100 80GB HBM3 (1 device(s)), 16 slots each``)."""
     skipped: List[str] = field(default_factory=list)
     """What the input folders held that was left out, one line per kind, with how many and why (files that
     are not images, sub-folders without ``recursive``, hidden files, edge images this tool wrote earlier)."""

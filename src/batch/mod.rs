@@ -13,6 +13,7 @@
 //! reserves its image's estimated peak before decoding, and waits while others hold the rest.
 
 mod checks;
+mod engines;
 pub mod inputs;
 mod summary;
 mod waves;
@@ -26,26 +27,20 @@ use ::rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cpu;
-use crate::engine::{Device, Edges, Engine, JpegEdges, Want};
+use crate::engine::{Edges, Engine, JpegEdges, Want};
 use crate::error::{one_line, Error};
 use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::trace::TimeSum;
 use checks::{check_against_scalar, check_png};
+use engines::{engines_from, open_devices};
+pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
 pub use inputs::{Input, Inputs};
 pub use summary::{summary_text, BatchSummary};
 
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
-
-/// GPU slots a device by default. The JPEG engine decodes the JPEGs the slots have waiting in one call
-/// (`gpu::jpeg_batch`): 1000 photos, H200, 4 / 8 / 16 slots 263–276 / 422–449 / 366–488 images/s (docs/performance.md
-/// v0.30). 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (v0.47).
-pub const DEFAULT_SLOTS: usize = 8;
-
-/// Slots where nvJPEG's default backend decodes JPEGs (no JPEG engine): 4 slots 340–355 images/s, 8 298–408 (v0.30).
-pub const JPEG_BACKEND_SLOTS: usize = 4;
 
 /// What one batch run does.
 #[derive(Clone, Debug)]
@@ -124,69 +119,27 @@ pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -
 }
 
 /// Runs a batch: plans every output, then decodes, computes and writes on all cores. nvJPEG is loaded only where an
-/// input is a JPEG (its first bytes) or `--jpeg-decoder gpu` asks: 0.9 s of a 2000-PNG folder's 3.6 s (v0.47).
+/// input is a JPEG (its first bytes) or `--jpeg-decoder gpu` asks: 0.9 s of a 2000-PNG folder's 3.6 s (v0.47). The
+/// devices open (the driver, a context and kernels each: ~0.25 s) while the inputs are planned (15–35 ms, v0.48).
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
-    let (jobs, skipped) = plan(opts)?;
-    let jpegs = !opts.baseline && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
-    let (engines, description) = open_engines_for(opts, jpegs)?;
-    Ok(BatchSummary { skipped, ..run_planned(opts, &engines, description, &jobs) })
-}
-
-/// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each with its
-/// slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one line. Opening costs
-/// a context and its kernels per device (~0.25 s): a caller that runs many batches (a Dask worker) opens them once
-/// and passes them to [`run_planned`], ready for JPEGs (nvJPEG loaded unless `--jpeg-decoder cpu`).
-pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
-    open_engines_for(opts, true)
-}
-
-/// [`open_engines`] for inputs with JPEGs among them (`jpegs`) or none: then without nvJPEG, unless asked.
-pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec<Engine>, String)> {
-    let mut engines: Vec<Engine> = Vec::new();
-    if opts.baseline {
-        return Ok((engines, "none (baseline: decode + encode only)".to_string()));
-    }
-    let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
-    let (mut reasons, mut slots) = (Vec::new(), 0);
-    let nvjpeg = opts.jpeg_decoder == JpegDecoder::Gpu || (jpegs && opts.jpeg_decoder == JpegDecoder::Auto);
-    for ordinal in ordinals {
-        let opened = Engine::new(Device::Cuda(ordinal), opts.filter).and_then(|e| {
-            let e = if nvjpeg { e.with_nvjpeg() } else { e };
-            let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
-            let default = if jpegs && !e.has_jpeg_engine() { JPEG_BACKEND_SLOTS } else { DEFAULT_SLOTS };
-            slots = opts.slots.unwrap_or(if opts.png_inflate == PngInflate::Gpu { waves::SLOTS } else { default });
-            e.with_slots(slots)
+    let (planned, devices) = std::thread::scope(|s| {
+        let devices = s.spawn(|| open_devices(opts));
+        let planned = plan(opts).map(|(jobs, skipped)| {
+            let jpegs = !opts.baseline && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
+            (jobs, skipped, jpegs)
         });
-        match opened {
-            Ok(e) => engines.push(e),
-            Err(e) => reasons.push(format!("device {ordinal}: {e}")),
-        }
-    }
-    let jpeg = match engines.first().map(Engine::jpeg_decoder) {
-        _ if !nvjpeg && opts.jpeg_decoder == JpegDecoder::Auto => "no JPEG among the inputs (nvJPEG not loaded)".into(),
-        Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
-        Some(Err(why)) if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {why}"),
-        None if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {}", reasons.join("; ")),
-        Some(Err(why)) => format!("JPEGs decoded on the CPU: {why}"),
-        None => "JPEGs decoded on the CPU: no GPU".to_string(),
-    };
-    let png = match (opts.png_inflate, engines.first().map(Engine::png_inflater)) {
-        (PngInflate::Cpu, _) => String::new(),
-        (PngInflate::Gpu, Some(Ok(lib))) => format!("; PNGs inflated by nvCOMP ({lib})"),
-        (PngInflate::Gpu, Some(Err(why))) => anyhow::bail!("--png-inflate gpu: {why}"),
-        (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
-    };
-    let mut description = match engines.first() {
-        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
-        None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
-    };
-    if !engines.is_empty() && !reasons.is_empty() {
-        description.push_str(&format!(" — skipped {}", reasons.join("; ")));
-    }
-    if engines.is_empty() {
-        engines.push(Engine::new(Device::Cpu, opts.filter)?);
-    }
-    Ok((engines, description))
+        crate::trace::mark("inputs planned");
+        (planned, devices.join().unwrap_or_else(|_| vec![(0, Err("opening the GPU failed".into()))]))
+    });
+    let (jobs, skipped, jpegs) = planned?;
+    let (engines, description) = engines_from(opts, devices, jpegs)?;
+    let summary = run_planned(opts, &engines, description, &jobs);
+    crate::trace::mark("batch done");
+    // Closing them takes ~0.2 s after 1000 photos (the JPEG engine's); left to the process's exit instead, the
+    // driver took as long (docs/performance.md v0.48).
+    drop(engines);
+    crate::trace::mark("engines closed");
+    Ok(BatchSummary { skipped, ..summary })
 }
 
 /// Each input file with its output path.
@@ -445,5 +398,15 @@ impl Stages {
             per(self.write.seconds()),
             ::rayon::current_num_threads()
         ));
+        for stats in engines.iter().filter_map(Engine::jpeg_engine_stats).filter(|s| s.calls > 0) {
+            crate::trace::mark(&format!(
+                "the JPEG engine: {} calls, {} images ({:.1} a call), in calls {:.2} s of {wall:.2}; a JPEG's wait for its decode {:.2} ms",
+                stats.calls,
+                stats.images,
+                stats.images as f64 / stats.calls as f64,
+                stats.in_calls,
+                per(stats.jobs_waited)
+            ));
+        }
     }
 }

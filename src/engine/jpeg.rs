@@ -82,9 +82,25 @@ impl Engine {
         }
     }
 
+    /// What the GPU's JPEG engine has done, where it decodes (for `CUDA_SOBEL_TRACE`).
+    pub fn jpeg_engine_stats(&self) -> Option<crate::gpu::jpeg_batch::EngineStats> {
+        match &self.nvjpeg {
+            Some(Ok(n)) => n.hardware.as_ref().ok().map(|b| b.stats()),
+            _ => None,
+        }
+    }
+
     /// Whether nvJPEG decodes on the GPU's JPEG engine (the hardware decoder of an A100, H100 or H200).
     pub fn has_jpeg_engine(&self) -> bool {
-        matches!(&self.nvjpeg, Some(Ok(n)) if n.hardware.is_ok())
+        self.jpeg_engine_width().is_some()
+    }
+
+    /// How many JPEGs the GPU's JPEG engine decodes side by side (its decoders × cores), where it decodes.
+    pub fn jpeg_engine_width(&self) -> Option<usize> {
+        match &self.nvjpeg {
+            Some(Ok(n)) => n.hardware.as_ref().ok().map(|b| b.width()),
+            _ => None,
+        }
     }
 
     /// Whether [`Engine::sobel_jpeg`] decodes on the GPU (nvJPEG loaded), so that a caller should read JPEGs
@@ -97,7 +113,7 @@ impl Engine {
     pub fn jpeg_decoder(&self) -> Result<String, String> {
         match &self.nvjpeg {
             Some(Ok(n)) => Ok(match &n.hardware {
-                Ok(_) => format!("{}, on the GPU's JPEG engine, batched", n.name),
+                Ok(b) => format!("{}, on the GPU's JPEG engine ({} at once), batched", n.name, b.width()),
                 Err(why) => format!("{}, default backend: {why}", n.name),
             }),
             Some(Err(why)) => Err(why.clone()),

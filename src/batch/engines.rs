@@ -1,0 +1,97 @@
+//! The engines a batch computes with: a device's context and kernels, nvJPEG where JPEGs are among the inputs,
+//! nvCOMP for `--png-inflate gpu`, and each device's slots — and the one line that says what they are.
+
+use super::{waves, BatchOptions, JpegDecoder, PngInflate};
+use crate::engine::{Device, Engine};
+
+/// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47).
+pub const DEFAULT_SLOTS: usize = 8;
+
+/// Slots where the GPU's JPEG engine decodes JPEGs, for an engine of `width` decoders (`gpu::jpeg_batch`): two
+/// calls' worth — one call's JPEGs decoding while the next call's gather — and two more on their way. 1000 photos,
+/// H100 (7 decoders), its calls in whole rounds: 8 / 14 / 16 slots 448–449 / 530–546 / 536–543 images/s (v0.48).
+pub fn jpeg_engine_slots(width: usize) -> usize {
+    2 * width + 2
+}
+
+/// Slots where nvJPEG's default backend decodes JPEGs (no JPEG engine): 4 slots 340–355 images/s, 8 298–408 (v0.30).
+pub const JPEG_BACKEND_SLOTS: usize = 4;
+
+/// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each with its
+/// slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one line. Opening costs
+/// a context and its kernels per device (~0.25 s): a caller that runs many batches (a Dask worker) opens them once
+/// and passes them to [`run_planned`], ready for JPEGs (nvJPEG loaded unless `--jpeg-decoder cpu`).
+pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
+    open_engines_for(opts, true)
+}
+
+/// [`open_engines`] for inputs with JPEGs among them (`jpegs`) or none: then without nvJPEG, unless asked.
+pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec<Engine>, String)> {
+    engines_from(opts, open_devices(opts), jpegs)
+}
+
+/// Each device of `opts.devices` (default: every visible one) opened with gpu-strip's kernels, or why not; none
+/// for the baseline.
+pub(super) fn open_devices(opts: &BatchOptions) -> Vec<(usize, Result<Engine, String>)> {
+    if opts.baseline {
+        return Vec::new();
+    }
+    let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
+    ordinals.into_iter().map(|o| (o, Engine::new(Device::Cuda(o), opts.filter).map_err(|e| e.to_string()))).collect()
+}
+
+/// The engines of [`open_engines_for`], from its devices opened.
+pub(super) fn engines_from(
+    opts: &BatchOptions,
+    devices: Vec<(usize, Result<Engine, String>)>,
+    jpegs: bool,
+) -> anyhow::Result<(Vec<Engine>, String)> {
+    let mut engines: Vec<Engine> = Vec::new();
+    if opts.baseline {
+        return Ok((engines, "none (baseline: decode + encode only)".to_string()));
+    }
+    let (mut reasons, mut slots) = (Vec::new(), 0);
+    let nvjpeg = opts.jpeg_decoder == JpegDecoder::Gpu || (jpegs && opts.jpeg_decoder == JpegDecoder::Auto);
+    for (ordinal, opened) in devices {
+        let opened = opened.and_then(|e| {
+            let e = if nvjpeg { e.with_nvjpeg() } else { e };
+            let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
+            let default = match (jpegs, e.jpeg_engine_width()) {
+                (true, Some(width)) => jpeg_engine_slots(width),
+                (true, None) => JPEG_BACKEND_SLOTS,
+                (false, _) => DEFAULT_SLOTS,
+            };
+            slots = opts.slots.unwrap_or(if opts.png_inflate == PngInflate::Gpu { waves::SLOTS } else { default });
+            e.with_slots(slots).map_err(|e| e.to_string())
+        });
+        match opened {
+            Ok(e) => engines.push(e),
+            Err(e) => reasons.push(format!("device {ordinal}: {e}")),
+        }
+    }
+    let jpeg = match engines.first().map(Engine::jpeg_decoder) {
+        _ if !nvjpeg && opts.jpeg_decoder == JpegDecoder::Auto => "no JPEG among the inputs (nvJPEG not loaded)".into(),
+        Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
+        Some(Err(why)) if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {why}"),
+        None if opts.jpeg_decoder == JpegDecoder::Gpu => anyhow::bail!("--jpeg-decoder gpu: {}", reasons.join("; ")),
+        Some(Err(why)) => format!("JPEGs decoded on the CPU: {why}"),
+        None => "JPEGs decoded on the CPU: no GPU".to_string(),
+    };
+    let png = match (opts.png_inflate, engines.first().map(Engine::png_inflater)) {
+        (PngInflate::Cpu, _) => String::new(),
+        (PngInflate::Gpu, Some(Ok(lib))) => format!("; PNGs inflated by nvCOMP ({lib})"),
+        (PngInflate::Gpu, Some(Err(why))) => anyhow::bail!("--png-inflate gpu: {why}"),
+        (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
+    };
+    let mut description = match engines.first() {
+        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
+        None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
+    };
+    if !engines.is_empty() && !reasons.is_empty() {
+        description.push_str(&format!(" — skipped {}", reasons.join("; ")));
+    }
+    if engines.is_empty() {
+        engines.push(Engine::new(Device::Cpu, opts.filter)?);
+    }
+    Ok((engines, description))
+}
