@@ -8,7 +8,9 @@ fail with status 5, "allocator failure" — what v0.27 took for the engine being
 what limits batch mode's JPEG rate (docs/performance.md v0.27). Needs libnvjpeg.so.13 and CuPy; images are
 assumed 4000×3000 (scripts/make_photos.py).
 
-    python3 scripts/nvjpeg_rates.py FOLDER [COUNT]
+    python3 scripts/nvjpeg_rates.py FOLDER [COUNT] [engine]
+
+With `engine`, only the JPEG engine's batched calls (the decode-alone rate issue 29 compares batch mode with).
 """
 
 import ctypes as C, glob, time, sys, threading, numpy as np, cupy as cp
@@ -62,12 +64,13 @@ def hw(batch,nthreads,backend=3):
             r=lib.nvjpegDecodeBatched(h,s,ptrs,lens,imgs,P(st.ptr)); assert r==0,("dec",r)
             st.synchronize()
     return work
-for be in [None,1,2]:
+engine_only = sys.argv[3:4] == ["engine"]
+for be in [] if engine_only else [None,1,2]:
     for n in [1,4,8,16]:
         try:
             simple(n,be); t=simple(n,be); print(f"simple backend {be} x{n}: {len(datas)/t:.0f} img/s",flush=True)
         except Exception as e: print("simple",be,n,"failed",e,flush=True)
-for be in [0,2,3]:
+for be in [3] if engine_only else [0,2,3]:
   for batch,n in [(1,1),(1,4),(2,4),(4,4),(8,1),(16,1),(8,2),(16,2),(32,1)]:
     try:
         w=hw(batch,n,be); work_all(w,n); t=work_all(w,n)
