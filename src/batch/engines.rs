@@ -20,7 +20,7 @@ pub const JPEG_BACKEND_SLOTS: usize = 4;
 /// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each with its
 /// slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one line. Opening costs
 /// a context and its kernels per device (~0.25 s): a caller that runs many batches (a Dask worker) opens them once
-/// and passes them to [`run_planned`], ready for JPEGs (nvJPEG loaded unless `--jpeg-decoder cpu`).
+/// and passes them to [`super::run_planned`], ready for JPEGs (nvJPEG loaded unless `--jpeg-decoder cpu`).
 pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
     open_engines_for(opts, true)
 }
