@@ -82,25 +82,27 @@ impl Engine {
         }
     }
 
-    /// What the GPU's JPEG engine has done, where it decodes (for `CUDA_SOBEL_TRACE`).
-    pub fn jpeg_engine_stats(&self) -> Option<crate::gpu::jpeg_batch::EngineStats> {
+    /// The GPU's JPEG engine, where nvJPEG is loaded and decodes on it.
+    fn jpeg_engine(&self) -> Option<&crate::gpu::jpeg_batch::Batcher> {
         match &self.nvjpeg {
-            Some(Ok(n)) => n.hardware.as_ref().ok().map(|b| b.stats()),
+            Some(Ok(n)) => n.hardware.as_ref().ok(),
             _ => None,
         }
+    }
+
+    /// What the GPU's JPEG engine has done, where it decodes (for `CUDA_SOBEL_TRACE`).
+    pub fn jpeg_engine_stats(&self) -> Option<crate::gpu::jpeg_batch::EngineStats> {
+        self.jpeg_engine().map(|b| b.stats())
     }
 
     /// Whether nvJPEG decodes on the GPU's JPEG engine (the hardware decoder of an A100, H100 or H200).
     pub fn has_jpeg_engine(&self) -> bool {
-        self.jpeg_engine_width().is_some()
+        self.jpeg_engine().is_some()
     }
 
     /// How many JPEGs the GPU's JPEG engine decodes side by side (its decoders × cores), where it decodes.
     pub fn jpeg_engine_width(&self) -> Option<usize> {
-        match &self.nvjpeg {
-            Some(Ok(n)) => n.hardware.as_ref().ok().map(|b| b.width()),
-            _ => None,
-        }
+        self.jpeg_engine().map(|b| b.width())
     }
 
     /// Whether [`Engine::sobel_jpeg`] decodes on the GPU (nvJPEG loaded), so that a caller should read JPEGs
