@@ -86,7 +86,7 @@ fn unfiltered_on_the_gpu_gives_the_edges_of_the_whole_image_decode() {
     };
     assert!(engine.unfilters_on_gpu());
     let dir = tempfile::tempdir().unwrap();
-    // Widths around the kernel's 8-pixel chunks and its block sizes (a thread per chunk, 32 to 1024: 9000
+    // Widths around the kernel's 8-pixel chunks and its block sizes (a thread per chunk, 32 to 512: 9000
     // pixels are 1125 chunks, more than one block's threads); heights across its rounds of rows.
     let sizes = [(1u32, 1u32), (1, 70), (7, 3), (8, 33), (9, 64), (255, 65), (257, 31), (2048, 300), (9000, 1100)];
     for (i, (w, h)) in sizes.into_iter().enumerate() {

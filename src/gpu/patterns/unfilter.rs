@@ -16,7 +16,7 @@ pub const SOURCE: KernelSource = KernelSource { name: "unfilter", source: includ
 /// unfilter.cu's UNFILTER_CHUNK: pixels a thread undoes per step.
 pub const CHUNK: u32 = 8;
 /// unfilter.cu's UNFILTER_MAX_THREADS: the most threads of the wavefront's one block.
-pub const MAX_THREADS: u32 = 1024;
+pub const MAX_THREADS: u32 = 512;
 /// unfilter.cu's UNFILTER_MAP_THREADS: threads of a block of the two maps.
 pub const MAP_THREADS: u32 = 256;
 
@@ -161,7 +161,7 @@ mod tests {
         assert_eq!(Unfilter::threads(1), 32);
         assert_eq!(Unfilter::threads(2048), 256);
         assert_eq!(Unfilter::threads(2049), 288);
-        assert_eq!(Unfilter::threads(1 << 20), 1024);
+        assert_eq!(Unfilter::threads(1 << 20), 512);
     }
 
     #[test]
