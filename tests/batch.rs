@@ -271,6 +271,21 @@ fn nvjpeg_is_loaded_only_where_an_input_is_a_jpeg() {
     assert!(stdout.contains("no JPEG among the inputs (nvJPEG not loaded)"), "{stdout}");
     if gpu_required {
         assert!(stdout.contains(&format!("{} slots each", cuda_sobel::batch::DEFAULT_SLOTS)), "{stdout}");
+        // Beside the slots the workers are the cores and half as many more as the slots (each asleep while its
+        // slot's GPU work runs); the trace counts them.
+        let a = bin()
+            .env("CUDA_SOBEL_TRACE", "1")
+            .env_remove("RAYON_NUM_THREADS")
+            .arg("batch")
+            .arg(&input)
+            .arg("--out")
+            .arg(dir.path().join("traced"))
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        let cores = std::thread::available_parallelism().unwrap().get();
+        let workers = cores + cuda_sobel::batch::DEFAULT_SLOTS.div_ceil(2);
+        assert!(stderr.contains(&format!("; {workers} threads")), "{workers} workers: {stderr}");
     }
     // A JPEG named .png: its bytes make the batch ready for JPEGs.
     let mut jpeg = Vec::new();

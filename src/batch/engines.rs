@@ -2,10 +2,12 @@
 //! nvCOMP for `--png-inflate gpu`, and each device's slots — and the one line that says what they are.
 
 use super::{waves, BatchOptions, JpegDecoder, PngInflate};
+use crate::engine::AsleepForNow;
 use crate::engine::{Device, Engine};
 
-/// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47).
-pub const DEFAULT_SLOTS: usize = 8;
+/// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47);
+/// with the workers of [`workers`], 16 slots 1189–1267, 12 1135–1182, 8 1150–1173, 24 1164–1168 (v0.49).
+pub const DEFAULT_SLOTS: usize = 16;
 
 /// Slots where the GPU's JPEG engine decodes JPEGs, for an engine of `width` decoders (`gpu::jpeg_batch`): two
 /// calls' worth — one call's JPEGs decoding while the next call's gather — and two more on their way. 1000 photos,
@@ -94,4 +96,20 @@ pub(super) fn engines_from(
         engines.push(Engine::new(Device::Cpu, opts.filter)?);
     }
     Ok((engines, description))
+}
+
+/// The threads a batch's jobs run on beside GPU slots, and the slots' contexts set to wait asleep until the guards
+/// are dropped: a worker holding a slot mostly waits for the GPU (a PNG scene 6–9 ms, beside its 8.5 ms of CPU
+/// inflate), and asleep it leaves its core to the workers that inflate and decode — so there are as many workers
+/// as cores and half as many more as slots. 2000 PNG scenes, H100 (16 cores, 8 slots): 16 workers spinning
+/// 950–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048; 32 asleep 985–1025 (docs/performance.md v0.49).
+/// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads.
+pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Option<rayon::ThreadPool>) {
+    let slots: usize = engines.iter().map(Engine::slot_count).sum();
+    if slots == 0 || std::env::var_os("RAYON_NUM_THREADS").is_some() {
+        return (Vec::new(), None);
+    }
+    let asleep = engines.iter().filter_map(Engine::wait_asleep_for_now).filter_map(Result::ok).collect();
+    let threads = rayon::current_num_threads() + slots.div_ceil(2);
+    (asleep, rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("batch-{i}")).build().ok())
 }

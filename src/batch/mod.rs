@@ -319,7 +319,18 @@ pub fn run_planned(
 
     // PNGs inflated on the GPU go in waves (see `waves`); every other job runs on its own, on all cores.
     let (in_waves, alone) = waves::split(opts, engines, jobs);
-    alone.par_iter().for_each(|&i| finish(i, run_job(i)));
+    let (_asleep, workers) = engines::workers(engines);
+    let run_alone = || alone.par_iter().for_each(|&i| finish(i, run_job(i)));
+    let threads = match &workers {
+        Some(pool) => {
+            pool.install(run_alone);
+            pool.current_num_threads()
+        }
+        None => {
+            run_alone();
+            ::rayon::current_num_threads()
+        }
+    };
     if !in_waves.is_empty() {
         let job = waves::Job {
             opts,
@@ -338,7 +349,7 @@ pub fn run_planned(
         waves::run(&job, &in_waves);
     }
     progress.finish_and_clear();
-    stages.trace(engines, start.elapsed().as_secs_f64(), jobs.len());
+    stages.trace(engines, start.elapsed().as_secs_f64(), jobs.len(), threads);
 
     let mut failures = failures.into_inner().expect("no panic while locked");
     failures.sort();
@@ -381,7 +392,7 @@ struct Stages {
 }
 
 impl Stages {
-    fn trace(&self, engines: &[Engine], wall: f64, images: usize) {
+    fn trace(&self, engines: &[Engine], wall: f64, images: usize, threads: usize) {
         let (waited, held) =
             engines.iter().filter_map(Engine::slot_times).fold((0.0, 0.0), |a, t| (a.0 + t.0, a.1 + t.1));
         let per = |s: f64| s * 1e3 / images.max(1) as f64;
@@ -396,7 +407,7 @@ impl Stages {
             per(held),
             self.write.seconds(),
             per(self.write.seconds()),
-            ::rayon::current_num_threads()
+            threads
         ));
         for stats in engines.iter().filter_map(Engine::jpeg_engine_stats).filter(|s| s.calls > 0) {
             crate::trace::mark(&format!(

@@ -25,7 +25,7 @@ pub use crate::gpu::slots::{Edges, Want};
 pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
 pub use crate::gpu::variants::RawImages;
-pub use crate::gpu::{kernels::LoadStats, GpuError, Startup};
+pub use crate::gpu::{kernels::LoadStats, AsleepForNow, GpuError, Startup};
 use crate::image_io::filtered::Filtered;
 
 pub mod filter;
@@ -307,6 +307,11 @@ impl Engine {
     /// Seconds batch's threads waited for a GPU slot and held one ([`SlotPool::times`]); `None` without slots.
     pub fn slot_times(&self) -> Option<(f64, f64)> {
         self.slots.as_ref().map(SlotPool::times)
+    }
+
+    /// [`crate::gpu::Gpu::wait_asleep_for_now`] on this engine's GPU; `None` without one.
+    pub fn wait_asleep_for_now(&self) -> Option<Result<AsleepForNow, GpuError>> {
+        self.gpu.as_ref().map(|g| g.wait_asleep_for_now().map_err(GpuError::from))
     }
 
     /// Whether a GPU is open (else [`Engine::sobel`] runs cpu-rayon).
