@@ -2,11 +2,11 @@
 //! nvCOMP for `--png-inflate gpu`, and each device's slots — and the one line that says what they are.
 
 use super::{waves, BatchOptions, JpegDecoder, PngInflate};
-use crate::engine::AsleepForNow;
-use crate::engine::{Device, Engine};
+use crate::engine::{AsleepForNow, Device, Engine};
 
 /// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47);
-/// with the workers of [`workers`], 16 slots 1189–1267, 12 1135–1182, 8 1150–1173, 24 1164–1168 (v0.49).
+/// with 24 workers asleep ([`workers`]), 16 slots 1189–1196, 12 1135–1182, 24 1164–1168 on v0.48's unfilter, and on
+/// v0.49's 16 slots 1231–1267 against 8 slots' 1150–1173 (v0.49, runs 51–52).
 pub const DEFAULT_SLOTS: usize = 16;
 
 /// Slots where the GPU's JPEG engine decodes JPEGs, for an engine of `width` decoders (`gpu::jpeg_batch`): two
@@ -102,7 +102,8 @@ pub(super) fn engines_from(
 /// are dropped: a worker holding a slot mostly waits for the GPU (a PNG scene 6–9 ms, beside its 8.5 ms of CPU
 /// inflate), and asleep it leaves its core to the workers that inflate and decode — so there are as many workers
 /// as cores and half as many more as slots. 2000 PNG scenes, H100 (16 cores, 8 slots): 16 workers spinning
-/// 950–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048; 32 asleep 985–1025 (docs/performance.md v0.49).
+/// 990–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048, spinning 955–963; 32 asleep 985–1025
+/// (docs/performance.md v0.49, run50).
 /// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads.
 pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Option<rayon::ThreadPool>) {
     let slots: usize = engines.iter().map(Engine::slot_count).sum();
