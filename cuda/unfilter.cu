@@ -117,8 +117,8 @@ __device__ __forceinline__ void store_chunk(u8* p, const Chunk<BPP>& c) {
 }
 
 // Undoes chunk `x` (its filtered bytes, alpha left as it is) with `b`, the same chunk of the row above, undone
-// already. `a` (the
-// pixel to its left) and `c` (the pixel above that) come in from the chunk before and go out for the next.
+// already. `a` (the pixel to its left) and `c` (the pixel above that) come in from the chunk before and go out
+// for the next.
 template <int BPP>
 __device__ __forceinline__ void unfilter_chunk(Chunk<BPP>& x, const Chunk<BPP>& b, int filter, int a[BPP],
                                                int c[BPP]) {
