@@ -160,8 +160,8 @@ struct Place {
 // the rest and never read.
 //
 // What a step waits for is the speed of the whole kernel (height + chunks steps, one after another), so a
-// step touches global memory only where it does not wait for it (docs/performance.md v0.49; 3.4 ms for a
-// 2048×1024 image on the H100 when every step loaded its own chunk and the one above from memory):
+// step touches global memory only where it does not wait for it (docs/performance.md v0.49; 2.05–2.10 ms for
+// a 2048×1024 image alone on the H100 when every step loaded its own chunk and the one above from memory):
 //   - the chunk above comes from the thread above, which undid it at the step before: it leaves it in shared
 //     memory (`passed`, two buffers, alternating steps, so that it is not overwritten while read);
 //   - a thread's own filtered chunk, and its row's filter byte, are loaded one step before they are needed;
