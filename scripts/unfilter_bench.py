@@ -8,7 +8,7 @@ images at once, each on a stream of its own (the slots' case: the host's clock, 
     python3 scripts/unfilter_bench.py imgs_in/2048x1024.png --kernel cuda/unfilter.cu --kernel old.cu
 
 (`examples/unfilter_time.rs` times the binary's own kernels beside the CPU's decode; this compares versions of
-the file in one process, and many images at once.)
+the file in one process, and many images at once. Needs CuPy, Pillow, and OpenCV for gpu_inflate_bench's imports.)
 """
 
 import argparse
@@ -22,24 +22,18 @@ import cupy as cp
 import numpy as np
 from PIL import Image
 
+from gpu_inflate_bench import zlib_stream  # (this folder is on the path: the script's own)
+
 CHUNK, MAP_THREADS = 8, 256
 
 
 def image_data(path):
-    """The PNG's inflated image data (rows of a filter byte and width · bpp bytes), width, height, bpp."""
+    """The PNG's inflated image data (rows of a filter byte and width · bpp bytes), width, height, bpp. IHDR is
+    the first chunk (the PNG specification); the IDAT data is gpu_inflate_bench's `zlib_stream`."""
     data = open(path, "rb").read()
-    pos, idat, width = 8, [], None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind = data[pos + 4:pos + 8]
-        if kind == b"IHDR":
-            width, height, depth, colour = struct.unpack(">IIBB", data[pos + 8:pos + 18])
-            assert depth == 8 and colour in (2, 6), f"{path}: 8-bit RGB or RGBA only"
-            bpp = 3 if colour == 2 else 4
-        elif kind == b"IDAT":
-            idat.append(data[pos + 8:pos + 8 + length])
-        pos += 12 + length
-    return zlib.decompress(b"".join(idat)), width, height, bpp
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    assert data[12:16] == b"IHDR" and depth == 8 and colour in (2, 6), f"{path}: 8-bit RGB or RGBA only"
+    return zlib.decompress(zlib_stream(data)), width, height, 3 if colour == 2 else 4
 
 
 class Kernels:
@@ -66,7 +60,9 @@ class Image1:
 
     def run(self, k, stream, wave_only=False):
         w, h, bpp, pitch = np.int32(self.width), np.int32(self.height), np.int32(self.bpp), np.int32(self.pitch)
-        threads = min(-(-(-(-self.width // CHUNK)) // 32) * 32, k.max_threads)
+        # As Unfilter::threads: a thread per chunk of the row, whole warps, at most the file's block.
+        chunks = -(-self.width // CHUNK)
+        threads = min(-(-chunks // 32) * 32, k.max_threads)
         with stream:
             if not wave_only:
                 k.pad((-(-self.pitch // MAP_THREADS), min(self.height, 65535)), (MAP_THREADS,),
