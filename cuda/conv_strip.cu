@@ -747,6 +747,11 @@ extern "C" __global__ void STRIP_BOUNDS
         if (t < l.before || t >= l.threads()) return;
         unsigned i = t - l.before, k = i % l.slots;
         band = i / l.slots, g = l.left + k / 32 * SPAN + k % 32 - PROVIDERS;
+        // The bottom S bands right after the top S, not last: both read rows through the border rule (FORM_SHIFTED,
+        // slower than the aligned march), and numbered last they ran in the last wave and lengthened it. H100, one
+        // call (docs/performance.md v0.50): scharr:9 at 16384² 0.2257 ms against 0.2275, the filter study's pyramid
+        // 1–2 % faster, box:15 unchanged.
+        band = (band + l.bands - CONV_STRIDE) % l.bands;
         writes = k % 32 >= PROVIDERS && k % 32 < 32 - PROVIDERS && g < l.left + l.inner;
         g = min(g, l.left + l.inner);  // past the band's last strip: its right neighbour, for a lane writing nothing
     }
