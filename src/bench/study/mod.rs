@@ -232,6 +232,9 @@ pub fn run(study: Study, runs: usize, out: &Path) -> anyhow::Result<Vec<PathBuf>
         kernels.dedup();
         for kernel in kernels {
             let want: Vec<Vec<u8>> = host.iter().map(|p| conv::filter_rayon(p, kernel, border).data).collect();
+            // What each case's outputs are first set to: the complement of every expected byte, so that a strategy
+            // that leaves a pixel unwritten fails the check below, whatever an earlier case left in the shared buffers.
+            let poison: Vec<Vec<u8>> = want.iter().map(|w| w.iter().map(|b| !b).collect()).collect();
             for case in cases.iter().filter(|c| c.set == s && &c.kernel == kernel) {
                 let prepared = conv.prepare(kernel, case.strategy, case.tuning)?;
                 let mut scratch = stream.alloc_zeros::<u8>(prepared.scratch_bytes(largest).max(1))?;
@@ -243,10 +246,8 @@ pub fn run(study: Study, runs: usize, out: &Path) -> anyhow::Result<Vec<PathBuf>
                         }
                         Ok(())
                     };
-                // Every output byte first set to the complement of the byte it should end as: a strategy that leaves
-                // a pixel unwritten fails the check below, whatever an earlier case left in the shared buffers.
-                for (o, w) in outputs.iter_mut().zip(&want) {
-                    stream.memcpy_htod(&w.iter().map(|b| !b).collect::<Vec<u8>>(), o)?;
+                for (o, p) in outputs.iter_mut().zip(&poison) {
+                    stream.memcpy_htod(p, o)?;
                 }
                 once(&mut outputs)?; // warm-up, and the output checked below
                 stream.synchronize()?;
