@@ -13,10 +13,11 @@
 // r−1. So every chunk on one anti-diagonal of the (row, chunk) grid is independent of the others. That is
 // the wavefront: thread t owns row t and starts t steps after thread 0; at step s it does chunk s − t.
 // After each step the block waits (__syncthreads), so that a row's chunk is written before the row below
-// reads it at the next step — from shared memory, where the thread above left it (see `unfilter` below). Threads start and finish at different steps: at most `chunks` of them are
-// busy at once (a diagonal is no longer than that), which is why the host gives the block no more
-// threads than a row has chunks. A thread that finishes its row starts on the row `threads` below it,
-// so that after the first few steps every thread is busy: about height + chunks steps in all.
+// reads it at the next step — from shared memory, where the thread above left it (see `unfilter` below).
+// Threads start and finish at different steps: at most `chunks` of them are busy at once (a diagonal is no
+// longer than that), which is why the host gives the block no more threads than a row has chunks. A thread
+// that finishes its row starts on the row `threads` below it, so that after the first few steps every
+// thread is busy: about height + chunks steps in all.
 //
 // One block per image: the recurrence crosses the whole image, and blocks cannot wait for each other
 // within a launch. One SM per image is enough for batch mode, which keeps several images in flight on
