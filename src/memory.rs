@@ -151,6 +151,24 @@ impl Pool {
         *used += bytes;
         Ok(Reservation { pool: self, bytes })
     }
+
+    /// [`Pool::reserve`] without the wait: `Ok(None)` where the bytes do not fit beside the others now.
+    /// For work done ahead of need (batch's PNGs read while the GPU opens), which must not hold a thread.
+    pub fn try_reserve(
+        &self,
+        path: &std::path::Path,
+        width: u32,
+        height: u32,
+        needed: u64,
+    ) -> crate::error::Result<Option<Reservation<'_>>> {
+        self.budget().check(path, width, height, needed)?;
+        let mut used = self.used.lock().expect("no panic while locked");
+        if *used + needed > self.total {
+            return Ok(None);
+        }
+        *used += needed;
+        Ok(Some(Reservation { pool: self, bytes: needed }))
+    }
 }
 
 impl Drop for Reservation<'_> {
@@ -199,5 +217,17 @@ mod tests {
             drop(a);
             assert_eq!(waiter.join().unwrap(), Some(60));
         });
+    }
+
+    #[test]
+    fn trying_to_reserve_never_waits() {
+        let pool = Pool::new(Budget { bytes: 100 });
+        let p = std::path::Path::new("x.png");
+        assert!(pool.try_reserve(p, 10, 10, 101).is_err(), "over the whole budget: refused, as reserve does");
+        let a = pool.try_reserve(p, 10, 6, 60).unwrap().expect("60 of 100 fit");
+        assert!(pool.try_reserve(p, 10, 6, 60).unwrap().is_none(), "60 + 60 > 100: no room now, and no wait");
+        let b = pool.try_reserve(p, 10, 4, 40).unwrap().expect("60 + 40 fit");
+        drop((a, b));
+        assert_eq!(pool.try_reserve(p, 10, 10, 100).unwrap().map(|r| r.bytes), Some(100), "all given back");
     }
 }

@@ -272,7 +272,7 @@ fn nvjpeg_is_loaded_only_where_an_input_is_a_jpeg() {
     if gpu_required {
         assert!(stdout.contains(&format!("{} slots each", cuda_sobel::batch::DEFAULT_SLOTS)), "{stdout}");
         // Beside the slots the workers are the cores and half as many more as the slots (each asleep while its
-        // slot's GPU work runs); the trace counts them.
+        // slot's GPU work runs), and a thread a slot takes the PNGs they inflated; the trace counts them all.
         let a = bin()
             .env("CUDA_SOBEL_TRACE", "1")
             .env_remove("RAYON_NUM_THREADS")
@@ -284,8 +284,9 @@ fn nvjpeg_is_loaded_only_where_an_input_is_a_jpeg() {
             .success();
         let stderr = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
         let cores = std::thread::available_parallelism().unwrap().get();
-        let workers = cores + cuda_sobel::batch::DEFAULT_SLOTS.div_ceil(2);
-        assert!(stderr.contains(&format!("; {workers} threads")), "{workers} workers: {stderr}");
+        let slots = cuda_sobel::batch::DEFAULT_SLOTS;
+        let threads = cores + slots.div_ceil(2) + slots;
+        assert!(stderr.contains(&format!("; {threads} threads")), "{threads} threads: {stderr}");
     }
     // A JPEG named .png: its bytes make the batch ready for JPEGs.
     let mut jpeg = Vec::new();

@@ -99,11 +99,12 @@ pub(super) fn engines_from(
 }
 
 /// The threads a batch's jobs run on beside GPU slots, and the slots' contexts set to wait asleep until the guards
-/// are dropped: a worker holding a slot mostly waits for the GPU (a PNG scene 6–9 ms, beside its 8.5 ms of CPU
-/// inflate), and asleep it leaves its core to the workers that inflate and decode — so there are as many workers
-/// as cores and half as many more as slots. 2000 PNG scenes, H100 (16 cores, 8 slots): 16 workers spinning
-/// 990–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048, spinning 955–963; 32 asleep 985–1025
-/// (docs/performance.md v0.49, run50).
+/// are dropped: a worker holding a slot mostly waits for the GPU (a photo's decode and edges on the JPEG engine),
+/// and asleep it leaves its core to the workers that inflate and decode — so there are as many workers as cores
+/// and half as many more as slots. 2000 PNG scenes, H100 (16 cores, 8 slots), when their workers still held the
+/// slots: 16 workers spinning 990–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048, spinning 955–963; 32
+/// asleep 985–1025 (docs/performance.md v0.49, run50). Since v0.51 a PNG's GPU part runs on the slots' own
+/// threads, and 14, 16 or 24 workers ran those scenes alike (2.13–2.27, 2.04–2.23, 1.99–2.25 s).
 /// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads.
 pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Option<rayon::ThreadPool>) {
     let slots: usize = engines.iter().map(Engine::slot_count).sum();

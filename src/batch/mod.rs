@@ -3,7 +3,9 @@
 //! Decoding and encoding PNGs costs milliseconds an image; the GPU part (with pinned buffers) a fraction
 //! of one. So rayon runs decode → Sobel → encode → atomic write for many files at once on all CPU cores,
 //! and each worker borrows a GPU slot (its own stream and pinned buffers, [`crate::gpu::slots`]) only for
-//! the copies and the kernel. Memory is bounded by the number of workers, whatever the number of files.
+//! the copies and the kernel — or, for a PNG the GPU unfilters, hands it once inflated to a thread of the
+//! slots' own (the GPU's part and the write) and goes on inflating. The first PNGs are read while the GPU
+//! opens (`ahead.rs`). Memory is bounded by the budget's reservations, whatever the number of files.
 //! A file that fails is recorded with its reason and the batch goes on.
 //!
 //! What it never does (docs/cli.md, "Many images"): write over an input or over another output of the same
@@ -12,6 +14,7 @@
 //! images as inputs when it lists a folder ([`inputs`]); hold more memory than the budget — each worker
 //! reserves its image's estimated peak before decoding, and waits while others hold the rest.
 
+mod ahead;
 mod checks;
 mod engines;
 pub mod inputs;
@@ -20,24 +23,29 @@ mod waves;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ::rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cpu;
 use crate::engine::{Edges, Engine, JpegEdges, Want};
 use crate::error::{one_line, Error};
-use crate::image_io::{self, filtered, jpeg, output, Format, Picture, PngCompression};
+use crate::image_io::filtered::{self, Filtered};
+use crate::image_io::{self, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use crate::trace::TimeSum;
+use ahead::Ahead;
 use checks::{check_against_scalar, check_png};
 use engines::{engines_from, open_devices};
 pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
 pub use inputs::{Input, Inputs};
 pub use summary::{summary_text, BatchSummary};
+
+/// A PNG inflated but not unfiltered, with its share of the memory budget.
+type Inflated<'p> = (Filtered, memory::Reservation<'p>);
 
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
@@ -120,20 +128,30 @@ pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -
 
 /// Runs a batch: plans every output, then decodes, computes and writes on all cores. nvJPEG is loaded only where an
 /// input is a JPEG (its first bytes) or `--jpeg-decoder gpu` asks: 0.9 s of a 2000-PNG folder's 3.6 s (v0.47). The
-/// devices open (the driver, a context and kernels each: ~0.25 s) while the inputs are planned (15–35 ms, v0.48).
+/// devices open (the driver, a context and kernels each: ~0.25 s) while the inputs are planned (15–35 ms, v0.48)
+/// and the first PNGs are read (`ahead.rs`).
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
-    let (planned, devices) = std::thread::scope(|s| {
+    let pool = memory::Pool::new(opts.budget);
+    let (planned, devices, ahead) = std::thread::scope(|s| {
         let devices = s.spawn(|| open_devices(opts));
         let planned = plan(opts).map(|(jobs, skipped)| {
             let jpegs = !opts.baseline && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
             (jobs, skipped, jpegs)
         });
         crate::trace::mark("inputs planned");
-        (planned, devices.join().unwrap_or_else(|_| vec![(0, Err("opening the GPU failed".into()))]))
+        let ahead = match &planned {
+            Ok((jobs, _, _)) if !opts.baseline && opts.png_inflate == PngInflate::Cpu => {
+                let ahead = Ahead::read_while(opts, jobs, &pool, || devices.is_finished());
+                crate::trace::mark(&format!("{} PNGs read while the GPU opened", ahead.len()));
+                ahead
+            }
+            _ => Ahead::default(),
+        };
+        (planned, devices.join().unwrap_or_else(|_| vec![(0, Err("opening the GPU failed".into()))]), ahead)
     });
     let (jobs, skipped, jpegs) = planned?;
     let (engines, description) = engines_from(opts, devices, jpegs)?;
-    let summary = run_planned(opts, &engines, description, &jobs);
+    let summary = run_jobs(opts, &engines, description, &jobs, &pool, ahead);
     crate::trace::mark("batch done");
     // Closing them takes ~0.2 s after 1000 photos (the JPEG engine's); left to the process's exit instead, the
     // driver took as long (docs/performance.md v0.48).
@@ -161,7 +179,21 @@ pub fn run_planned(
     description: String,
     jobs: &[(PathBuf, PathBuf)],
 ) -> BatchSummary {
-    let pool = memory::Pool::new(opts.budget);
+    run_jobs(opts, engines, description, jobs, &memory::Pool::new(opts.budget), Ahead::default())
+}
+
+/// [`run_planned`] within the memory of `pool`, with the files `ahead` read before the engines were open.
+fn run_jobs<'p>(
+    opts: &BatchOptions,
+    engines: &[Engine],
+    description: String,
+    jobs: &[(PathBuf, PathBuf)],
+    pool: &'p memory::Pool,
+    ahead: Ahead<'p>,
+) -> BatchSummary {
+    if !engines.iter().all(Engine::unfilters_on_gpu) {
+        ahead.clear();
+    }
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
     // Baseline: one edge image per size, computed on first use.
     let baseline_edges: EdgeCache = Mutex::new(HashMap::new());
@@ -183,6 +215,7 @@ pub fn run_planned(
     let by_nvcomp = std::sync::atomic::AtomicU64::new(0);
     // Thread-seconds in each stage, for CUDA_SOBEL_TRACE's account of where the workers' time goes.
     let stages = Stages::default();
+    stages.read.add(ahead.time());
     let start = Instant::now();
 
     // What the slots hand back: the PNG data deflated on the GPU when the outputs are PNGs it may encode, the
@@ -225,24 +258,34 @@ pub fn run_planned(
         pool.reserve(path, h.width, h.height, needed)
     };
 
-    // One job on its own, start to end.
-    let run_job = |i: usize| -> Result<(), String> {
+    // The GPU's part of a PNG read still filtered: a slot undoes its filters, computes and deflates the edges;
+    // then the file.
+    let on_gpu = |i: usize, png: Filtered| -> Result<(), String> {
+        let (path, out) = (&jobs[i].0, &jobs[i].1);
+        let edges = stages
+            .gpu
+            .time(|| engines[i % engines.len()].sobel_filtered(&png, opts.filter, want))
+            .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
+        drop(png);
+        check_decoded(path, &edges)?;
+        stages.write.time(|| write_edges(out, edges))
+    };
+    // One job, start to end — or, with `pass`, up to a PNG read still filtered, handed back for a GPU thread.
+    let job = |i: usize, pass: bool| -> Result<Option<Inflated<'p>>, String> {
         let (path, out) = (&jobs[i].0, &jobs[i].1);
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
         // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
         // share of its decode falls by half (docs/performance.md v0.20).
-        if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
-            if let Some((png, _reservation)) =
-                stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?
-            {
-                let edges = stages
-                    .gpu
-                    .time(|| engine.sobel_filtered(&png, opts.filter, want))
-                    .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
-                drop(png);
-                check_decoded(path, &edges)?;
-                return stages.write.time(|| write_edges(out, edges));
+        if engine.is_some_and(Engine::unfilters_on_gpu) && !opts.baseline {
+            let read = match ahead.take(i) {
+                Some(read) => Some(read),
+                None => stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?,
+            };
+            match read {
+                Some(read) if pass => return Ok(Some(read)),
+                Some((png, _reservation)) => return on_gpu(i, png).map(|()| None),
+                None => {}
             }
         }
         // With nvJPEG, a JPEG is only read here: the slot decodes it on the GPU into gpu-strip's input. A file
@@ -258,7 +301,7 @@ pub fn run_planned(
                         if let (Some(rgb), Some(bytes)) = (rgb, &edges.bytes) {
                             check_against_scalar(path, &rgb, bytes, opts.filter)?;
                         }
-                        return write_edges(out, edges);
+                        return write_edges(out, edges).map(|()| None);
                     }
                     Ok(None) => {}
                     Err(e) => notes.lock().expect("no panic while locked").push(format!(
@@ -280,7 +323,7 @@ pub fn run_planned(
                 .entry((w, h))
                 .or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw()))
                 .clone();
-            return write_png(opts, out, w, h, &edges);
+            return write_png(opts, out, w, h, &edges).map(|()| None);
         }
         let engine = engine.expect("an engine unless baseline");
         let edges = engine
@@ -289,8 +332,10 @@ pub fn run_planned(
         if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
             check_against_scalar(path, &rgb, bytes, opts.filter)?;
         }
-        write_edges(out, edges)
+        write_edges(out, edges).map(|()| None)
     };
+    let run_job = |i: usize| job(i, false).map(drop);
+
     // A job's end: the progress bar, or the failure recorded.
     let finish = |i: usize, result: Result<(), String>| {
         let path = &jobs[i].0;
@@ -320,24 +365,61 @@ pub fn run_planned(
     // PNGs inflated on the GPU go in waves (see `waves`); every other job runs on its own, on all cores.
     let (in_waves, alone) = waves::split(opts, engines, jobs);
     let (_asleep, workers) = engines::workers(engines);
-    let run_alone = || alone.par_iter().for_each(|&i| finish(i, run_job(i)));
-    let threads = match &workers {
-        Some(pool) => {
-            pool.install(run_alone);
-            pool.current_num_threads()
+    // Each worker takes the next job in this order (the files read ahead first: see `Ahead::order`). With GPU
+    // slots, a worker hands a PNG it has inflated to the GPU threads, one a slot, and goes on to the next file:
+    // it does not wait for the GPU (see `gpu_threads`).
+    let gpu_threads: usize =
+        if engines.iter().all(Engine::unfilters_on_gpu) { engines.iter().map(Engine::slot_count).sum() } else { 0 };
+    let (order, next) = (ahead.order(&alone), AtomicUsize::new(0));
+    let (to_gpu, from_workers) = std::sync::mpsc::sync_channel::<(usize, Inflated<'p>)>(gpu_threads);
+    let from_workers = Mutex::new(from_workers);
+    let threads = std::thread::scope(|s| {
+        for k in 0..gpu_threads {
+            let gpu_thread = || {
+                loop {
+                    // The lock is let go before the work: the threads take turns to wait, not to compute.
+                    let taken = from_workers.lock().expect("no panic while locked").recv();
+                    let Ok((i, (png, reservation))) = taken else { break };
+                    finish(i, on_gpu(i, png));
+                    drop(reservation);
+                }
+            };
+            let spawned = std::thread::Builder::new().name(format!("batch-gpu-{k}")).spawn_scoped(s, gpu_thread);
+            spawned.expect("a thread for a GPU slot");
         }
-        None => {
-            run_alone();
-            ::rayon::current_num_threads()
-        }
-    };
+        let to_gpu = to_gpu;
+        let run_alone = |_: ::rayon::BroadcastContext<'_>| {
+            while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                match job(i, gpu_threads > 0) {
+                    Ok(Some(inflated)) => {
+                        if let Err(unsent) = to_gpu.send((i, inflated)) {
+                            finish(unsent.0 .0, Err("the GPU threads ended early".into()));
+                        }
+                    }
+                    done => finish(i, done.map(drop)),
+                }
+            }
+        };
+        gpu_threads
+            + match &workers {
+                Some(pool) => {
+                    pool.broadcast(run_alone);
+                    pool.current_num_threads()
+                }
+                None => {
+                    ::rayon::broadcast(run_alone);
+                    ::rayon::current_num_threads()
+                }
+            }
+        // `to_gpu` is dropped here: the GPU threads end once they have taken what was sent.
+    });
     if !in_waves.is_empty() {
         let job = waves::Job {
             opts,
             engines,
             jobs,
             decode_opts: &decode_opts,
-            pool: &pool,
+            pool,
             want,
             stages: &stages,
             by_nvcomp: &by_nvcomp,

@@ -158,7 +158,18 @@ pub fn read<R>(
     opts: &DecodeOptions,
     admit: impl FnOnce(&Header) -> Result<R>,
 ) -> Result<Option<(Filtered, R)>> {
-    let Some((at, admitted)) = open_at_image_data(path, opts, admit)? else { return Ok(None) };
+    read_if(path, opts, |header| admit(header).map(Some))
+}
+
+/// [`read`], where `admit` may also decline the file for now (`Ok(None)`) before its image data is allocated
+/// or inflated: then `Ok(None)`, as for a file this module does not take (batch's reads ahead, which must not
+/// wait for memory).
+pub fn read_if<R>(
+    path: &Path,
+    opts: &DecodeOptions,
+    admit: impl FnOnce(&Header) -> Result<Option<R>>,
+) -> Result<Option<(Filtered, R)>> {
+    let Some((at, Some(admitted))) = open_at_image_data(path, opts, admit)? else { return Ok(None) };
     let AtImageData { mut input, mut decoder, width, height, bytes_per_pixel, .. } = at;
     let read_err = |source| Error::Read { path: path.to_owned(), source };
     let decode_err = |detail: String| Error::Decode { path: path.to_owned(), detail };
