@@ -105,13 +105,26 @@ pub(super) fn engines_from(
 /// slots: 16 workers spinning 990–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048, spinning 955–963; 32
 /// asleep 985–1025 (docs/performance.md v0.49, run50). Since v0.51 a PNG's GPU part runs on the slots' own
 /// threads, and 14, 16 or 24 workers ran those scenes alike (2.13–2.27, 2.04–2.23, 1.99–2.25 s).
-/// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads.
-pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Option<rayon::ThreadPool>) {
+/// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads. A context whose waits
+/// cannot be set asleep keeps spinning (the batch still runs, slower): one note each says so.
+pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Vec<String>, Option<rayon::ThreadPool>) {
     let slots: usize = engines.iter().map(Engine::slot_count).sum();
     if slots == 0 || std::env::var_os("RAYON_NUM_THREADS").is_some() {
-        return (Vec::new(), None);
+        return (Vec::new(), Vec::new(), None);
     }
-    let asleep = engines.iter().filter_map(Engine::wait_asleep_for_now).filter_map(Result::ok).collect();
+    let (mut asleep, mut notes) = (Vec::new(), Vec::new());
+    for engine in engines {
+        match engine.wait_asleep_for_now() {
+            Some(Ok(guard)) => asleep.push(guard),
+            Some(Err(e)) => notes.push(format!(
+                "{}: the GPU's waits could not be set asleep, so they spin beside the workers ({})",
+                engine.device_name().unwrap_or("GPU"),
+                crate::error::one_line(&e)
+            )),
+            None => {}
+        }
+    }
     let threads = rayon::current_num_threads() + slots.div_ceil(2);
-    (asleep, rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("batch-{i}")).build().ok())
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("batch-{i}")).build().ok();
+    (asleep, notes, pool)
 }

@@ -364,7 +364,8 @@ fn run_jobs<'p>(
 
     // PNGs inflated on the GPU go in waves (see `waves`); every other job runs on its own, on all cores.
     let (in_waves, alone) = waves::split(opts, engines, jobs);
-    let (_asleep, workers) = engines::workers(engines);
+    let (_asleep, not_asleep, workers) = engines::workers(engines);
+    notes.lock().expect("no panic while locked").extend(not_asleep);
     // Each worker takes the next job in this order (the files read ahead first: see `Ahead::order`). With GPU
     // slots, a worker hands a PNG it has inflated to the GPU threads, one a slot, and goes on to the next file:
     // it does not wait for the GPU (see `gpu_threads`).

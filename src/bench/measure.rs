@@ -172,7 +172,7 @@ impl Ctx<'_> {
     pub fn gpu_kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
         let meter = self.engine.meter().expect("GPU variants run only with a GPU");
         let (width, height) = rgb.dimensions();
-        let run = meter.kernel_samples(variant, rgb, self.opts.filter, self.opts.kernel_reps)?;
+        let run = meter.kernel_samples(variant, rgb, self.opts.filter, self.opts.kernel_reps, self.reference)?;
         if run.output != self.reference {
             let mapping = variant.n1().map(|n1| format!(" --mapping {}", n1.mapping.name())).unwrap_or_default();
             return Err(

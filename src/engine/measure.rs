@@ -75,13 +75,16 @@ impl Meter<'_> {
 
     /// `variant`'s kernels on `rgb` resident on the device: one warm-up, then `reps` event-timed runs,
     /// rotating over enough copies of the buffers to span 3× the L2 (so each run reads from DRAM), within a
-    /// quarter of the free memory.
+    /// quarter of the free memory. The output returned is the first set's, which starts as the complement of
+    /// `expected` (the output the caller will check it against): a byte the kernels leave unwritten fails that
+    /// check.
     pub fn kernel_samples(
         &self,
         variant: Variant,
         rgb: &RgbImage,
         filter: Filter,
         reps: usize,
+        expected: &[u8],
     ) -> Result<ResidentRun, GpuError> {
         let gpu = self.gpu;
         let (width, height) = rgb.dimensions();
@@ -90,6 +93,7 @@ impl Meter<'_> {
         let copies = (3 * gpu.info()?.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
         let mut prepared =
             Prepared::upload(gpu, variant, width, height, rgb.as_raw(), (filter, crate::sobel::Output::Edges), copies)?;
+        prepared.poison_output(expected)?;
         prepared.warm_up()?;
         let samples_ms = prepared.time(reps)?;
         let output = prepared.download()?;

@@ -90,6 +90,12 @@ impl DeviceImage {
         Ok(gpu.stream.clone_dtoh(&self.out.slice(..out_bytes(gpu) * pixels))?)
     }
 
+    /// Sets the output's first `bytes.len()` bytes to `bytes` (synchronous copy from pageable memory).
+    pub fn fill_output(&mut self, gpu: &Gpu, bytes: &[u8]) -> Result<(), GpuError> {
+        let mut dst = self.out.slice_mut(..bytes.len());
+        Ok(gpu.stream.memcpy_htod(bytes, &mut dst)?)
+    }
+
     /// Copies the output into pinned `out`, asynchronously.
     pub fn download_pinned(&self, gpu: &Gpu, out: &mut PinnedHostSlice<u8>) -> Result<(), GpuError> {
         let n = out.len();

@@ -73,6 +73,14 @@ impl Prepared {
         self.copies[k].launch(&self.gpu, self.d, self.border)
     }
 
+    /// Fills buffer set 0's output — the one [`Prepared::download`] returns — with the complement of `expected`,
+    /// so that an output byte the kernels leave unwritten differs from the byte it should be, whatever the memory
+    /// held before (device memory is reused from the pool: it may hold another variant's correct output).
+    pub fn poison_output(&mut self, expected: &[u8]) -> Result<(), GpuError> {
+        let poison: Vec<u8> = expected.iter().map(|b| !b).collect();
+        self.copies[0].fill_output(&self.gpu, &poison)
+    }
+
     /// One untimed run on every buffer set (module loading, caches, clocks), synchronised.
     pub fn warm_up(&mut self) -> Result<(), GpuError> {
         for k in 0..self.copies.len() {
