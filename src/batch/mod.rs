@@ -17,13 +17,14 @@
 mod ahead;
 mod checks;
 mod engines;
+mod handoff;
 pub mod inputs;
+mod stages;
 mod summary;
 mod waves;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -36,16 +37,14 @@ use crate::image_io::filtered::{self, Filtered};
 use crate::image_io::{self, jpeg, output, Format, Picture, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
-use crate::trace::TimeSum;
 use ahead::Ahead;
 use checks::{check_against_scalar, check_png};
 use engines::{engines_from, open_devices};
 pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
+use handoff::Inflated;
 pub use inputs::{Input, Inputs};
+use stages::Stages;
 pub use summary::{summary_text, BatchSummary};
-
-/// A PNG inflated but not unfiltered, with its share of the memory budget.
-type Inflated<'p> = (Filtered, memory::Reservation<'p>);
 
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
@@ -366,54 +365,10 @@ fn run_jobs<'p>(
     let (in_waves, alone) = waves::split(opts, engines, jobs);
     let (_asleep, not_asleep, workers) = engines::workers(engines);
     notes.lock().expect("no panic while locked").extend(not_asleep);
-    // Each worker takes the next job in this order (the files read ahead first: see `Ahead::order`). With GPU
-    // slots, a worker hands a PNG it has inflated to the GPU threads, one a slot, and goes on to the next file:
-    // it does not wait for the GPU (see `gpu_threads`).
+    // A PNG the GPU unfilters goes to a GPU thread, one a slot, once its worker has inflated it (`handoff.rs`).
     let gpu_threads: usize =
         if engines.iter().all(Engine::unfilters_on_gpu) { engines.iter().map(Engine::slot_count).sum() } else { 0 };
-    let (order, next) = (ahead.order(&alone), AtomicUsize::new(0));
-    let (to_gpu, from_workers) = std::sync::mpsc::sync_channel::<(usize, Inflated<'p>)>(gpu_threads);
-    let from_workers = Mutex::new(from_workers);
-    let threads = std::thread::scope(|s| {
-        for k in 0..gpu_threads {
-            let gpu_thread = || {
-                loop {
-                    // The lock is let go before the work: the threads take turns to wait, not to compute.
-                    let taken = from_workers.lock().expect("no panic while locked").recv();
-                    let Ok((i, (png, reservation))) = taken else { break };
-                    finish(i, on_gpu(i, png));
-                    drop(reservation);
-                }
-            };
-            let spawned = std::thread::Builder::new().name(format!("batch-gpu-{k}")).spawn_scoped(s, gpu_thread);
-            spawned.expect("a thread for a GPU slot");
-        }
-        let to_gpu = to_gpu;
-        let run_alone = |_: ::rayon::BroadcastContext<'_>| {
-            while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                match job(i, gpu_threads > 0) {
-                    Ok(Some(inflated)) => {
-                        if let Err(unsent) = to_gpu.send((i, inflated)) {
-                            finish(unsent.0 .0, Err("the GPU threads ended early".into()));
-                        }
-                    }
-                    done => finish(i, done.map(drop)),
-                }
-            }
-        };
-        gpu_threads
-            + match &workers {
-                Some(pool) => {
-                    pool.broadcast(run_alone);
-                    pool.current_num_threads()
-                }
-                None => {
-                    ::rayon::broadcast(run_alone);
-                    ::rayon::current_num_threads()
-                }
-            }
-        // `to_gpu` is dropped here: the GPU threads end once they have taken what was sent.
-    });
+    let threads = handoff::run(&ahead.order(&alone), workers.as_ref(), gpu_threads, job, on_gpu, finish);
     if !in_waves.is_empty() {
         let job = waves::Job {
             opts,
@@ -463,44 +418,4 @@ fn write_png(opts: &BatchOptions, out: &Path, w: u32, h: u32, edges: &[u8]) -> R
         format: opts.format,
     };
     output::write(&output::target(out).map_err(|e| one_line(&e))?, &picture).map_err(|e| one_line(&e))
-}
-
-/// Thread-seconds a batch's workers spent reading (and inflating), on the GPU path (waiting for a slot and holding
-/// it) and encoding and writing — for now the PNG inputs the GPU unfilters — printed with `CUDA_SOBEL_TRACE`.
-#[derive(Default)]
-struct Stages {
-    read: TimeSum,
-    gpu: TimeSum,
-    write: TimeSum,
-}
-
-impl Stages {
-    fn trace(&self, engines: &[Engine], wall: f64, images: usize, threads: usize) {
-        let (waited, held) =
-            engines.iter().filter_map(Engine::slot_times).fold((0.0, 0.0), |a, t| (a.0 + t.0, a.1 + t.1));
-        let per = |s: f64| s * 1e3 / images.max(1) as f64;
-        crate::trace::mark(&format!(
-            "batch: {images} images in {wall:.2} s; thread-seconds (ms an image): read + inflate {:.1} ({:.2}), GPU {:.1} \
-             ({:.2}: waiting for a slot {:.2}, holding one {:.2}), encode + write {:.1} ({:.2}); {} threads",
-            self.read.seconds(),
-            per(self.read.seconds()),
-            self.gpu.seconds(),
-            per(self.gpu.seconds()),
-            per(waited),
-            per(held),
-            self.write.seconds(),
-            per(self.write.seconds()),
-            threads
-        ));
-        for stats in engines.iter().filter_map(Engine::jpeg_engine_stats).filter(|s| s.calls > 0) {
-            crate::trace::mark(&format!(
-                "the JPEG engine: {} calls, {} images ({:.1} a call), in calls {:.2} s of {wall:.2}; a JPEG's wait for its decode {:.2} ms",
-                stats.calls,
-                stats.images,
-                stats.images as f64 / stats.calls as f64,
-                stats.in_calls,
-                per(stats.jobs_waited)
-            ));
-        }
-    }
 }
