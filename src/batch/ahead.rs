@@ -100,7 +100,8 @@ impl<'p> Ahead<'p> {
 
     /// `jobs` with those read ahead first. The workers take jobs in this order, so a worker waiting for memory
     /// has every file read ahead already in some worker's hands, on its way to being written and giving its
-    /// memory back (a worker holds one reservation at a time: waiting cannot deadlock, as without reading ahead).
+    /// memory back: waiting cannot deadlock, as without reading ahead (a worker holds one reservation at a time,
+    /// and those it handed to the GPU threads are given back by threads that never wait for memory).
     pub fn order(&self, jobs: &[usize]) -> Vec<usize> {
         let read = self.read.lock().expect("no panic while locked");
         let (mut first, rest): (Vec<usize>, Vec<usize>) = jobs.iter().partition(|i| read.contains_key(i));
