@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::{peak_bytes_per_pixel, BatchOptions, Jobs};
-use crate::image_io::{filtered, filtered::Filtered, DecodeOptions};
+use crate::image_io::{filtered, filtered::Filtered};
 use crate::memory::{self, Pool, Reservation};
 use crate::trace::TimeSum;
 
@@ -47,7 +47,7 @@ impl<'p> Ahead<'p> {
     /// (which reports what failed).
     pub fn read_while(opts: &BatchOptions, jobs: &Jobs, pool: &'p Pool, done: impl Fn() -> bool + Sync) -> Self {
         let ahead = Ahead::default();
-        let decode_opts = DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
+        let decode_opts = opts.decode_options();
         let (next, full) = (AtomicUsize::new(0), AtomicBool::new(false));
         let read_one = |path: &std::path::Path| {
             filtered::read_if(path, &decode_opts, |h| {
@@ -113,6 +113,7 @@ impl<'p> Ahead<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image_io::DecodeOptions;
     use crate::memory::Budget;
     use std::path::PathBuf;
 

@@ -99,6 +99,13 @@ pub enum PngEncoder {
     Cpu,
 }
 
+impl BatchOptions {
+    /// What the decoders are told: the memory budget and whether to keep the stored orientation.
+    fn decode_options(&self) -> image_io::DecodeOptions {
+        image_io::DecodeOptions { budget: self.budget, keep_orientation: self.keep_orientation }
+    }
+}
+
 impl PngEncoder {
     /// Every choice, in `--help`'s order.
     pub const ALL: [PngEncoder; 2] = [PngEncoder::Auto, PngEncoder::Cpu];
@@ -190,10 +197,12 @@ fn run_jobs<'p>(
     pool: &'p memory::Pool,
     ahead: Ahead<'p>,
 ) -> BatchSummary {
-    if !engines.iter().all(Engine::unfilters_on_gpu) {
+    // PNGs go to the GPU still filtered on every engine, or on none (no GPU): then what was read ahead is dropped.
+    let filtered_on_gpu = engines.iter().all(Engine::unfilters_on_gpu);
+    if !filtered_on_gpu {
         ahead.clear();
     }
-    let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
+    let decode_opts = opts.decode_options();
     // Baseline: one edge image per size, computed on first use.
     let baseline_edges: EdgeCache = Mutex::new(HashMap::new());
 
@@ -366,8 +375,7 @@ fn run_jobs<'p>(
     let (_asleep, not_asleep, workers) = engines::workers(engines);
     notes.lock().expect("no panic while locked").extend(not_asleep);
     // A PNG the GPU unfilters goes to a GPU thread, one a slot, once its worker has inflated it (`handoff.rs`).
-    let gpu_threads: usize =
-        if engines.iter().all(Engine::unfilters_on_gpu) { engines.iter().map(Engine::slot_count).sum() } else { 0 };
+    let gpu_threads: usize = if filtered_on_gpu { engines.iter().map(Engine::slot_count).sum() } else { 0 };
     let threads = handoff::run(&ahead.order(&alone), workers.as_ref(), gpu_threads, job, on_gpu, finish);
     if !in_waves.is_empty() {
         let job = waves::Job {
