@@ -553,7 +553,8 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
 
     let run = |inflate: &str, extra: &[&str]| {
         let out = dir.path().join(format!("out-{inflate}-{}", extra.len()));
-        // (No CPU lane beside the waves: every PNG the waves take goes to nvCOMP, so that the count below is exact.)
+        // (The waves alone, no PNG left to the workers: every PNG the waves take goes to nvCOMP, so that the count below
+        // is exact.)
         let a = bin()
             .env("CUDA_SOBEL_CPU_LANE", "0")
             .arg("batch")

@@ -63,7 +63,7 @@ pub(super) fn engines_from(
                 (true, None) => JPEG_BACKEND_SLOTS,
                 (false, _) => DEFAULT_SLOTS,
             };
-            slots = opts.slots.unwrap_or(if opts.png_inflate == PngInflate::Gpu { waves::SLOTS } else { default });
+            slots = opts.slots.unwrap_or(default);
             e.with_slots(slots).map_err(|e| e.to_string())
         });
         match opened {

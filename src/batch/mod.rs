@@ -41,10 +41,17 @@ use ahead::Ahead;
 use checks::{check_against_scalar, check_png};
 use engines::{engines_from, open_devices};
 pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
-use handoff::Inflated;
+use handoff::{Inflated, Order};
 pub use inputs::{Input, Inputs};
 use stages::Stages;
 pub use summary::{summary_text, BatchSummary};
+
+/// What a GPU thread is handed (`handoff.rs`): a PNG inflated on the CPU, or an image of a wave nvCOMP inflated
+/// (`waves.rs`).
+enum ToGpu<'p> {
+    Rows(Inflated<'p>),
+    InWave(waves::InWave<'p>),
+}
 
 /// Edge images by (width, height), for the baseline.
 type EdgeCache = Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>;
@@ -146,6 +153,8 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
         });
         crate::trace::mark("inputs planned");
         let ahead = match &planned {
+            // Not with --png-inflate gpu: the waves take from the back of the order, and a file read ahead that a
+            // wave took instead would hold its memory to the end.
             Ok((jobs, _, _)) if !opts.baseline && opts.png_inflate == PngInflate::Cpu => {
                 let ahead = Ahead::read_while(opts, jobs, &pool, || devices.is_finished());
                 crate::trace::mark(&format!("{} PNGs read while the GPU opened", ahead.len()));
@@ -268,7 +277,7 @@ fn run_jobs<'p>(
 
     // The GPU's part of a PNG read still filtered: a slot undoes its filters, computes and deflates the edges;
     // then the file.
-    let on_gpu = |i: usize, png: Filtered| -> Result<(), String> {
+    let on_rows = |i: usize, png: Filtered| -> Result<(), String> {
         let (path, out) = (&jobs[i].0, &jobs[i].1);
         let edges = stages
             .gpu
@@ -279,7 +288,7 @@ fn run_jobs<'p>(
         stages.write.time(|| write_edges(out, edges))
     };
     // One job, start to end — or, with `pass`, up to a PNG read still filtered, handed back for a GPU thread.
-    let job = |i: usize, pass: bool| -> Result<Option<Inflated<'p>>, String> {
+    let job = |i: usize, pass: bool| -> Result<Option<ToGpu<'p>>, String> {
         let (path, out) = (&jobs[i].0, &jobs[i].1);
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
@@ -291,8 +300,8 @@ fn run_jobs<'p>(
                 None => stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?,
             };
             match read {
-                Some(read) if pass => return Ok(Some(read)),
-                Some((png, _reservation)) => return on_gpu(i, png).map(|()| None),
+                Some(read) if pass => return Ok(Some(ToGpu::Rows(read))),
+                Some((png, _reservation)) => return on_rows(i, png).map(|()| None),
                 None => {}
             }
         }
@@ -342,7 +351,7 @@ fn run_jobs<'p>(
         }
         write_edges(out, edges).map(|()| None)
     };
-    let run_job = |i: usize| job(i, false).map(drop);
+    let usual = |i: usize| job(i, true);
 
     // A job's end: the progress bar, or the failure recorded.
     let finish = |i: usize, result: Result<(), String>| {
@@ -370,30 +379,34 @@ fn run_jobs<'p>(
         progress.inc(1);
     };
 
-    // PNGs inflated on the GPU go in waves (see `waves`); every other job runs on its own, on all cores.
-    let (in_waves, alone) = waves::split(opts, engines, jobs);
     let (_asleep, not_asleep, workers) = engines::workers(engines);
     notes.lock().expect("no panic while locked").extend(not_asleep);
-    // A PNG the GPU unfilters goes to a GPU thread, one a slot, once its worker has inflated it (`handoff.rs`).
+    // A PNG the GPU unfilters goes to a GPU thread, one a slot, once its worker has inflated it (`handoff.rs`); with
+    // --png-inflate gpu, waves of PNGs nvCOMP inflates are taken from the back of the order (`waves.rs`).
     let gpu_threads: usize = if filtered_on_gpu { engines.iter().map(Engine::slot_count).sum() } else { 0 };
-    let threads = handoff::run(&ahead.order(&alone), workers.as_ref(), gpu_threads, job, on_gpu, finish);
-    if !in_waves.is_empty() {
-        let job = waves::Job {
-            opts,
-            engines,
-            jobs,
-            decode_opts: &decode_opts,
-            pool,
-            want,
-            stages: &stages,
-            by_nvcomp: &by_nvcomp,
-            run_job: &run_job,
-            finish: &finish,
-            check_decoded: &check_decoded,
-            write_edges: &write_edges,
-        };
-        waves::run(&job, &in_waves);
-    }
+    let order = ahead.order(&(0..jobs.len()).collect::<Vec<_>>());
+    let order = Order::new(&order, waves::wanted(opts, engines) && waves::alone());
+    let waves = waves::Job {
+        opts,
+        engines,
+        jobs,
+        decode_opts: &decode_opts,
+        pool,
+        want,
+        stages: &stages,
+        by_nvcomp: &by_nvcomp,
+        usual: &usual,
+        finish: &finish,
+        check_decoded: &check_decoded,
+        write_edges: &write_edges,
+    };
+    let feed = |to_gpu: &handoff::ToGpuThreads<ToGpu<'p>>| waves::feed(&waves, &order, to_gpu);
+    let producer: Option<handoff::Producer<ToGpu<'p>>> = waves::wanted(opts, engines).then_some(&feed);
+    let on_gpu = |i: usize, work: ToGpu<'p>| match work {
+        ToGpu::Rows((png, _reservation)) => on_rows(i, png),
+        ToGpu::InWave(image) => waves::sobel(&waves, i, image),
+    };
+    let threads = handoff::run(&order, workers.as_ref(), gpu_threads, job, on_gpu, finish, producer);
     progress.finish_and_clear();
     stages.trace(engines, start.elapsed().as_secs_f64(), jobs.len(), threads);
 

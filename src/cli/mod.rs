@@ -350,7 +350,7 @@ struct BatchArgs {
     #[arg(long, value_enum, default_value_t)]
     png_compression: image_io::PngCompression,
     /// GPU slots: images on the GPU at once, each with its own stream and pinned buffers [default: 16; with JPEGs,
-    /// twice the GPU's JPEG decoders and 2 (16 on an H100), 4 without a JPEG engine; 24 with --png-inflate gpu]
+    /// twice the GPU's JPEG decoders and 2 (16 on an H100), 4 without a JPEG engine]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     slots: Option<u32>,
     /// Also compute cpu-scalar for every image; an image whose bytes differ fails

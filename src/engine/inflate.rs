@@ -20,8 +20,8 @@ pub enum PngInflate {
     /// H100 host with 16 cores, and needing no other library (docs/performance.md v0.44).
     #[default]
     Cpu,
-    /// nvCOMP on the GPU, hundreds of PNGs at once, with half the cores inflating others on the CPU meanwhile;
-    /// the command refuses to start without nvCOMP.
+    /// nvCOMP on the GPU, hundreds of PNGs at once, taken from the back of the list while the workers inflate
+    /// others from its front on the CPU; the command refuses to start without nvCOMP.
     Gpu,
 }
 
@@ -125,11 +125,18 @@ impl Engine {
         filter: Filter,
         want: Want,
     ) -> Result<Option<Edges>, EngineError> {
-        let (Some(g), Some(pool)) = (&self.gpu, &self.slots) else { return Ok(None) };
-        if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, size.0 as usize)? < size.1 as usize {
+        let (Some(_), Some(pool)) = (&self.gpu, &self.slots) else { return Ok(None) };
+        if !self.fits_a_slot(size.0, size.1) {
             return Ok(None);
         }
         Ok(Some(pool.with_slot(|slot| slot.run_inflated(&wave.rows(i), size, filter, want))?))
+    }
+
+    /// Whether a `width × height` image goes through a slot in one pass (else in bands, outside the slots).
+    pub fn fits_a_slot(&self, width: u32, height: u32) -> bool {
+        let Some(g) = &self.gpu else { return false };
+        variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, width as usize)
+            .is_ok_and(|rows| rows >= height as usize)
     }
 }
 
