@@ -51,7 +51,7 @@ fn main() -> anyhow::Result<()> {
         let Some(gpu) = &gpu else { continue };
         let d = Dims::new(png.width, png.height)?;
         let kernel: &Unfilter = gpu.kernels.unfilter()?;
-        let packed = gpu.stream.clone_htod(&png.rows)?;
+        let packed = gpu.stream.clone_htod(&png.rows[..])?;
         let mut scratch = Scratch::alloc(&gpu.stream, d, png.bytes_per_pixel)?;
         let mut rgb = gpu.stream.alloc_zeros::<u8>(3 * d.pixels())?;
         let mut samples = Vec::new();

@@ -294,10 +294,15 @@ fn run_jobs<'p>(
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
         // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
         // share of its decode falls by half (docs/performance.md v0.20).
-        if engine.is_some_and(Engine::unfilters_on_gpu) && !opts.baseline {
+        // They are inflated into the slots' page-locked row buffers (`gpu/rows.rs`), which the slot uploads from.
+        if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
             let read = match ahead.take(i) {
                 Some(read) => Some(read),
-                None => stages.read.time(|| filtered::read(path, &decode_opts, admit)).map_err(text)?,
+                None => {
+                    let admit = |h: &image_io::Header| admit(h).map(Some);
+                    let store = |bytes| engine.row_store(bytes);
+                    stages.read.time(|| filtered::read_into(path, &decode_opts, admit, store)).map_err(text)?
+                }
             };
             match read {
                 Some(read) if pass => return Ok(Some(ToGpu::Rows(read))),

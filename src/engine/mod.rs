@@ -378,8 +378,17 @@ impl Engine {
     /// (its stream larger than the edges).
     pub fn png_data_on_gpu(&self, edges: &[u8], width: u32, height: u32) -> Result<Option<Vec<u8>>, EngineError> {
         match &self.gpu {
-            Some(g) => Ok(crate::gpu::slots::deflate_host_edges(g, edges, width, height)?),
+            Some(g) => Ok(crate::gpu::png_data::deflate_host_edges(g, edges, width, height)?),
             None => Ok(None),
+        }
+    }
+
+    /// Memory for `bytes` of a PNG's stored rows, for [`crate::image_io::filtered::read_into`]: page-locked for the
+    /// slots to upload from without a copy (a GPU with batch slots), else plain memory.
+    pub fn row_store(&self, bytes: usize) -> Box<dyn crate::image_io::filtered::RowStore> {
+        match &self.slots {
+            Some(pool) => pool.row_store(bytes),
+            None => Box::new(vec![0; bytes]),
         }
     }
 

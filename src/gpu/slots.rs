@@ -21,7 +21,7 @@
 //! the CPU only writes the file. Where the stream would not fit the edges' own buffer (data that does not
 //! compress), the edge bytes come back instead and the CPU encodes them as before.
 
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
@@ -29,11 +29,13 @@ use image::RgbImage;
 
 use super::buffers::DeviceImage;
 use super::nvjpeg::{DecodeState, Info, Job, Nvjpeg};
-use super::patterns::deflate::{self, Deflate};
+use super::patterns::deflate;
 use super::patterns::unfilter;
 use super::patterns::Dims;
+use super::png_data::deflate_on_device;
+use super::rows::{PinnedRows, RowPool};
 use super::{Gpu, GpuError};
-use crate::image_io::filtered::Filtered;
+use crate::image_io::filtered::{Filtered, RowStore};
 use crate::sobel::Filter;
 use crate::trace::TimeSum;
 use crate::variant::Variant;
@@ -81,8 +83,10 @@ pub struct Slot {
 struct RowBuffers {
     /// The image size and bytes a pixel these are for.
     size: (u32, u32, usize),
-    /// The stored rows' pinned and device buffers, for rows inflated on the CPU ([`Slot::run_filtered`]).
-    upload: Option<(PinnedHostSlice<u8>, CudaSlice<u8>)>,
+    /// The stored rows' device buffer, for rows inflated on the CPU ([`Slot::run_filtered`]), and a pinned one to
+    /// copy them into first where they are not page-locked themselves.
+    upload: Option<CudaSlice<u8>>,
+    pinned: Option<PinnedHostSlice<u8>>,
     scratch: unfilter::Scratch,
     /// The filter bytes copied back, for rows inflated on the device ([`Slot::run_inflated`]).
     filters: Option<PinnedHostSlice<u8>>,
@@ -101,7 +105,7 @@ impl RowBuffers {
         if !matches!(buffers, Some(r) if r.size == size) {
             *buffers = None; // free the old size first
             let scratch = unfilter::Scratch::alloc(&gpu.stream, d, bytes_per_pixel)?;
-            *buffers = Some(RowBuffers { size, upload: None, scratch, filters: None });
+            *buffers = Some(RowBuffers { size, upload: None, pinned: None, scratch, filters: None });
         }
         Ok(buffers.as_mut().expect("just set"))
     }
@@ -166,64 +170,6 @@ impl SlotBuffers {
     }
 }
 
-/// The PNG image data of the edge image in `edges` (device memory, `scratch.dims()` in size) as one zlib
-/// stream, deflated on the device (`cuda/deflate.cu`) and downloaded through `host` (pinned memory for the
-/// copy's speed, or any buffer); `None` when the stream would be larger than `host` (data that does not
-/// compress). Waits for the stream.
-///
-/// One synchronisation: the kernels that plan and write the blocks, then the copies back of the blocks' lengths,
-/// their checksum sums and as much of the stream as `host` holds, are all queued before the host waits; whether
-/// the stream fits is decided after. (Deciding first — waiting for the lengths, then writing — held a batch slot
-/// ~17 ms an image with 16 slots busy, though the kernels alone deflate 2700 such images a second:
-/// docs/performance.md v0.44.) The stream is written in full whether or not it fits (its buffer has room for the
-/// longest), and `host.len()` bytes of it come back: for the test scene 2 MB instead of 0.1 MB, 40 µs over PCIe.
-pub(crate) fn deflate_on_device(
-    gpu: &Gpu,
-    edges: &CudaSlice<u8>,
-    scratch: &mut deflate::Scratch,
-    host: &mut [u8],
-) -> Result<Option<Vec<u8>>, GpuError> {
-    let kernels: &Deflate = gpu.kernels.deflate()?;
-    let d = scratch.dims();
-    kernels.plan(&gpu.stream, edges, scratch)?;
-    kernels.write(&gpu.stream, scratch)?;
-    gpu.stream.memcpy_dtoh(&scratch.bits, &mut scratch.host_bits)?;
-    gpu.stream.memcpy_dtoh(&scratch.adler, &mut scratch.host_adler)?;
-    let room = host.len().min(4 * scratch.stream.len());
-    {
-        let (words, _record) = cudarc::driver::DevicePtr::device_ptr(&scratch.stream, &gpu.stream);
-        // SAFETY: the stream buffer holds at least `room` bytes; `host` is borrowed mutably here, untouched until
-        // the synchronisation just below.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..room], words, gpu.stream.cu_stream()) }?;
-    }
-    gpu.stream.synchronize()?;
-    let bytes = scratch.host_bits.as_slice()?.iter().sum::<u64>().div_ceil(8) as usize;
-    if bytes > room {
-        return Ok(None);
-    }
-    let rows = scratch.rows_per_segment();
-    let lengths = (0..scratch.segments()).map(|s| (d.height as usize - s * rows).min(rows) * (d.width as usize + 1));
-    let adler = deflate::adler32(scratch.host_adler.as_slice()?, lengths);
-    // zlib's header: deflate with a 32 kB window, no dictionary (0x78 0x01, a multiple of 31).
-    let mut zlib = Vec::with_capacity(bytes + 6);
-    zlib.extend_from_slice(&[0x78, 0x01]);
-    zlib.extend_from_slice(&host[..bytes]);
-    zlib.extend_from_slice(&adler.to_be_bytes());
-    Ok(Some(zlib))
-}
-
-/// The PNG image data of the `width × height` edge image `edges` (host bytes) deflated on the GPU, as
-/// [`deflate_on_device`]: uploaded, deflated, the stream downloaded. For the single-image command, whose
-/// edges are already on the host.
-pub fn deflate_host_edges(gpu: &Gpu, edges: &[u8], width: u32, height: u32) -> Result<Option<Vec<u8>>, GpuError> {
-    let d = Dims::new(width, height)?;
-    assert_eq!(edges.len(), d.pixels(), "width × height edge bytes");
-    let device = gpu.stream.clone_htod(edges)?;
-    let mut scratch = deflate::Scratch::alloc(&gpu.stream, d)?;
-    let mut host = vec![0u8; edges.len()];
-    deflate_on_device(gpu, &device, &mut scratch, &mut host)
-}
-
 /// `bytes` of write-combined pinned memory, for an upload's source (fast to upload from, slow for the CPU to
 /// read, and the CPU only writes it).
 ///
@@ -258,16 +204,48 @@ impl Slot {
         let d = Dims::new(png.width, png.height)?;
         let gpu = self.gpu.for_filter(filter)?;
         let rows = RowBuffers::for_size(&self.gpu, &mut self.filtered, d, png.bytes_per_pixel)?;
-        let (pinned, device) = match &mut rows.upload {
+        let device = match &mut rows.upload {
             Some(u) => u,
-            // SAFETY (pinned allocation, device allocation): the pinned buffer is written in full below before
-            // it is uploaded; the upload writes the device buffer in full before the kernel reads it.
-            none => none.insert(unsafe {
-                (upload_buffer(&self.gpu, png.rows.len())?, self.gpu.stream.alloc::<u8>(png.rows.len())?)
-            }),
+            // SAFETY (device allocation): the upload writes it in full before the kernel reads it.
+            none => none.insert(unsafe { self.gpu.stream.alloc::<u8>(png.rows.len())? }),
         };
-        pinned.as_mut_slice()?.copy_from_slice(&png.rows);
-        gpu.stream.memcpy_htod(pinned, device)?;
+        let locked = (&*png.rows as &dyn std::any::Any).downcast_ref::<PinnedRows>().filter(|r| r.is_locked());
+        match locked {
+            Some(locked) => {
+                let (to, _record) = cudarc::driver::DevicePtrMut::device_ptr_mut(device, &gpu.stream);
+                // SAFETY: `device` holds the rows' length (made for this size); `locked` is borrowed from `png` until
+                // this function returns, and the stream is waited for before it returns, on every path (below).
+                unsafe { cudarc::driver::result::memcpy_htod_async(to, &locked[..], gpu.stream.cu_stream()) }?;
+            }
+            None => {
+                let pinned = match &mut rows.pinned {
+                    Some(p) => p,
+                    // SAFETY (pinned allocation): written in full just below before it is uploaded.
+                    none => none.insert(unsafe { upload_buffer(&self.gpu, png.rows.len())? }),
+                };
+                pinned.as_mut_slice()?.copy_from_slice(&png.rows);
+                gpu.stream.memcpy_htod(pinned, device)?;
+            }
+        }
+        let edges = self.unfilter_and_strip(&gpu, png, d, filter, want);
+        if edges.is_err() {
+            // The upload may still be reading the rows: they must outlive it.
+            let _ = gpu.stream.synchronize();
+        }
+        edges
+    }
+
+    /// The rest of [`Slot::run_filtered`], once the rows are on their way up.
+    fn unfilter_and_strip(
+        &mut self,
+        gpu: &Gpu,
+        png: &Filtered,
+        d: Dims,
+        filter: Filter,
+        want: Want,
+    ) -> Result<Edges, GpuError> {
+        let rows = self.filtered.as_mut().expect("made by run_filtered");
+        let device = rows.upload.as_ref().expect("made by run_filtered");
         let b = SlotBuffers::for_size(&self.gpu, &mut self.buffers, png.width, png.height)?;
         let unfilter = gpu.kernels.unfilter()?;
         unfilter.enqueue(
@@ -278,7 +256,7 @@ impl Slot {
             d,
             png.bytes_per_pixel,
         )?;
-        b.strip_and_download(&gpu, d, filter, want)
+        b.strip_and_download(gpu, d, filter, want)
     }
 
     /// gpu-strip on a PNG whose image data was inflated on the device ([`super::nvcomp::Wave::rows`]:
@@ -387,6 +365,8 @@ pub struct SlotPool {
     /// Time threads spent waiting for a free slot, and holding one, summed over threads.
     waited: TimeSum,
     held: TimeSum,
+    /// Page-locked buffers PNGs are inflated into, for [`Slot::run_filtered`] to upload without a copy.
+    rows: Arc<RowPool>,
 }
 
 impl SlotPool {
@@ -402,7 +382,19 @@ impl SlotPool {
             returned: Condvar::new(),
             waited: TimeSum::default(),
             held: TimeSum::default(),
+            // As many idle as slots, as the slots' own pinned upload buffers are (now used only for rows inflated
+            // before the GPU was open, `batch/ahead.rs`).
+            rows: RowPool::new(&gpu.ctx, slots.max(1)),
         })
+    }
+
+    /// Memory for `bytes` of a PNG's stored rows ([`crate::image_io::filtered::read_into`]): page-locked for
+    /// [`Slot::run_filtered`] to upload from, or plain memory where the driver locks no more.
+    pub fn row_store(&self, bytes: usize) -> Box<dyn RowStore> {
+        match self.rows.take(bytes) {
+            Some(rows) => Box::new(rows),
+            None => Box::new(vec![0; bytes]),
+        }
     }
 
     /// How many slots it has.

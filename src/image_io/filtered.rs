@@ -20,8 +20,21 @@ use png::{chunk, BitDepth, ColorType, Decoded, StreamingDecoder, UnfilterRegion}
 use super::decode::{check_dimensions, check_input, DecodeOptions, Header, STDIN};
 use crate::error::{Error, Result};
 
+/// Memory a PNG's stored rows are inflated into: plain memory (a `Vec`), or memory a GPU uploads from without a
+/// copy first (batch's page-locked row buffers, `crate::gpu::rows`), which the slot recognises by its type.
+pub trait RowStore: std::ops::DerefMut<Target = [u8]> + std::any::Any + Send + Sync {
+    /// The memory as the png crate's streaming decoder takes it. Its length and capacity must not change (the
+    /// decoder only writes into it): page-locked memory is known to the driver by its address.
+    fn as_vec(&mut self) -> &mut Vec<u8>;
+}
+
+impl RowStore for Vec<u8> {
+    fn as_vec(&mut self) -> &mut Vec<u8> {
+        self
+    }
+}
+
 /// A PNG's inflated image data, still filtered.
-#[derive(Debug)]
 pub struct Filtered {
     /// Width in pixels.
     pub width: u32,
@@ -31,7 +44,14 @@ pub struct Filtered {
     pub bytes_per_pixel: usize,
     /// `height` rows of [`Filtered::row_bytes`] bytes: the filter type (0–4, checked), then the filtered
     /// bytes.
-    pub rows: Vec<u8>,
+    pub rows: Box<dyn RowStore>,
+}
+
+impl std::fmt::Debug for Filtered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (w, h, b, n) = (self.width, self.height, self.bytes_per_pixel, self.rows.len());
+        write!(f, "Filtered {{ {w}×{h}, {b} bytes a pixel, {n} bytes of rows }}")
+    }
 }
 
 impl Filtered {
@@ -44,7 +64,7 @@ impl Filtered {
     /// the PNG specification writes them (section 9): the reference for `cuda/unfilter.cu`.
     pub fn unfilter(&self) -> RgbImage {
         let (bpp, stride) = (self.bytes_per_pixel, self.row_bytes());
-        let mut raw = self.rows.clone();
+        let mut raw = self.rows.to_vec();
         let mut rgb = Vec::with_capacity(3 * self.width as usize * self.height as usize);
         for r in 0..self.height as usize {
             let (done, rest) = raw.split_at_mut(r * stride);
@@ -169,12 +189,23 @@ pub fn read_if<R>(
     opts: &DecodeOptions,
     admit: impl FnOnce(&Header) -> Result<Option<R>>,
 ) -> Result<Option<(Filtered, R)>> {
+    read_into(path, opts, admit, |bytes| Box::new(vec![0; bytes]))
+}
+
+/// [`read_if`], inflating into the memory `store(bytes)` gives (whatever it holds is written over), taken once the
+/// file is admitted.
+pub fn read_into<R>(
+    path: &Path,
+    opts: &DecodeOptions,
+    admit: impl FnOnce(&Header) -> Result<Option<R>>,
+    store: impl FnOnce(usize) -> Box<dyn RowStore>,
+) -> Result<Option<(Filtered, R)>> {
     let Some((at, Some(admitted))) = open_at_image_data(path, opts, admit)? else { return Ok(None) };
     let AtImageData { mut input, mut decoder, width, height, bytes_per_pixel, .. } = at;
     let read_err = |source| Error::Read { path: path.to_owned(), source };
     let decode_err = |detail: String| Error::Decode { path: path.to_owned(), detail };
     let row_bytes = 1 + width as usize * bytes_per_pixel;
-    let mut rows = vec![0; row_bytes * height as usize];
+    let mut rows = store(row_bytes * height as usize);
     let mut region = UnfilterRegion::default();
     loop {
         let buf = input.fill_buf().map_err(read_err)?;
@@ -184,7 +215,7 @@ pub fn read_if<R>(
         // Once every row is in, what is left of the stream is skipped, as the png crate's own reader does.
         let full = region.filled == rows.len();
         let (used, event) =
-            if full { decoder.update(buf, None) } else { decoder.update(buf, Some(&mut region.as_buf(&mut rows))) }
+            if full { decoder.update(buf, None) } else { decoder.update(buf, Some(&mut region.as_buf(rows.as_vec()))) }
                 .map_err(|e| decode_err(e.to_string()))?;
         input.consume(used);
         if let Decoded::ImageDataFlushed = event {
