@@ -98,13 +98,13 @@ impl<'p> Ahead<'p> {
         self.read.lock().expect("no panic while locked").clear();
     }
 
-    /// `jobs` with those read ahead first. The workers take jobs in this order, so a worker waiting for memory
-    /// has every file read ahead already in some worker's hands, on its way to being written and giving its
-    /// memory back: waiting cannot deadlock, as without reading ahead (a worker holds one reservation at a time,
-    /// and those it handed to the GPU threads are given back by threads that never wait for memory).
-    pub fn order(&self, jobs: &[usize]) -> Vec<usize> {
+    /// The jobs `0..jobs` with those read ahead first. The workers take jobs in this order, so a worker waiting
+    /// for memory has every file read ahead already in some worker's hands, on its way to being written and giving
+    /// its memory back: waiting cannot deadlock, as without reading ahead (a worker holds one reservation at a
+    /// time, and those it handed to the GPU threads are given back by threads that never wait for memory).
+    pub fn order(&self, jobs: usize) -> Vec<usize> {
         let read = self.read.lock().expect("no panic while locked");
-        let (mut first, rest): (Vec<usize>, Vec<usize>) = jobs.iter().partition(|i| read.contains_key(i));
+        let (mut first, rest): (Vec<usize>, Vec<usize>) = (0..jobs).partition(|i| read.contains_key(i));
         first.extend(rest);
         first
     }
@@ -165,7 +165,7 @@ mod tests {
         let pool = Pool::new(opts.budget);
         let ahead = Ahead::read_while(&opts, &jobs, &pool, || false);
         assert_eq!(ahead.len(), 6, "every PNG, not the JPEG or the file that is no image");
-        let order = ahead.order(&(0..jobs.len()).collect::<Vec<_>>());
+        let order = ahead.order(jobs.len());
         assert_eq!(order, [0, 2, 3, 4, 5, 6, 1, 7], "read ahead first, then the rest in their order");
         let decode_opts = DecodeOptions { budget: opts.budget, keep_orientation: false };
         for i in [0, 2, 6] {

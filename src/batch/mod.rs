@@ -389,8 +389,9 @@ fn run_jobs<'p>(
     // A PNG the GPU unfilters goes to a GPU thread, one a slot, once its worker has inflated it (`handoff.rs`); with
     // --png-inflate gpu, waves of PNGs nvCOMP inflates are taken from the back of the order (`waves.rs`).
     let gpu_threads: usize = if filtered_on_gpu { engines.iter().map(Engine::slot_count).sum() } else { 0 };
-    let order = ahead.order(&(0..jobs.len()).collect::<Vec<_>>());
-    let order = Order::new(&order, waves::wanted(opts, engines) && waves::alone());
+    let in_waves = waves::wanted(opts, engines);
+    let order = ahead.order(jobs.len());
+    let order = Order::new(&order, in_waves && waves::alone());
     let waves = waves::Job {
         opts,
         engines,
@@ -406,7 +407,7 @@ fn run_jobs<'p>(
         write_edges: &write_edges,
     };
     let feed = |to_gpu: &handoff::ToGpuThreads<ToGpu<'p>>| waves::feed(&waves, &order, to_gpu);
-    let producer: Option<handoff::Producer<ToGpu<'p>>> = waves::wanted(opts, engines).then_some(&feed);
+    let producer: Option<handoff::Producer<ToGpu<'p>>> = in_waves.then_some(&feed);
     let on_gpu = |i: usize, work: ToGpu<'p>| match work {
         ToGpu::Rows((png, _reservation)) => on_rows(i, png),
         ToGpu::InWave(image) => waves::sobel(&waves, i, image),

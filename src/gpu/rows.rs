@@ -2,8 +2,9 @@
 //! has locked, and the slot uploads from there — instead of inflating into fresh memory and copying the 6 MB of a
 //! 2048×1024 scene into the slot's pinned buffer first, on the slot's time.
 //!
-//! Why: on the H100 host batch is bound by the CPU (16 cores ~all busy for 2000 scenes: 22 s of user time, most of it
-//! the inflate, the copy a tenth of it), and the copy also lengthened each slot's hold (docs/performance.md v0.52).
+//! Why: on the H100 host batch was bound by the CPU (16 cores ~all busy for 2000 scenes: 22 s of user time, most of
+//! it the inflate, the copy a tenth of it). Without the copy a fifth of that time went, and the GPU slots, not the
+//! cores, became the limit (docs/performance.md v0.52).
 //!
 //! Locking memory costs ~0.5 ms for 6 MB (`cuMemHostRegister`, docs/performance.md v0.21), so buffers are kept
 //! from image to image: a buffer given back goes to the pool's idle list, still locked, up to [`RowPool`]'s `keep`;
