@@ -106,14 +106,7 @@ pub(super) fn run<T: Send>(
         let to_gpu = to_gpu;
         let run_jobs = |_: rayon::BroadcastContext<'_>| {
             while let Some(i) = order.front() {
-                match job(i, started > 0) {
-                    Ok(Some(work)) => {
-                        if let Err(unsent) = to_gpu.send((i, work)) {
-                            finish(unsent.0 .0, Err("the GPU threads ended early".into()));
-                        }
-                    }
-                    done => finish(i, done.map(drop)),
-                }
+                hand_on(&to_gpu, &finish, i, job(i, started > 0));
             }
         };
         let workers = match workers {
@@ -130,6 +123,24 @@ pub(super) fn run<T: Send>(
         // `to_gpu` is dropped here, and the producer's copy when it ends: the GPU threads end once they have taken
         // what was sent.
     })
+}
+
+/// Job `i`'s outcome: its GPU work sent to the GPU threads, or, where it has none (it ran whole, or failed), its
+/// result given to `finish`.
+pub(super) fn hand_on<T, F: Fn(usize, Result<(), String>) + ?Sized>(
+    to_gpu: &ToGpuThreads<T>,
+    finish: &F,
+    i: usize,
+    outcome: Result<Option<T>, String>,
+) {
+    match outcome {
+        Ok(Some(work)) => {
+            if to_gpu.send((i, work)).is_err() {
+                finish(i, Err("the GPU threads ended early".into()));
+            }
+        }
+        done => finish(i, done.map(drop)),
+    }
 }
 
 #[cfg(test)]

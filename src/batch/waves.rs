@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::handoff::{Order, ToGpuThreads};
+use super::handoff::{hand_on, Order, ToGpuThreads};
 use super::{BatchOptions, Stages, ToGpu};
 use crate::engine::{Edges, Engine, PngInflate, Want, Wave};
 use crate::error::{one_line, Error};
@@ -228,15 +228,7 @@ fn hand_over<'p>(job: &Job<'_, 'p>, queued: Queued, to_gpu: &ToGpuThreads<ToGpu<
         crate::trace::mark(&format!("nvCOMP wave of {} PNGs failed ({why}): inflated on the CPU", queued.items.len()));
     }
     let wave = queued.wave.ok().map(Arc::new);
-    let send = |i: usize, work: Result<Option<ToGpu<'p>>, String>| match work {
-        Ok(Some(work)) => {
-            if let Err(unsent) = to_gpu.send((i, work)) {
-                (job.finish)(i, Err("the GPU threads ended early".into()));
-                drop(unsent);
-            }
-        }
-        done => (job.finish)(i, done.map(drop)),
-    };
+    let send = |i: usize, work| hand_on(to_gpu, job.finish, i, work);
     for (i, place) in queued.items {
         let inflated = match (place, &wave, &finished) {
             (Some(place), Some(wave), Ok(statuses)) if statuses[place.0].is_ok() => Some((wave, place)),
