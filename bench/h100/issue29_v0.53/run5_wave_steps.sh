@@ -1,0 +1,13 @@
+# Issue 29 v0.53 run5: the steps of queueing a wave (cuda_sobel_t2 = 4909f42 + trace marks inside Nvcomp::inflate and
+# a readers switch, CUDA_SOBEL_TRIAL_READERS, never committed). nvCOMP alone, 16 queues; then 4 / 12 readers beside
+# the CPU.
+set -u
+export LD_LIBRARY_PATH=$PWD/.dev/nvcomp:${LD_LIBRARY_PATH:-}
+w=/tmp/w; mkdir -p $w/in; for i in $(seq -w 1 2000); do cp imgs_in/2048x1024.png $w/in/img$i.png; done; sync
+for cfg in "CUDA_SOBEL_CPU_LANE=0" "CUDA_SOBEL_CPU_LANE=0 CUDA_SOBEL_TRIAL_READERS=12" "CUDA_SOBEL_CPU_LANE=1 CUDA_SOBEL_TRIAL_READERS=12"; do
+  rm -rf /dev/shm/o; sync; t0=$(date +%s%N)
+  env $cfg CUDA_SOBEL_TRACE=1 CUDA_DEVICE_MAX_CONNECTIONS=16 .dev/cuda_sobel_t2 batch $w/in --png-inflate gpu --out /dev/shm/o > /tmp/log 2>&1; t1=$(date +%s%N)
+  echo "== $cfg: $(( (t1-t0)/1000000 )) ms"
+  grep -v "^batch:" /tmp/log | sed 's/cuda_sobel trace: *//' | cut -c1-150 | head -45
+done
+rm -rf /dev/shm/o $w
