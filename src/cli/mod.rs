@@ -370,9 +370,9 @@ struct BatchArgs {
     /// and default levels, unless the stream would be larger than the edges; docs/cli.md), cpu
     #[arg(long, value_enum, default_value_t = crate::batch::PngEncoder::Auto)]
     png_encoder: crate::batch::PngEncoder,
-    /// Where PNG inputs are inflated: cpu (the filters undone on the GPU), gpu (nvCOMP, hundreds at once, with half
-    /// the cores inflating others meanwhile; refuse to start without it). gpu is the faster where the output folder
-    /// keeps up with ~1000 files a second, level with cpu elsewhere on the machines measured (docs/cli.md)
+    /// Where PNG inputs are inflated: cpu (the filters undone on the GPU), gpu (nvCOMP, hundreds at once, from the end
+    /// of the list while the cores inflate from its start; refuse to start without it). On the machines measured gpu
+    /// is the slower by the clock: nvCOMP takes the GPU from the slots (docs/cli.md)
     #[arg(long, value_enum, default_value_t)]
     png_inflate: crate::engine::PngInflate,
 }
