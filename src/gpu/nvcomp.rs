@@ -281,6 +281,11 @@ impl Wave {
     /// Waits for the wave; for each stream, `Ok` when it inflated to exactly the size expected, else why not
     /// in one line (nvCOMP's status, or the size it reached).
     pub fn finish(&self) -> Result<Vec<Result<(), String>>, GpuError> {
+        // Waited for asleep first: the copies below go to pageable memory, which the driver makes synchronous, and
+        // while one of them waited for nvCOMP's kernel the producer's driver calls (the next wave's allocations) waited
+        // with it, 130-275 ms a wave; with this wait they no longer did (docs/performance.md v0.53, runs 7-9; by the
+        // clock within the spread, run10).
+        self.stream.synchronize()?;
         let statuses = self.stream.clone_dtoh(&self.statuses)?;
         let produced = self.stream.clone_dtoh(&self.produced)?;
         Ok(statuses
