@@ -11,11 +11,10 @@ use crate::{generate, image_io, report};
 
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    // Before any other thread starts (it sets an environment variable): a batch asked for more slots than the
-    // driver's default 8 hardware queues gets 32 (measured: docs/performance.md v0.45). Not the default 16 slots:
-    // 32 queues make the context ~0.35 s later, 12 or 16 ~0.1–0.15 s, more than the slots gain (v0.52).
+    // Before any other thread starts (it sets an environment variable): more hardware queues for a batch asked
+    // for more slots than the default (`batch::wants_more_queues`).
     if let Some(Command::Batch(a)) = &cli.command {
-        if a.slots.is_some_and(|n| n > 8) {
+        if crate::batch::wants_more_queues(a.slots.map(|n| n as usize)) {
             crate::engine::widen_hardware_queues();
         }
     }
