@@ -6,17 +6,11 @@ use crate::engine::{AsleepForNow, Device, Engine};
 
 /// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47);
 /// with 24 workers asleep ([`workers`]), 16 slots 1189–1196, 12 1135–1182, 24 1164–1168 on v0.48's unfilter, and on
-/// v0.49's 16 slots 1231–1267 against 8 slots' 1150–1173 (v0.49, runs 51–52).
+/// v0.49's 16 slots 1231–1267 against 8 slots' 1150–1173 (v0.49, runs 51–52). Whatever their number, the slots share
+/// the driver's 8 hardware queues (unless the user sets `CUDA_DEVICE_MAX_CONNECTIONS`): with 32, a context is made
+/// 0.33–0.45 s later, and 24 or 32 slots on 32 queues took 2.45–3.26 s for 2000 PNG scenes against 2.07–2.74 on 8,
+/// with the CPU's inflate or nvCOMP's (docs/performance.md v0.54; batch asked for 32 above 8 slots from v0.45 to v0.53).
 pub const DEFAULT_SLOTS: usize = 16;
-
-/// Whether a batch asked for `slots` should open its contexts with 32 hardware queues ([`crate::engine::HARDWARE_QUEUES`])
-/// rather than the driver's 8: only above [`DEFAULT_SLOTS`]. 32 queues make the context ~0.35 s later, 12 or 16
-/// ~0.1–0.15 s, more than 16 slots gain from them (v0.52); an explicit `--slots 16` on 32 queues took 2.26–2.65 s for
-/// 2000 PNG scenes where the default 16 on 8 took 2.03–2.37 (docs/performance.md v0.54). Above 16, the slots share
-/// queues without them (v0.45).
-pub fn wants_more_queues(slots: Option<usize>) -> bool {
-    slots.is_some_and(|n| n > DEFAULT_SLOTS)
-}
 
 /// Slots where the GPU's JPEG engine decodes JPEGs, for an engine of `width` decoders (`gpu::jpeg_batch`): two
 /// calls' worth — one call's JPEGs decoding while the next call's gather — and two more on their way. 1000 photos,
@@ -136,18 +130,4 @@ pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Vec<String>, Op
     let threads = rayon::current_num_threads() + slots.div_ceil(2);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("batch-{i}")).build().ok();
     (asleep, notes, pool)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_more_slots_than_the_default_widen_the_queues() {
-        assert!(!wants_more_queues(None));
-        assert!(!wants_more_queues(Some(1)));
-        assert!(!wants_more_queues(Some(DEFAULT_SLOTS)));
-        assert!(wants_more_queues(Some(DEFAULT_SLOTS + 1)));
-        assert!(wants_more_queues(Some(64)));
-    }
 }

@@ -40,9 +40,7 @@ use crate::sobel::Filter;
 use ahead::Ahead;
 use checks::{check_against_scalar, check_png};
 use engines::{engines_from, open_devices};
-pub use engines::{
-    jpeg_engine_slots, open_engines, open_engines_for, wants_more_queues, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS,
-};
+pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
 use handoff::{Inflated, Order};
 pub use inputs::{Input, Inputs};
 use stages::Stages;

@@ -11,13 +11,6 @@ use crate::{generate, image_io, report};
 
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    // Before any other thread starts (it sets an environment variable): more hardware queues for a batch asked
-    // for more slots than the default (`batch::wants_more_queues`).
-    if let Some(Command::Batch(a)) = &cli.command {
-        if crate::batch::wants_more_queues(a.slots.map(|n| n as usize)) {
-            crate::engine::widen_hardware_queues();
-        }
-    }
     // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.
     crate::interrupt::install();
     match cli.command {

@@ -52,25 +52,6 @@ pub fn student_ptx(file: &str, text: &str, filter: Filter) -> Result<String, Gpu
     crate::gpu::student::compile_ptx(file, text, filter)
 }
 
-/// Hardware work queues the CUDA driver opens per context, unless `CUDA_DEVICE_MAX_CONNECTIONS` is set: 32, the
-/// most it takes (its default is 8). Streams beyond the queues share one, and a kernel then waits behind another
-/// stream's work though nothing orders them. Measured (docs/performance.md v0.45, H100): the GPU deflate's kernels
-/// on 16 / 32 streams at once ran 2706–2719 / 2709–2711 scene PNGs a second with 8 queues, 4239–4249 / 6322–6328
-/// with 32 (two calls); batch's
-/// `--png-inflate gpu` keeps 24 slots busy. Only where more than 8 streams run at once: batch's default 8 slots ran
-/// 3–5 % slower with 32 queues than with 8.
-pub const HARDWARE_QUEUES: &str = "32";
-
-/// Sets `CUDA_DEVICE_MAX_CONNECTIONS` to [`HARDWARE_QUEUES`] where the user has not set it. The driver reads it
-/// when a context is made. Call it before the GPU is opened and before other threads that might read the
-/// environment exist (the command line does, first thing): changing the environment while another thread reads it
-/// is unsound.
-pub fn widen_hardware_queues() {
-    if std::env::var_os("CUDA_DEVICE_MAX_CONNECTIONS").is_none() {
-        std::env::set_var("CUDA_DEVICE_MAX_CONNECTIONS", HARDWARE_QUEUES);
-    }
-}
-
 /// Whether the CUDA driver library can be loaded (cheap: no device is opened), e.g. to decide before
 /// opening one whether a GPU path is worth trying.
 pub fn driver_present() -> bool {
