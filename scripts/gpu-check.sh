@@ -51,7 +51,7 @@ fi
 if want tests; then
   mkdir -p "$WORK/tests" && tar -C "$WORK/tests" -xJf "$DEV/tests.tar.xz"
   for t in "$WORK"/tests/*; do
-    step "tests: $(basename "$t")" "$t" --test-threads=1 -q
+    step "tests: $(basename "$t")" "$t" --include-ignored --test-threads=1 -q
   done
 fi
 

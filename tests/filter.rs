@@ -155,6 +155,7 @@ fn chosen(s: Strategy) -> bool {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn every_gpu_strategy_equals_the_reference_for_every_kernel_size_and_border() {
     let Some(gpu) = gpu_or_skip("every_gpu_strategy_equals_the_reference_for_every_kernel_size_and_border") else {
         return;
@@ -185,6 +186,7 @@ fn every_gpu_strategy_equals_the_reference_for_every_kernel_size_and_border() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn the_studies_tunings_compute_the_same_bytes() {
     let Some(gpu) = gpu_or_skip("the_studies_tunings_compute_the_same_bytes") else { return };
     let conv = ConvGpu::new(gpu);
@@ -228,6 +230,7 @@ fn the_studies_tunings_compute_the_same_bytes() {
 /// beside its tail, every strategy, every image exact — with one scratch buffer for all, as the study has, which a
 /// two-pass strategy's second launch reads (so those keep ordinary launches: `conv::launches_an_image`).
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn overlapped_launches_compute_the_same_bytes() {
     let Some(gpu) = gpu_or_skip("overlapped_launches_compute_the_same_bytes") else { return };
     // As the study runs them: on a created stream (on the legacy one they would not overlap), without cudarc's

@@ -67,6 +67,7 @@ fn check_variants(gpu: &Gpu, rgb: &RgbImage, filter: Filter, output: Output, run
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn gpu_variants_match_the_literal_images() {
     let Some(gpu) = gpu_or_skip("gpu_variants_match_the_literal_images") else { return };
     // tests/literal.rs pins cpu-scalar's bytes on these by hand; here every GPU variant must equal it.
@@ -77,6 +78,7 @@ fn gpu_variants_match_the_literal_images() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn gpu_variants_match_scalar_on_awkward_sizes() {
     let Some(gpu) = gpu_or_skip("gpu_variants_match_scalar_on_awkward_sizes") else { return };
     // Widths around the 16-pixel groups of gpu-vec16 and gpu-strip (15, 16, 17, 32, 48) exercise both
@@ -119,6 +121,7 @@ fn gpu_variants_match_scalar_on_awkward_sizes() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn gpu_variants_match_scalar_on_the_report_images() {
     let Some(gpu) = gpu_or_skip("gpu_variants_match_scalar_on_the_report_images") else { return };
     for name in ["512x512", "1024x512", "1024x1024", "2048x1024"] {
@@ -128,6 +131,7 @@ fn gpu_variants_match_scalar_on_the_report_images() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn streamed_gpu_strip_equals_the_reference() {
     use cuda_sobel::gpu::staged::{run_streamed_in_bands, STREAMED_FROM_BYTES};
     let Some(gpu) = gpu_or_skip("streamed_gpu_strip_equals_the_reference") else { return };
@@ -157,6 +161,7 @@ fn streamed_gpu_strip_equals_the_reference() {
 /// The streamed paths' pinned memory: buffers cut from one region start on a page, are zeroed, do not
 /// overlap, and copy to the device and back intact.
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy() {
     use cuda_sobel::gpu::pinned::PinnedRegion;
     let Some(gpu) = gpu_or_skip("a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy") else { return };
@@ -181,6 +186,7 @@ fn a_pinned_region_gives_zeroed_page_aligned_buffers_that_copy() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn banded_gpu_runs_equal_one_pass() {
     let Some(gpu) = gpu_or_skip("banded_gpu_runs_equal_one_pass") else { return };
     // Bands far smaller than the GPU needs, so that band edges land everywhere (rows 1, 2, 3, 7: fewer than a
@@ -206,6 +212,7 @@ fn banded_gpu_runs_equal_one_pass() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn two_hundred_random_sizes_every_variant_every_border() {
     let Some(gpu) = gpu_or_skip("two_hundred_random_sizes_every_variant_every_border") else { return };
     // Sizes log-uniform in 1..=3000 per side (so most are small and odd, some large), deterministic.
@@ -242,6 +249,7 @@ fn two_hundred_random_sizes_every_variant_every_border() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn dp4a_grey_is_exact_for_every_rgb_triple() {
     let Some(gpu) = gpu_or_skip("dp4a_grey_is_exact_for_every_rgb_triple") else { return };
     // The dp4a grey in both weights (BT.601's split into high and low bytes), and the report build's
@@ -259,6 +267,7 @@ fn dp4a_grey_is_exact_for_every_rgb_triple() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn approximate_sqrt_magnitude_is_exact_for_every_square() {
     let Some(gpu) = gpu_or_skip("approximate_sqrt_magnitude_is_exact_for_every_square") else { return };
     // Every Gx² + Gy² that can occur after the gradients are clamped to 255 is at most 2·255², and below
@@ -271,6 +280,7 @@ fn approximate_sqrt_magnitude_is_exact_for_every_square() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn the_direction_is_the_cpus_to_the_bit_for_every_3x3_gradient() {
     let Some(gpu) = gpu_or_skip("the_direction_is_the_cpus_to_the_bit_for_every_3x3_gradient") else { return };
     let m = 1020;
@@ -284,6 +294,7 @@ fn the_direction_is_the_cpus_to_the_bit_for_every_3x3_gradient() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn gpu_variants_saturate_on_extreme_edges() {
     let Some(gpu) = gpu_or_skip("gpu_variants_saturate_on_extreme_edges") else { return };
     // Black/white stripes and checks give the largest gradients each stencil has (163 200 at 7×7): the
@@ -301,6 +312,7 @@ fn gpu_variants_saturate_on_extreme_edges() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn strip_on_caller_memory_runs_a_batch_in_one_launch() {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
     let Some(gpu) = gpu_or_skip("strip_on_caller_memory_runs_a_batch_in_one_launch") else { return };

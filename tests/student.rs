@@ -116,6 +116,7 @@ fn run(file: &Path, border: &str, extra: &[&str]) -> assert_cmd::assert::Assert 
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn a_correct_kernel_passes_and_is_timed() {
     if !gpu_or_skip("a_correct_kernel_passes_and_is_timed") {
         return;
@@ -127,6 +128,7 @@ fn a_correct_kernel_passes_and_is_timed() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn wrong_borders_and_wrapped_magnitudes_fail_with_their_first_pixel_and_hint() {
     if !gpu_or_skip("wrong_borders_and_wrapped_magnitudes_fail_with_their_first_pixel_and_hint") {
         return;
@@ -169,6 +171,7 @@ fn solved(name: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn the_exercises_fail_until_completed_and_pass_when_completed() {
     if !gpu_or_skip("the_exercises_fail_until_completed_and_pass_when_completed") {
         return;
@@ -199,6 +202,7 @@ fn the_exercises_fail_until_completed_and_pass_when_completed() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn bench_times_a_students_kernel_beside_ours() {
     if !gpu_or_skip("bench_times_a_students_kernel_beside_ours") {
         return;

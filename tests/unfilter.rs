@@ -72,6 +72,7 @@ proptest! {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
 fn unfiltered_on_the_gpu_gives_the_edges_of_the_whole_image_decode() {
     let engine = match Engine::new(Device::Cuda(0), Filter::default()).and_then(|e| e.with_slots(2)) {
         Ok(e) => e,

@@ -5,7 +5,7 @@ use super::{waves, BatchOptions, JpegDecoder, PngInflate};
 use crate::engine::{AsleepForNow, Device, Engine};
 
 /// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47);
-/// with 24 workers asleep ([`workers`]), 16 slots 1189–1196, 12 1135–1182, 24 1164–1168 on v0.48's unfilter, and on
+/// with 24 workers asleep (`workers`), 16 slots 1189–1196, 12 1135–1182, 24 1164–1168 on v0.48's unfilter, and on
 /// v0.49's 16 slots 1231–1267 against 8 slots' 1150–1173 (v0.49, runs 51–52). Whatever their number, the slots share
 /// the driver's 8 hardware queues (unless the user sets `CUDA_DEVICE_MAX_CONNECTIONS`): with 32, a context is made
 /// 0.33–0.45 s later, and 24 or 32 slots on 32 queues took 2.45–3.26 s for 2000 PNG scenes against 2.07–2.74 on 8,

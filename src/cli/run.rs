@@ -191,13 +191,7 @@ fn pixels_per_thread(image: &std::path::Path, n: Option<&str>, more: &[PathBuf])
 }
 
 fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
-    if !matches!(a.output, pipeline::Product::Magnitude | pipeline::Product::L1) {
-        anyhow::bail!(
-            "batch writes edge images (--output magnitude or l1); for --output {}, run the image command on each file",
-            a.output.name()
-        );
-    }
-    let filter = a.filter.filter_with(a.output.norm())?;
+    let filter = a.filter.filter_with(a.output.0.norm())?;
     let summary = crate::batch::run(&crate::batch::BatchOptions {
         inputs: a.inputs,
         recursive: a.recursive,

@@ -54,7 +54,7 @@ pub(crate) fn deflate_on_device(
 }
 
 /// The PNG image data of the `width × height` edge image `edges` (host bytes) deflated on the GPU, as
-/// [`deflate_on_device`]: uploaded, deflated, the stream downloaded. For the single-image command, whose
+/// `deflate_on_device`: uploaded, deflated, the stream downloaded. For the single-image command, whose
 /// edges are already on the host.
 pub fn deflate_host_edges(gpu: &Gpu, edges: &[u8], width: u32, height: u32) -> Result<Option<Vec<u8>>, GpuError> {
     let d = Dims::new(width, height)?;

@@ -293,7 +293,7 @@ impl Slot {
         Ok(edges)
     }
 
-    /// gpu-strip on a JPEG that nvJPEG decodes into the device input ([`Slot::decode_jpeg_to_input`]). Returns
+    /// gpu-strip on a JPEG that nvJPEG decodes into the device input (`Slot::decode_jpeg_to_input`). Returns
     /// the edge image (its bytes or PNG data, as `want` asks), with `want_rgb` the RGB nvJPEG decoded (for
     /// `--check`: the edges are exact for it), and whether the GPU's JPEG engine decoded it.
     pub fn run_jpeg(
@@ -313,7 +313,7 @@ impl Slot {
         Ok((b.strip_and_download(&gpu, d, filter, want)?, rgb, on_engine))
     }
 
-    /// The RGB of a JPEG decoded by nvJPEG ([`Slot::decode_jpeg_to_input`]), copied to host memory, and whether
+    /// The RGB of a JPEG decoded by nvJPEG (`Slot::decode_jpeg_to_input`), copied to host memory, and whether
     /// the GPU's JPEG engine decoded it: the image command's GPU decoder, whose variants then all read that RGB.
     pub fn decode_jpeg(&mut self, nvjpeg: &Nvjpeg, bytes: &[u8], info: Info) -> Result<(Vec<u8>, bool), GpuError> {
         let on_engine = self.decode_jpeg_to_input(nvjpeg, bytes, info)?;

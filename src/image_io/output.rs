@@ -188,7 +188,7 @@ fn probe_new(path: &Path) -> std::io::Result<()> {
 }
 
 /// Writes a grey `width × height` PNG whose image data `zlib` is already deflated — one zlib stream over rows of
-/// a filter byte and the pixels, as `cuda/deflate.cu` makes it — at `target`, whole or not at all (as [`write`]).
+/// a filter byte and the pixels, as `cuda/deflate.cu` makes it — at `target`, whole or not at all (as `write`).
 pub fn write_png_zlib(target: &Target, width: u32, height: u32, zlib: &[u8]) -> Result<()> {
     let mut staged = Staged::new();
     staged.png_zlib(target, width, height, zlib)?;

@@ -1,6 +1,6 @@
 //! PNG encoding: our settings for each `--png-compression` level, the `Software` marker every output carries,
 //! and the three ways image data arrives — whole ([`encode_png`]), row by row from the streamed pipeline
-//! ([`encode_png_rows`]), or already deflated on the GPU ([`encode_png_zlib`]). Where files go and how they
+//! (`encode_png_rows`), or already deflated on the GPU ([`encode_png_zlib`]). Where files go and how they
 //! appear whole or not at all is [`super::output`]'s.
 
 use std::io::Write;

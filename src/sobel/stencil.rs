@@ -51,7 +51,7 @@ impl Stencil {
     /// The largest radius any operator has (ksize 7).
     pub const MAX_RADIUS: usize = 3;
 
-    /// The stencil of `operator` at `ksize` (Scharr is 3×3 whatever `ksize`; [`Filter::resolve`] refuses
+    /// The stencil of `operator` at `ksize` (Scharr is 3×3 whatever `ksize`; [`Filter::resolve`](super::Filter::resolve) refuses
     /// other sizes for it). The taps are OpenCV's `getDerivKernels(1, 0, ksize)`.
     pub const fn of(operator: Operator, ksize: Ksize) -> Stencil {
         let (radius, smooth, deriv) = match (operator, ksize) {

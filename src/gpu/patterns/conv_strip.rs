@@ -91,16 +91,16 @@ const ONE_WAVE: u64 = 1 << 17;
 /// Rows a thread of `columns` columns for `planes` planes of `w × h` and a kernel of radius `r` (a ring's radius in
 /// the rows it keeps: the kernel's over [`ConvKernel::ring_stride`](crate::conv::ConvKernel::ring_stride)), a box
 /// (`flat`) or not (at most the image).
-/// An image of [`FILL`] strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
+/// An image of `FILL` strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
 /// band's 2r priming rows are fewer than its output rows, and at least 8. Measured for a box of 16 columns at 16384²
 /// (docs/performance.md v0.33): box:3 0.315 ms at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16,
 /// 0.554 at 32. A smaller image lasts as long as one thread's march (priming rows and steps, each a memory round
 /// trip), so its bands are as short as still gives about two waves of threads, down to one row — a map with a
 /// window of rows: the filter study's 483×540 took 17 µs for scharr:3 with 8 rows, 65 blocks on 132 SMs
 /// (docs/performance.md v0.34). A launch that `overlap`s the next need not fill the GPU by itself (the next image's
-/// blocks fill its tail), so its bands are as tall as still give about one wave of threads ([`ONE_WAVE`]): fewer
+/// blocks fill its tail), so its bands are as tall as still give about one wave of threads (`ONE_WAVE`): fewer
 /// priming rows, and no launch shorter than one thread's march of them. A box on an image of [`WIDE_PIXELS`] or more
-/// aims at [`BOX_STRIPS`] strips instead.
+/// aims at `BOX_STRIPS` strips instead.
 pub fn rows_for(w: u32, h: u32, planes: u32, columns: u32, r: u32, overlap: bool, flat: bool) -> u32 {
     let strip_rows = strip_rows(w, h, planes, columns);
     let pixels = u64::from(w) * u64::from(h) * u64::from(planes);
@@ -121,7 +121,7 @@ fn strip_rows(w: u32, h: u32, planes: u32, columns: u32) -> u64 {
     u64::from(w.div_ceil(columns)) * u64::from(h) * u64::from(planes)
 }
 
-/// Rows a thread for a ring's launch on an image of [`FILL`] strip-rows or more, from `rule`'s ([`rows_for`]) down
+/// Rows a thread for a ring's launch on an image of `FILL` strip-rows or more, from `rule`'s ([`rows_for`]) down
 /// to half of it (at least 8): the launch runs in waves of `wave` blocks (the SMs × the blocks of this build each
 /// holds), every thread marching about as long — its rows and its ring's 2r priming rows, `r` the ring's radius in
 /// the rows it keeps — so it lasts about ⌈blocks / wave⌉ × (rows + 2r); `blocks_of` counts a launch's blocks for a

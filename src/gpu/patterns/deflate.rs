@@ -64,7 +64,7 @@ pub struct Scratch {
     /// The deflate stream, as 32-bit words (cleared before [`Deflate::write`]).
     pub stream: CudaSlice<u32>,
     /// `bits` copied back, in pinned memory (the copies are asynchronous, and the host reads them after the one
-    /// synchronisation of [`crate::gpu::png_data::deflate_on_device`]).
+    /// synchronisation of `gpu::png_data::deflate_on_device`).
     pub host_bits: PinnedHostSlice<u64>,
     /// `adler` copied back, likewise.
     pub host_adler: PinnedHostSlice<u32>,

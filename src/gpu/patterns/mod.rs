@@ -57,7 +57,7 @@ macro_rules! declare {
         $(pub mod $conv;)*
 
         /// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
-        /// mode's PNG unfiltering and deflating), in [`kernel_files!`]'s order: the edge files, then the filter's.
+        /// mode's PNG unfiltering and deflating), in `kernel_files!`'s order: the edge files, then the filter's.
         pub const SOURCES: [KernelSource; [$(stringify!($name),)* $(stringify!($conv)),*].len()] =
             [$($name::SOURCE,)* $($conv::SOURCE),*];
 
