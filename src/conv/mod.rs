@@ -116,13 +116,17 @@ impl ConvKernel {
         ConvKernel { name: format!("scharr:{d}"), radius: r, taps, kind: Kind::Gradient }
     }
 
-    /// Sobel of `ksize` as a matrix (Gx's taps, OpenCV's `getDerivKernels`): the main pipeline's stencil, so that
+    /// Sobel of `ksize` as a matrix (Gx's taps, OpenCV's `getDerivKernels`): the edge command's stencil, so that
     /// `filter --kernel sobel:K` and the edge command give the same bytes.
     pub fn sobel(ksize: Ksize) -> ConvKernel {
-        let st = Stencil::of(Operator::Sobel, ksize);
+        ConvKernel::gradient(&format!("sobel:{}", ksize.name()), Stencil::of(Operator::Sobel, ksize))
+    }
+
+    /// A gradient stencil of the edge command as a matrix: Gx's taps `smooth[i] · deriv[j]`, named `name`.
+    pub fn gradient(name: &str, st: Stencil) -> ConvKernel {
         let w = st.width();
         let taps = (0..w * w).map(|k| st.x_tap(k / w, k % w)).collect();
-        ConvKernel { name: format!("sobel:{}", ksize.name()), radius: st.radius, taps, kind: Kind::Gradient }
+        ConvKernel { name: name.to_owned(), radius: st.radius, taps, kind: Kind::Gradient }
     }
 
     /// The side, `2·radius + 1`.

@@ -1,5 +1,7 @@
-//! The filter on the CPU: the scalar reference (the definition in [`super`], read literally: every tap of
-//! every pixel, every neighbour through the border rule, 64-bit sums) and its rayon twin (rows in parallel,
+//! Stencils on the CPU: [`correlate`], the one definition of a stencil's sum that every path is held to (the
+//! edge command's `cpu-scalar` computes its gradients with it too); the filter's scalar reference (that
+//! definition read literally: every tap of every pixel, every neighbour through the border rule, 64-bit sums)
+//! and its rayon twin (rows in parallel,
 //! interior pixels read without the border rule, sums in the kernel's width), which tests hold to it.
 
 use rayon::prelude::*;
@@ -17,41 +19,64 @@ struct View<'a> {
     border: Border,
 }
 
-/// The sum of `k` (or of its transpose) at (x, y) of one plane, every neighbour through the border rule.
-fn sum_at(v: View, x: usize, y: usize, t: bool) -> i64 {
-    let View { plane, w, h, k, border } = v;
+/// **The definition** every path of the project is held to, for any stencil: the correlation
+/// `Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r)` at (x, y) of one `w × h` plane, over every tap of `k` (or of its
+/// transpose), zero taps included, each neighbour through the border rule at any distance, in 64 bits. The
+/// filter's smoothing kernels and gradients, and the edge command's Sobel and Scharr (`cpu-scalar`), are all this
+/// sum; what differs is only how the sums become a byte ([`ConvKernel::finish`], [`crate::sobel::Filter::magnitude`]).
+pub fn correlate(
+    plane: &[u8],
+    (w, h): (usize, usize),
+    k: &ConvKernel,
+    transposed: bool,
+    border: Border,
+    (x, y): (usize, usize),
+) -> i64 {
     let (d, r) = (k.side(), k.radius as isize);
     let mut s = 0i64;
     for i in 0..d {
         for j in 0..d {
             let (sx, sy) = (x as isize + j as isize - r, y as isize + i as isize - r);
             if let (Some(sx), Some(sy)) = (border.resolve(sx, w), border.resolve(sy, h)) {
-                s += k.tap(i, j, t) as i64 * plane[sy * w + sx] as i64;
+                s += k.tap(i, j, transposed) as i64 * plane[sy * w + sx] as i64;
             }
         }
     }
     s
 }
 
+/// [`correlate`] at every pixel of a plane, row by row.
+pub fn correlate_plane(
+    plane: &[u8],
+    (w, h): (usize, usize),
+    k: &ConvKernel,
+    transposed: bool,
+    border: Border,
+) -> Vec<i64> {
+    (0..h).flat_map(|y| (0..w).map(move |x| correlate(plane, (w, h), k, transposed, border, (x, y)))).collect()
+}
+
 /// One output byte by the definition.
 fn pixel(v: View, x: usize, y: usize) -> u8 {
-    let s = sum_at(v, x, y, false);
+    let at = |t| correlate(v.plane, (v.w, v.h), v.k, t, v.border, (x, y));
     let t = match v.k.kind {
-        super::Kind::Gradient => sum_at(v, x, y, true),
+        super::Kind::Gradient => at(true),
         super::Kind::Smooth { .. } => 0,
     };
-    v.k.finish(s, t)
+    v.k.finish(at(false), t)
 }
 
 /// The reference: one thread, every pixel by the definition.
 pub fn filter_scalar(img: &Planes, k: &ConvKernel, border: Border) -> Planes {
     let (w, h) = (img.width, img.height);
+    let gradient = k.kind == super::Kind::Gradient;
     let data = img
         .data
         .chunks(w * h)
         .flat_map(|plane| {
-            let v = View { plane, w, h, k, border };
-            (0..h).flat_map(move |y| (0..w).map(move |x| pixel(v, x, y)))
+            let s = correlate_plane(plane, (w, h), k, false, border);
+            let t = if gradient { correlate_plane(plane, (w, h), k, true, border) } else { vec![0; w * h] };
+            s.into_iter().zip(t).map(|(s, t)| k.finish(s, t)).collect::<Vec<u8>>()
         })
         .collect();
     Planes { data, ..*img }

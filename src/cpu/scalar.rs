@@ -1,13 +1,15 @@
 //! `cpu-scalar`: the reference, structured like the report's C program — four passes over the whole
 //! image (grey, Gx, Gy, magnitude) with full-size intermediate buffers, one thread, no cleverness.
-//! It is deliberately the most literal reading of [`crate::sobel`]: the convolution loops over the
-//! stencil's 2-D taps (`smooth[i]·deriv[j]`, zeros included) and resolves every neighbour through the border
-//! rule, so it shares no shortcut with the optimised variants it checks. With
+//! It is deliberately the most literal reading of [`crate::sobel`]: Gx and Gy are the stencil's 2-D matrix
+//! (`smooth[i]·deriv[j]`, zeros included) and its transpose through [`reference::correlate`] — the project's one
+//! definition of a stencil's sum, every neighbour through the border rule — so it shares no shortcut with the
+//! optimised variants it checks, and the filter command's reference is the same code. With
 //! [`Compat::Report`](crate::sobel::Compat) it is the report's C program, expression for expression.
 
 use image::{GrayImage, RgbImage};
 
-use crate::sobel::{self, Border, Filter, Stencil};
+use crate::conv::{reference, ConvKernel};
+use crate::sobel::{self, Filter};
 
 /// Bytes a pixel of [`Stages`]: grey 1, Gx and Gy 4 each (32 bits hold every kernel size), magnitude 1.
 pub const STAGES_BYTES_PER_PIXEL: u64 = 1 + 4 + 4 + 1;
@@ -59,9 +61,14 @@ pub fn output_bytes(stages: &Stages, output: crate::sobel::Output) -> Vec<u8> {
 pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
     let (width, height) = (rgb.width() as usize, rgb.height() as usize);
     let grey: Vec<u8> = rgb.pixels().map(|p| filter.grey(p[0], p[1], p[2])).collect();
-    let st = filter.stencil();
-    let gx = convolve(&grey, width, height, &st, |i, j| st.x_tap(i, j), filter.border);
-    let gy = convolve(&grey, width, height, &st, |i, j| st.x_tap(j, i), filter.border);
+    // Gx is the stencil's matrix correlated with the grey image, Gy its transpose: the one definition of a stencil's
+    // sum that the filter command's reference uses too.
+    let kernel = ConvKernel::gradient(filter.operator.name(), filter.stencil());
+    let sums = |transposed| {
+        let s = reference::correlate_plane(&grey, (width, height), &kernel, transposed, filter.border);
+        s.into_iter().map(|s| s as i32).collect::<Vec<i32>>()
+    };
+    let (gx, gy) = (sums(false), sums(true));
     let magnitude = gx.iter().zip(&gy).map(|(&x, &y)| filter.magnitude(x, y)).collect();
     Stages { width, height, grey, gx, gy, magnitude }
 }
@@ -70,34 +77,4 @@ pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
 pub fn sobel(rgb: &RgbImage, filter: Filter) -> GrayImage {
     let stages = sobel_stages(rgb, filter);
     GrayImage::from_raw(rgb.width(), rgb.height(), stages.magnitude).expect("width × height bytes")
-}
-
-/// `Σ tap(i, j) · grey[y + i − r][x + j − r]` over the stencil's `(2r + 1)²` taps, every neighbour through the
-/// border rule.
-fn convolve(
-    grey: &[u8],
-    width: usize,
-    height: usize,
-    st: &Stencil,
-    tap: impl Fn(usize, usize) -> i32,
-    border: Border,
-) -> Vec<i32> {
-    let r = st.radius as isize;
-    let mut out = Vec::with_capacity(width * height);
-    for y in 0..height {
-        for x in 0..width {
-            let mut sum = 0i32;
-            for i in 0..st.width() {
-                for j in 0..st.width() {
-                    let sy = border.resolve(y as isize + i as isize - r, height);
-                    let sx = border.resolve(x as isize + j as isize - r, width);
-                    if let (Some(sy), Some(sx)) = (sy, sx) {
-                        sum += tap(i, j) * grey[sy * width + sx] as i32;
-                    }
-                }
-            }
-            out.push(sum);
-        }
-    }
-    out
 }
