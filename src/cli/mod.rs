@@ -46,20 +46,6 @@ value_enum!(
     crate::bench::study::Study
 );
 
-/// What `--output` takes on batch: the edges in either norm (the gradients and the direction are the image
-/// command's, one file at a time).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct BatchOutput(pipeline::Product);
-
-impl clap::ValueEnum for BatchOutput {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[BatchOutput(pipeline::Product::Magnitude), BatchOutput(pipeline::Product::L1)]
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.0.name()))
-    }
-}
-
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum VariantChoice {
@@ -350,7 +336,7 @@ struct BatchArgs {
     /// The edges' norm: magnitude, or l1 (|Gx| + |Gy|); batch writes edge images (the gradients and the
     /// direction: the image command, one file at a time)
     #[arg(long, value_enum, default_value = "magnitude")]
-    output: BatchOutput,
+    output: run::BatchOutput,
     /// Also take the folders' sub-folders, their edge images going to the same sub-folders of --out
     #[arg(short, long)]
     recursive: bool,

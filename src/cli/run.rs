@@ -190,6 +190,18 @@ fn pixels_per_thread(image: &std::path::Path, n: Option<&str>, more: &[PathBuf])
     }
 }
 
+/// What `--output` takes on batch: the edges in either norm (the gradients and the direction: the image command).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BatchOutput(pub(super) pipeline::Product);
+impl clap::ValueEnum for BatchOutput {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[BatchOutput(pipeline::Product::Magnitude), BatchOutput(pipeline::Product::L1)]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()))
+    }
+}
+
 fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
     let filter = a.filter.filter_with(a.output.0.norm())?;
     let summary = crate::batch::run(&crate::batch::BatchOptions {

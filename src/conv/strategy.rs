@@ -37,40 +37,91 @@ pub enum Strategy {
 /// `cuda/conv_strip.cu`, which a test of `src/gpu/patterns/conv_strip.rs` holds to this value).
 pub const STRIP_PACKED_BOUND: i64 = 32_767;
 
+/// Where a strategy reads a kernel's taps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taps {
+    /// On the CPU, from the kernel itself.
+    Host,
+    /// A device buffer, the kernel's last argument (`const int* taps`).
+    Global,
+    /// `__constant__ int c_taps[]`, copied there once the file is loaded.
+    Constant,
+    /// Compiled in (`-DCONV_TAPS`): zero taps skipped, ×1 an add.
+    Compiled,
+    /// A rank-one kernel's factors in `__constant__ c_column` and `c_row`.
+    ConstantFactors,
+    /// A rank-one kernel's factors compiled in (`-DCONV_COLUMN`, `-DCONV_ROW`).
+    CompiledFactors,
+}
+
+/// One strategy as every layer sees it: its name, its kernel file, where it reads the taps, what it accepts.
+/// [`TABLE`] holds them all; adding a strategy is one row here and the row of its launch in `src/gpu/conv.rs`.
+#[derive(Debug)]
+pub struct Row {
+    /// The strategy this row describes.
+    pub strategy: Strategy,
+    /// The name the command line uses.
+    pub name: &'static str,
+    /// The kernel file it runs (`cuda/<file>.cu`), for a GPU strategy.
+    pub file: Option<&'static str>,
+    /// Where it reads the taps.
+    pub taps: Taps,
+    /// Whether it needs a rank-one kernel (`column ⊗ row`).
+    pub rank_one: bool,
+    /// A gradient in two map passes through a Gx plane: `Some(default)` where a tuning may choose
+    /// ([`crate::gpu::conv::Tuning::two_pass`]), `None` where both gradients always come from one launch.
+    pub two_pass: Option<bool>,
+}
+
+const fn row(strategy: Strategy, name: &'static str, file: Option<&'static str>, taps: Taps) -> Row {
+    Row { strategy, name, file, taps, rank_one: false, two_pass: None }
+}
+
+/// Every strategy, in the order the help lists them (`TABLE[s as usize]` is `s`'s row).
+pub const TABLE: [Row; 12] = [
+    row(Strategy::CpuScalar, "cpu-scalar", None, Taps::Host),
+    row(Strategy::CpuRayon, "cpu-rayon", None, Taps::Host),
+    Row { two_pass: Some(true), ..row(Strategy::GpuSingle, "gpu-single", Some("conv_single"), Taps::Global) },
+    Row { two_pass: Some(true), ..row(Strategy::GpuConstant, "gpu-constant", Some("conv_constant"), Taps::Constant) },
+    Row { two_pass: Some(false), ..row(Strategy::GpuLocal, "gpu-local", Some("conv_local"), Taps::Constant) },
+    Row {
+        rank_one: true,
+        ..row(Strategy::GpuSeparable, "gpu-separable", Some("conv_separable"), Taps::ConstantFactors)
+    },
+    Row {
+        rank_one: true,
+        ..row(Strategy::GpuSeparableFused, "gpu-separable-fused", Some("conv_separable"), Taps::ConstantFactors)
+    },
+    row(Strategy::GpuDouble, "gpu-double", Some("conv_double"), Taps::Constant),
+    Row {
+        two_pass: Some(false),
+        ..row(Strategy::GpuPredefined, "gpu-predefined", Some("conv_predefined"), Taps::Compiled)
+    },
+    row(Strategy::GpuBlock, "gpu-block", Some("conv_block"), Taps::Compiled),
+    row(Strategy::GpuRolling, "gpu-rolling", Some("conv_rolling"), Taps::Compiled),
+    Row { rank_one: true, ..row(Strategy::GpuStrip, "gpu-strip", Some("conv_strip"), Taps::CompiledFactors) },
+];
+
 impl Strategy {
-    /// Every strategy, in the order the help lists them.
-    pub const ALL: [Strategy; 12] = [
-        Strategy::CpuScalar,
-        Strategy::CpuRayon,
-        Strategy::GpuSingle,
-        Strategy::GpuConstant,
-        Strategy::GpuLocal,
-        Strategy::GpuSeparable,
-        Strategy::GpuSeparableFused,
-        Strategy::GpuDouble,
-        Strategy::GpuPredefined,
-        Strategy::GpuBlock,
-        Strategy::GpuRolling,
-        Strategy::GpuStrip,
-    ];
+    /// Every strategy, in the order the help lists them: [`TABLE`]'s.
+    pub const ALL: [Strategy; TABLE.len()] = {
+        let mut all = [Strategy::CpuScalar; TABLE.len()];
+        let mut i = 0;
+        while i < TABLE.len() {
+            all[i] = TABLE[i].strategy;
+            i += 1;
+        }
+        all
+    };
+
+    /// Its row of [`TABLE`].
+    pub fn row(self) -> &'static Row {
+        &TABLE[self as usize]
+    }
 
     /// The name the command line uses.
     pub fn name(self) -> &'static str {
-        const NAMES: [&str; 12] = [
-            "cpu-scalar",
-            "cpu-rayon",
-            "gpu-single",
-            "gpu-constant",
-            "gpu-local",
-            "gpu-separable",
-            "gpu-separable-fused",
-            "gpu-double",
-            "gpu-predefined",
-            "gpu-block",
-            "gpu-rolling",
-            "gpu-strip",
-        ];
-        NAMES[self as usize]
+        self.row().name
     }
 
     /// The GPU strategy the filter runs when none is named, chosen from the studies on the H200
@@ -98,34 +149,31 @@ impl Strategy {
 
     /// Whether it runs on the GPU.
     pub fn is_gpu(self) -> bool {
-        !matches!(self, Strategy::CpuScalar | Strategy::CpuRayon)
+        self.row().file.is_some()
     }
 
     /// Whether it needs a rank-one kernel (`column ⊗ row`).
     pub fn needs_rank_one(self) -> bool {
-        matches!(self, Strategy::GpuSeparable | Strategy::GpuSeparableFused | Strategy::GpuStrip)
+        self.row().rank_one
     }
 
     /// The kernel file it runs (`cuda/<file>.cu`), for a GPU strategy.
     pub fn file(self) -> Option<&'static str> {
-        Some(match self {
-            Strategy::CpuScalar | Strategy::CpuRayon => return None,
-            Strategy::GpuSingle => "conv_single",
-            Strategy::GpuConstant => "conv_constant",
-            Strategy::GpuLocal => "conv_local",
-            Strategy::GpuSeparable | Strategy::GpuSeparableFused => "conv_separable",
-            Strategy::GpuDouble => "conv_double",
-            Strategy::GpuPredefined => "conv_predefined",
-            Strategy::GpuBlock => "conv_block",
-            Strategy::GpuRolling => "conv_rolling",
-            Strategy::GpuStrip => "conv_strip",
-        })
+        self.row().file
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Strategy;
+    use super::{Strategy, TABLE};
+
+    #[test]
+    fn each_row_is_at_its_strategys_place() {
+        for (i, row) in TABLE.iter().enumerate() {
+            assert_eq!(row.strategy as usize, i, "{}", row.name);
+        }
+    }
+
     use crate::conv::ConvKernel;
 
     #[test]

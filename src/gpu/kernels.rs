@@ -6,6 +6,7 @@
 //! driver refuses cached code, it is compiled afresh. Which files each GPU variant loads, and how, is one
 //! table ([`entry`]).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaModule, DriverError};
@@ -159,6 +160,80 @@ fn gpu_variants() -> impl Iterator<Item = Variant> {
 /// How many GPU variants there are (their pattern cells).
 const GPU_VARIANTS: usize = Variant::ALL.len() - 2;
 
+/// A kernel file and the NVRTC options it is built with: the key of one module.
+type BuildKey = (&'static str, Vec<String>);
+
+/// **The one module cache** of a context: every (kernel file, options) build loaded on it — the edge command's
+/// builds and the filter's strategies alike — compiled (or read from the disk cache, or taken prebuilt) and loaded
+/// once, whoever asks first. A build being loaded holds its own slot only, so threads that want other modules, or
+/// modules already loaded, do not wait for its compile.
+#[derive(Default)]
+pub struct Modules {
+    slots: Mutex<HashMap<BuildKey, ModuleSlot>>,
+}
+
+/// One build's place in [`Modules`]: empty until loaded, locked while loading.
+type ModuleSlot = Arc<Mutex<Option<Arc<CudaModule>>>>;
+
+impl Modules {
+    fn slot(&self, key: BuildKey) -> ModuleSlot {
+        self.slots.lock().expect("no panic while holding the module slots").entry(key).or_default().clone()
+    }
+
+    /// Whether `(file, options)` is loaded already.
+    fn has(&self, src: &KernelSource, options: &[String]) -> bool {
+        self.slot((src.name, options.to_vec())).lock().expect("no panic while loading a module").is_some()
+    }
+
+    /// The module of `src` built with `options` on `ctx`, loaded on first use; what loading it cost goes to `stats`.
+    pub fn get(
+        &self,
+        ctx: &Arc<CudaContext>,
+        src: &'static KernelSource,
+        options: &[String],
+        stats: &mut LoadStats,
+    ) -> Result<Arc<CudaModule>, GpuError> {
+        let slot = self.slot((src.name, options.to_vec()));
+        let mut module = slot.lock().expect("no panic while loading a module");
+        if let Some(m) = module.as_ref() {
+            return Ok(m.clone());
+        }
+        let cache = CodeCache::in_default_folder();
+        let code = code_for(src, options, &cache, stats)?;
+        let m = load_module(ctx, src, options, &cache, code, stats)?;
+        *module = Some(m.clone());
+        Ok(m)
+    }
+
+    /// Loads every build of `builds` not loaded yet, the missing files compiled side by side ([`fetch_all`]), so a
+    /// first run waits for its slowest file, not for the sum of them.
+    pub fn preload(
+        &self,
+        ctx: &Arc<CudaContext>,
+        builds: &[(&'static KernelSource, Vec<String>)],
+        stats: &mut LoadStats,
+    ) -> Result<(), GpuError> {
+        let mut missing: Vec<(&'static KernelSource, &[String])> = Vec::new();
+        for (src, options) in builds {
+            if !self.has(src, options) && !missing.iter().any(|(s, o)| s.name == src.name && *o == options.as_slice()) {
+                missing.push((*src, options.as_slice()));
+            }
+        }
+        let cache = CodeCache::in_default_folder();
+        let fetch: Vec<(&KernelSource, &[String])> = missing.iter().map(|&(s, o)| (s, o)).collect();
+        for ((src, options), code) in missing.iter().zip(fetch_all(&fetch, &cache)) {
+            let (code, s) = code?;
+            *stats += s;
+            let slot = self.slot((src.name, options.to_vec()));
+            let mut module = slot.lock().expect("no panic while loading a module");
+            if module.is_none() {
+                *module = Some(load_module(ctx, src, options, &cache, code, stats)?);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Every pattern's kernels of one build, each kernel file compiled (or read from the cache) and loaded the
 /// first time something needs it — so a run of one variant compiles one file, not eleven
 /// (`docs/performance.md` v0.12).
@@ -168,7 +243,8 @@ pub struct KernelSet {
     options: Vec<String>,
     /// What loading has cost so far.
     stats: Mutex<LoadStats>,
-    modules: [OnceLock<Arc<CudaModule>>; SOURCES.len()],
+    /// The context's module cache, shared with every other set and with the filter's strategies.
+    modules: Arc<Modules>,
     patterns: [OnceLock<Loaded>; GPU_VARIANTS],
     strip: OnceLock<Strip>,
     selftest: OnceLock<SelfTest>,
@@ -192,14 +268,15 @@ macro_rules! lazily {
 }
 
 impl KernelSet {
-    /// A set for `build` on `arch` (an `sm_XY` option: CUBIN); nothing is compiled or loaded yet.
-    pub fn new(ctx: &Arc<CudaContext>, arch: &str, build: Build) -> KernelSet {
+    /// A set for `build` on `arch` (an `sm_XY` option: CUBIN), its modules in `modules`, the context's cache;
+    /// nothing is compiled or loaded yet.
+    pub fn new(ctx: &Arc<CudaContext>, arch: &str, build: Build, modules: Arc<Modules>) -> KernelSet {
         KernelSet {
             ctx: ctx.clone(),
             build,
             options: options(arch, build),
             stats: Mutex::new(LoadStats::default()),
-            modules: Default::default(),
+            modules,
             patterns: Default::default(),
             strip: OnceLock::new(),
             selftest: OnceLock::new(),
@@ -219,21 +296,10 @@ impl KernelSet {
         *self.stats.lock().expect("no panic while holding the stats")
     }
 
-    /// The module of kernel file `name`, loaded on first use.
-    fn module(&self, name: &str) -> Result<&Arc<CudaModule>, GpuError> {
-        let i = index_of(name);
-        if let Some(m) = self.modules[i].get() {
-            return Ok(m);
-        }
-        // One load at a time; a thread that waited here finds the module another just loaded.
+    /// The module of kernel file `name` in this build, loaded on first use.
+    fn module(&self, name: &str) -> Result<Arc<CudaModule>, GpuError> {
         let mut stats = self.stats.lock().expect("no panic while holding the stats");
-        if let Some(m) = self.modules[i].get() {
-            return Ok(m);
-        }
-        let cache = CodeCache::in_default_folder();
-        let code = code_for(&SOURCES[i], &self.options, &cache, &mut stats)?;
-        let m = load_module(&self.ctx, &SOURCES[i], &self.options, &cache, code, &mut stats)?;
-        Ok(self.modules[i].get_or_init(|| m))
+        self.modules.get(&self.ctx, &SOURCES[index_of(name)], &self.options, &mut stats)
     }
 
     /// Loads the kernel files that `variants` and timing need. The files not yet cached are compiled at the
@@ -246,18 +312,9 @@ impl KernelSet {
                 names.push(name);
             }
         }
+        let builds: Vec<_> = names.iter().map(|n| (&SOURCES[index_of(n)], self.options.clone())).collect();
         let mut stats = self.stats.lock().expect("no panic while holding the stats");
-        let missing: Vec<usize> =
-            names.iter().map(|n| index_of(n)).filter(|&i| self.modules[i].get().is_none()).collect();
-        let cache = CodeCache::in_default_folder();
-        let builds: Vec<_> = missing.iter().map(|&i| (&SOURCES[i], self.options.as_slice())).collect();
-        let codes = fetch_all(&builds, &cache);
-        for (&i, code) in missing.iter().zip(codes) {
-            let (code, s) = code?;
-            *stats += s;
-            let m = load_module(&self.ctx, &SOURCES[i], &self.options, &cache, code, &mut stats)?;
-            let _ = self.modules[i].set(m);
-        }
+        self.modules.preload(&self.ctx, &builds, &mut stats)?;
         drop(stats);
         self.timing()?;
         for &v in variants.iter().filter(|v| v.is_gpu()) {
@@ -272,34 +329,34 @@ impl KernelSet {
         let e = entry(variant);
         let loaded = lazily!(self.patterns[cell], {
             let modules = e.files.iter().map(|f| self.module(f)).collect::<Result<Vec<_>, _>>()?;
-            (e.load)(&modules, self.build)
+            (e.load)(&modules.iter().collect::<Vec<_>>(), self.build)
         });
         Ok(loaded.as_ref())
     }
 
     /// gpu-strip's kernels as their own type, for launches on raw device memory ([`Strip::launch_raw`]).
     pub fn strip(&self) -> Result<&Strip, GpuError> {
-        Ok(lazily!(self.strip, Strip::load(self.module("strip")?)))
+        Ok(lazily!(self.strip, Strip::load(&self.module("strip")?)))
     }
 
     /// cuda/timing.cu's kernels (every timed run needs them).
     pub fn timing(&self) -> Result<&Timing, GpuError> {
-        Ok(lazily!(self.timing, Timing::load(self.module("timing")?)))
+        Ok(lazily!(self.timing, Timing::load(&self.module("timing")?)))
     }
 
     /// cuda/unfilter.cu's kernels (batch mode's PNG decoding).
     pub fn unfilter(&self) -> Result<&Unfilter, GpuError> {
-        Ok(lazily!(self.unfilter, Unfilter::load(self.module("unfilter")?)))
+        Ok(lazily!(self.unfilter, Unfilter::load(&self.module("unfilter")?)))
     }
 
     /// cuda/deflate.cu's kernels (batch mode's PNG encoding).
     pub fn deflate(&self) -> Result<&Deflate, GpuError> {
-        Ok(lazily!(self.deflate, Deflate::load(self.module("deflate")?)))
+        Ok(lazily!(self.deflate, Deflate::load(&self.module("deflate")?)))
     }
 
     /// cuda/selftest.cu's kernels (tests only).
     pub fn selftest(&self) -> Result<&SelfTest, GpuError> {
-        Ok(lazily!(self.selftest, SelfTest::load(self.module("selftest")?)))
+        Ok(lazily!(self.selftest, SelfTest::load(&self.module("selftest")?)))
     }
 }
 

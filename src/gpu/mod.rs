@@ -115,6 +115,8 @@ pub struct Gpu {
     arch: String,
     /// Every build loaded so far on this context, each loaded once.
     sets: Arc<Mutex<HashMap<Build, Arc<KernelSet>>>>,
+    /// The context's one module cache: every kernel file build loaded on it, whichever family loaded it.
+    pub modules: Arc<kernels::Modules>,
 }
 
 /// What opening the device cost, reported apart from every variant's timings (as the report did).
@@ -183,13 +185,15 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let arch = compile::arch_option(major, minor, compile::Code::Cubin);
         let build = Build::of(filter);
-        let kernels = Arc::new(KernelSet::new(&ctx, &arch, build));
+        let modules = Arc::new(kernels::Modules::default());
+        let kernels = Arc::new(KernelSet::new(&ctx, &arch, build, modules.clone()));
         let (loaded, kernel_load_ms) = timed(|| kernels.preload(variants));
         loaded?;
         crate::trace::mark("kernels loaded");
         let kernel_stats = kernels.stats();
         let sets = Arc::new(Mutex::new(HashMap::from([(build, kernels.clone())])));
-        let gpu = Gpu { ctx, stream, kernels, device, multiprocessors: multiprocessors.max(1) as u32, arch, sets };
+        let multiprocessors = multiprocessors.max(1) as u32;
+        let gpu = Gpu { ctx, stream, kernels, device, multiprocessors, arch, sets, modules };
         Ok((gpu, Startup { context_init_ms, kernel_load_ms, kernel_stats }))
     }
 
@@ -204,7 +208,10 @@ impl Gpu {
         let mut sets = self.sets.lock().expect("no panic while holding the kernel sets");
         let kernels = match sets.get(&build) {
             Some(k) => k.clone(),
-            None => sets.entry(build).or_insert_with(|| Arc::new(KernelSet::new(&self.ctx, &self.arch, build))).clone(),
+            None => sets
+                .entry(build)
+                .or_insert_with(|| Arc::new(KernelSet::new(&self.ctx, &self.arch, build, self.modules.clone())))
+                .clone(),
         };
         Ok(Gpu { kernels, ..self.clone() })
     }

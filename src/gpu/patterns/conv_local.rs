@@ -5,10 +5,7 @@
 //! Its blocks must be exactly the TILE_W × TILE_H it was compiled with (`-DTILE_W`, `-DTILE_H`; [`BLOCK`] by
 //! default): the host passes the same shape to both.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError};
-
 use super::KernelSource;
-use crate::gpu::conv::ConvJob;
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "conv_local", source: include_str!("../../../cuda/conv_local.cu") };
@@ -16,15 +13,8 @@ pub const SOURCE: KernelSource = KernelSource { name: "conv_local", source: incl
 /// TILE_W × TILE_H by default: one thread per output of the tile.
 pub const BLOCK: (u32, u32) = (32, 8);
 
-/// Launches one pass; `job.block` must be the tile the module was compiled with.
-pub fn launch(
-    job: &ConvJob,
-    f: &CudaFunction,
-    buffers: (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
-    pass: i32,
-) -> Result<(), DriverError> {
-    super::launch_conv_pass(job, f, buffers, (pass, None), job.grid(job.block))
-}
+// Its launch is the map passes' one, `patterns::launch_conv_pass` (through `gpu::conv`'s launch table): these
+// files differ in their `.cu` alone.
 
 #[cfg(test)]
 mod tests {

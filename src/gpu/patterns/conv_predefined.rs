@@ -4,10 +4,7 @@
 //! `planes·w·h` bytes and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1),
 //! which pass 2 reads.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DriverError};
-
 use super::KernelSource;
-use crate::gpu::conv::ConvJob;
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource =
@@ -16,15 +13,8 @@ pub const SOURCE: KernelSource =
 /// The default block shape (any shape computes the same).
 pub const BLOCK: (u32, u32) = (32, 8);
 
-/// Launches one pass.
-pub fn launch(
-    job: &ConvJob,
-    f: &CudaFunction,
-    buffers: (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
-    pass: i32,
-) -> Result<(), DriverError> {
-    super::launch_conv_pass(job, f, buffers, (pass, None), job.grid(job.block))
-}
+// Its launch is the map passes' one, `patterns::launch_conv_pass` (through `gpu::conv`'s launch table): these
+// files differ in their `.cu` alone.
 
 #[cfg(test)]
 mod tests {

@@ -3,20 +3,19 @@
 //! them (global or constant memory), and launched on planes already on the device — the launches themselves are in
 //! the strategies' twins, `src/gpu/patterns/conv_*.rs`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 
-use super::cache::CodeCache;
-use super::kernels::{fetch_all, load_module, LoadStats};
-use super::patterns::{
-    conv_block, conv_constant, conv_double, conv_local, conv_predefined, conv_rolling, conv_separable, conv_single,
-    conv_strip, Dims, KernelSource, SOURCES,
-};
+use super::kernels::LoadStats;
+use super::patterns::{conv_single, conv_strip, Dims, KernelSource, SOURCES};
+
+mod launch;
 use super::{Gpu, GpuError};
+use crate::conv::strategy::Taps;
 use crate::conv::{ConvKernel, Kind, Planes, Strategy};
 use crate::sobel::Border;
+use launch::{launch_of, Launcher};
 
 /// Settings the studies vary; the filter command uses the defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -153,12 +152,12 @@ pub fn is_box(kernel: &ConvKernel) -> bool {
 /// for `kernel`: the taps compiled in for gpu-predefined, gpu-block, gpu-rolling and "local + predefined"; gpu-local's
 /// tile shape and loaders.
 pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> (&'static str, Vec<String>) {
-    let file = strategy.file().expect("a GPU strategy");
-    let compiled =
-        matches!(strategy, Strategy::GpuPredefined | Strategy::GpuBlock | Strategy::GpuRolling) || t.local_predefined;
+    let row = strategy.row();
+    let file = row.file.expect("a GPU strategy");
+    let compiled = row.taps == Taps::Compiled || t.local_predefined;
     let mut options = super::compile::base_options(arch);
     options.extend(defines(kernel, compiled));
-    if strategy == Strategy::GpuStrip {
+    if row.taps == Taps::CompiledFactors {
         options.extend(factor_defines(kernel));
         options.extend(t.strip_columns.map(|c| format!("-DSTRIP_G={c}")));
     }
@@ -180,15 +179,10 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     (file, options)
 }
 
-/// Whether `strategy` computes `kernel`'s gradient in two map passes through a Gx plane: `t.two_pass`, or by default
-/// for gpu-single and gpu-constant.
+/// Whether `strategy` computes `kernel`'s gradient in two map passes through a Gx plane: `t.two_pass`, or its row's
+/// default, where its row lets a tuning choose.
 fn two_pass(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> bool {
-    kernel.kind == Kind::Gradient
-        && match strategy {
-            Strategy::GpuSingle | Strategy::GpuConstant => t.two_pass.unwrap_or(true),
-            Strategy::GpuLocal | Strategy::GpuPredefined => t.two_pass.unwrap_or(false),
-            _ => false,
-        }
+    kernel.kind == Kind::Gradient && strategy.row().two_pass.is_some_and(|default| t.two_pass.unwrap_or(default))
 }
 
 /// Launches `strategy` makes an image of `kernel`: two for a two-pass gradient and for gpu-separable, whose second
@@ -201,6 +195,7 @@ pub fn launches_an_image(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> 
 /// A strategy ready to launch for one kernel: its functions loaded, its taps where it reads them.
 pub struct Prepared {
     strategy: Strategy,
+    launcher: Launcher,
     functions: Vec<CudaFunction>,
     /// gpu-single's taps in global memory.
     taps: Option<CudaSlice<i32>>,
@@ -250,29 +245,9 @@ impl Prepared {
             acc_bytes: self.acc_bytes,
             overlap: self.overlap,
         };
-        let f = &self.functions;
         let passes: &[i32] = if self.two_pass { &[1, 2] } else { &[0] };
         for &pass in passes {
-            match self.strategy {
-                Strategy::GpuSingle => {
-                    let taps = self.taps.as_ref().expect("gpu-single's taps");
-                    conv_single::launch(&job, &f[0], (input, out, scratch), pass, taps)?
-                }
-                Strategy::GpuConstant => conv_constant::launch(&job, &f[0], (input, out, scratch), pass)?,
-                Strategy::GpuPredefined => conv_predefined::launch(&job, &f[0], (input, out, scratch), pass)?,
-                Strategy::GpuLocal => conv_local::launch(&job, &f[0], (input, out, scratch), pass)?,
-                Strategy::GpuDouble => conv_double::launch(&job, &f[0], input, out)?,
-                Strategy::GpuBlock => conv_block::launch(&job, &f[0], input, out)?,
-                Strategy::GpuRolling => conv_rolling::launch(&job, &f[0], input, out)?,
-                Strategy::GpuStrip => {
-                    let i = conv_strip::build_for(&self.strip_columns, job.pixels() as u64);
-                    let shape = (self.strip_columns[i], self.strip_rows, self.strip_march);
-                    conv_strip::launch(&job, &f[i], input, out, shape)?
-                }
-                Strategy::GpuSeparable => conv_separable::launch_two_pass(&job, (&f[0], &f[1]), input, out, scratch)?,
-                Strategy::GpuSeparableFused => conv_separable::launch_fused(&job, &f[0], input, out)?,
-                Strategy::CpuScalar | Strategy::CpuRayon => unreachable!("a GPU strategy"),
-            }
+            (self.launcher)(self, &job, (input, out, scratch), pass)?;
         }
         Ok(())
     }
@@ -292,17 +267,17 @@ pub fn refusal(kernel: &ConvKernel, strategy: Strategy) -> Option<String> {
 /// A kernel file and the options it is compiled with.
 type FileBuild = (&'static str, Vec<String>);
 
-/// The filter's kernel files on one device, each (file, options) compiled or read from the cache once.
+/// The filter's strategies on one device. Their modules live in the context's one module cache
+/// ([`super::kernels::Modules`], `Gpu::modules`), beside the edge command's.
 pub struct ConvGpu {
     gpu: Gpu,
-    modules: Mutex<HashMap<FileBuild, Arc<CudaModule>>>,
     stats: Mutex<LoadStats>,
 }
 
 impl ConvGpu {
     /// The filter's kernels on `gpu`'s device and stream.
     pub fn new(gpu: Gpu) -> ConvGpu {
-        ConvGpu { gpu, modules: Mutex::default(), stats: Mutex::default() }
+        ConvGpu { gpu, stats: Mutex::default() }
     }
 
     /// The device.
@@ -322,26 +297,22 @@ impl ConvGpu {
     /// Compiles (or reads from the cache) every build `jobs` need that is not loaded yet, one thread each — a
     /// study's first run waits for its slowest file, not for the sum — and loads them.
     pub fn preload(&self, jobs: &[(ConvKernel, Strategy, Tuning)]) -> Result<(), GpuError> {
-        let mut wanted: Vec<FileBuild> = Vec::new();
-        for (k, s, t) in jobs.iter().filter(|(_, s, _)| s.is_gpu()) {
-            let b = self.build(k, *s, *t);
-            if !wanted.contains(&b)
-                && !self.modules.lock().expect("no panic while holding the modules").contains_key(&b)
-            {
-                wanted.push(b);
-            }
-        }
-        let cache = CodeCache::in_default_folder();
-        let builds: Vec<_> = wanted.iter().map(|(file, options)| (ConvGpu::source(file), options.as_slice())).collect();
-        let codes = fetch_all(&builds, &cache);
-        for (b, code) in wanted.into_iter().zip(codes) {
-            let (code, s) = code?;
-            let mut stats = self.stats.lock().expect("no panic while holding the stats");
-            *stats += s;
-            let m = load_module(&self.gpu.ctx, ConvGpu::source(b.0), &b.1, &cache, code, &mut stats)?;
-            self.modules.lock().expect("no panic while holding the modules").insert(b, m);
-        }
-        Ok(())
+        let builds: Vec<_> = jobs
+            .iter()
+            .filter(|(_, s, _)| s.is_gpu())
+            .map(|(k, s, t)| {
+                let (file, options) = self.build(k, *s, *t);
+                (ConvGpu::source(file), options)
+            })
+            .collect();
+        let mut stats = self.stats.lock().expect("no panic while holding the stats");
+        self.gpu.modules.preload(&self.gpu.ctx, &builds, &mut stats)
+    }
+
+    /// The module of one build, loaded on first use.
+    fn module(&self, (file, options): &FileBuild) -> Result<Arc<CudaModule>, GpuError> {
+        let mut stats = self.stats.lock().expect("no panic while holding the stats");
+        self.gpu.modules.get(&self.gpu.ctx, ConvGpu::source(file), options, &mut stats)
     }
 
     /// The file and options of a strategy for a kernel on this device.
@@ -369,20 +340,13 @@ impl ConvGpu {
             vec![t]
         };
         self.preload(&tunings.iter().map(|&t| (kernel.clone(), strategy, t)).collect::<Vec<_>>())?;
-        let modules: Vec<Arc<CudaModule>> = {
-            let loaded = self.modules.lock().expect("no panic while holding the modules");
-            tunings.iter().map(|&t| loaded[&self.build(kernel, strategy, t)].clone()).collect()
-        };
-        let (b, module) = (self.build(kernel, strategy, tunings[0]), &modules[0]);
-        let names: &[&str] = match strategy {
-            Strategy::GpuSeparable => &["conv_rows", "conv_columns"],
-            Strategy::GpuSeparableFused => &["conv_separable_fused"],
-            _ => &[b.0],
-        };
+        let modules: Vec<Arc<CudaModule>> =
+            tunings.iter().map(|&t| self.module(&self.build(kernel, strategy, t))).collect::<Result<_, _>>()?;
+        let (launch, module) = (launch_of(strategy), &modules[0]);
         // The first build's functions; each further build (a box's other columns a thread) adds its one kernel.
-        let mut functions = names.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
+        let mut functions = launch.functions.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
         for m in &modules[1..] {
-            functions.push(m.load_function(b.0)?);
+            functions.push(m.load_function(launch.functions[0])?);
         }
         let stream = &self.gpu.stream;
         let bytes = |v: &[i32]| v.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>();
@@ -392,10 +356,10 @@ impl ConvGpu {
             Ok(())
         };
         let mut taps = None;
-        match strategy {
-            Strategy::GpuSingle => taps = Some(stream.clone_htod(&kernel.taps)?),
-            Strategy::GpuConstant | Strategy::GpuDouble | Strategy::GpuLocal => set("c_taps", &kernel.taps)?,
-            Strategy::GpuSeparable | Strategy::GpuSeparableFused => {
+        match strategy.row().taps {
+            Taps::Global => taps = Some(stream.clone_htod(&kernel.taps)?),
+            Taps::Constant => set("c_taps", &kernel.taps)?,
+            Taps::ConstantFactors => {
                 let (column, row) = kernel.factors().expect("checked by refusal");
                 set("c_column", &column)?;
                 set("c_row", &row)?;
@@ -403,17 +367,12 @@ impl ConvGpu {
             _ => {}
         }
         let gradient = kernel.kind == Kind::Gradient;
-        let block = match strategy {
-            Strategy::GpuBlock => conv_block::BLOCK,
-            Strategy::GpuRolling => conv_rolling::BLOCK,
-            Strategy::GpuStrip => conv_strip::BLOCK,
-            Strategy::GpuSeparable | Strategy::GpuSeparableFused => conv_separable::BLOCK,
-            _ => t.block.unwrap_or(conv_single::BLOCK),
-        };
+        let block = launch.block.unwrap_or(t.block.unwrap_or(conv_single::BLOCK));
         let two_pass = two_pass(kernel, strategy, t);
         let overlap = t.overlap && launches_an_image(kernel, strategy, t) == 1;
         Ok(Prepared {
             strategy,
+            launcher: launch.launcher,
             functions,
             taps,
             block,
