@@ -1,7 +1,7 @@
 //! The least a GPU command can cost on this machine: load the driver, `cuInit`, create the primary context,
 //! allocate one byte (the report's dummy `cudaMalloc`), and exit. Time the whole process from outside
-//! (`scripts/wait-times.sh` does, with FLOOR=this binary): the driver's start-up and its teardown at exit
-//! (~100 ms without a persistence daemon, `docs/performance.md` v0.16) are in every GPU command's wall clock.
+//! (`bench/one-image.sh` does, with FLOOR=this binary): the driver's start-up and its teardown at exit
+//! (~100 ms without a persistence daemon, measured on the H200 machine) are in every GPU command's wall clock.
 fn main() {
     let t = std::time::Instant::now();
     let ctx = cudarc::driver::CudaContext::new(0).expect("a CUDA device");

@@ -8,8 +8,8 @@
                                          (default: every core); images/s of the whole folder
 
 The computation is cvtColor → two Sobel (CV_32F) → magnitude → convertScaleAbs, as scripts/opencv_baseline.py;
-imwrite at OpenCV's default PNG level. Run it in the same lease as `scripts/wait-times.sh` and `cuda_sobel
-batch` so that the numbers sit side by side (performance log v0.14).
+imwrite at OpenCV's default PNG level. bench/one-image.sh, bench/pngs.sh and bench/photos.sh run it beside
+cuda_sobel, so that the numbers sit side by side.
 """
 import os
 import statistics

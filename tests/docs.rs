@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 const FOLDERS: [&str; 11] =
     ["src/", "cuda/", "docs/", "tests/", "scripts/", "bench/", "python/", "examples/", "kernels/", "imgs_in/", ".ci/"];
-const WRITTEN_BY_RUNS: [&str; 5] = ["bench/out", "bench/images", "imgs_out", "bench/h200/issue", "target/"];
+const WRITTEN_BY_RUNS: [&str; 4] = ["bench/out", "bench/images", "imgs_out", "target/"];
 
 fn documents() -> Vec<PathBuf> {
     let mut docs = vec![PathBuf::from("README.md")];

@@ -120,6 +120,9 @@ fn the_adding_lists_name_every_file_that_takes_part() {
         ("### Adding a size", &["Ksize::K7"][..]),
         ("### Adding an operator", &["Operator::Scharr"][..]),
         ("### Adding an output", &["Direction4", "DIRECTION4", "\"direction4\""][..]),
+        ("### Adding a strategy", &["GpuRolling", "conv_rolling"][..]),
+        ("### Adding a kernel", &["ConvKernel::gaussian"][..]),
+        ("### Adding a codec", &["Format::Webp"][..]),
     ];
     let mut unlisted = Vec::new();
     for (heading, tokens) in cases {

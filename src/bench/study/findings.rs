@@ -227,23 +227,23 @@ mod tests {
         let files = [
             (
                 Study::FilterSizes,
-                include_str!("../../../bench/h200/issue30/study-filter-sizes.json"),
-                include_str!("../../../bench/h200/issue30/study-filter-sizes.md"),
+                include_str!("../../../bench/results/studies/study-filter-sizes.json"),
+                include_str!("../../../bench/results/studies/study-filter-sizes.md"),
             ),
             (
                 Study::ConstantLocal,
-                include_str!("../../../bench/h200/issue30/study-constant-local.json"),
-                include_str!("../../../bench/h200/issue30/study-constant-local.md"),
+                include_str!("../../../bench/results/studies/study-constant-local.json"),
+                include_str!("../../../bench/results/studies/study-constant-local.md"),
             ),
             (
                 Study::BoxBlur,
-                include_str!("../../../bench/h200/issue30/study-box-blur.json"),
-                include_str!("../../../bench/h200/issue30/study-box-blur.md"),
+                include_str!("../../../bench/results/studies/study-box-blur.json"),
+                include_str!("../../../bench/results/studies/study-box-blur.md"),
             ),
             (
                 Study::Prefetch,
-                include_str!("../../../bench/h200/issue30/study-prefetch.json"),
-                include_str!("../../../bench/h200/issue30/study-prefetch.md"),
+                include_str!("../../../bench/results/studies/study-prefetch.json"),
+                include_str!("../../../bench/results/studies/study-prefetch.md"),
             ),
         ];
         for (study, json, md) in files {
