@@ -80,7 +80,7 @@ __device__ __forceinline__ int clamp255(acc_t g) { return (int)(g < -255 ? -255 
 // The byte of a smoothing sum: floor((s + ⌊d/2⌋) / d) clamped to 0..255 (C's division truncates towards zero, so
 // a negative quotient with a remainder is one too high). A kernel without negative taps (CONV_NONNEG: box,
 // Gaussian) has s ≥ 0, so the division is unsigned and needs neither correction: a multiply-high and a shift
-// instead of ~10 instructions (measured in conv_strip.cu, docs/performance.md v0.29). smooth_div takes n = s + ⌊d/2⌋
+// instead of ~10 instructions (measured in conv_strip.cu). smooth_div takes n = s + ⌊d/2⌋
 // already formed (conv_strip.cu's box carries ⌊d/2⌋ in its running sum).
 // CLAMP false: the caller knows the quotient is at most 255 (a box: 255·D² / D²).
 template <bool CLAMP = true>

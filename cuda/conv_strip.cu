@@ -43,8 +43,7 @@
 
 #define STRIP_THREADS 128
 // Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 16 for a box, which keeps only its
-// window's column sums (box:15 at 16384²: 0.545 ms against 0.96 for v0.29's 8 columns and row sums;
-// docs/performance.md v0.33). The host builds a packed ring (RING_PACKED below) with 8 too, for large images, and a
+// window's column sums (box:15 at 16384²: 0.545 ms against 0.96 for 8 columns and row sums, H200). The host builds a packed ring (RING_PACKED below) with 8 too, for large images, and a
 // box with 8 for small ones (src/gpu/patterns/conv_strip.rs, `column_builds`).
 #ifndef STRIP_G  // (the host's -DSTRIP_G where it builds another count)
 #define STRIP_G (CONV_FLAT ? 16 : 4)
@@ -66,7 +65,7 @@
 #define STRIP_PREFETCH 4
 #endif
 
-// The rows a ring keeps (v0.46): only those its column passes read. Where every non-zero tap of the factors that run
+// The rows a ring keeps: only those its column passes read. Where every non-zero tap of the factors that run
 // down the columns (CONV_COLUMN, and a gradient's CONV_ROW: its transpose's) lies a multiple of S rows from the
 // centre, output row y reads rows y − R, y − R + S, …, y + R only, and row y + S reads the same rows moved down by S.
 // So a thread marches every S-th row of its band and its ring holds 2R/S + 1 rows instead of 2R + 1: the filter
@@ -100,7 +99,7 @@ __device__ __forceinline__ int row_tap(int j) {
 
 // The edge strips' column maps (FORM_GATHER; `map_columns`, sobel.cuh), resolved once a march: with the border rule at
 // every row, the edge strips' march, one warp a scheduler, outlasted the rest of a small image's launch (H100, scharr:7
-// on the filter study's 483×540: 11 µs, SMs busy a third of it; docs/performance.md v0.39). In shared memory because
+// on the filter study's 483×540: 11 µs, SMs busy a third of it). In shared memory because
 // held in registers through the march it took registers from every form (the kernel's count is its largest path's:
 // scharr:9 at 8 columns 128 → 146).
 __shared__ unsigned column_maps[MAP_WORDS_OF(WIN) + 1][STRIP_THREADS];
@@ -169,7 +168,7 @@ __device__ __forceinline__ void window_of(const Words& r, int w[WIN]) {
 // them the compiler issued all WIN loads at once, an address pair each, and the kernel (whose register count is its
 // largest path's) took more registers (scharr:9 at 8 columns 146 instead of 128, box:15 110 instead of 100); with
 // each load's use right after it, the WIN loads of a row ran one after another, and box:15's edge strips at 16384²
-// outlasted the rest of the kernel (docs/performance.md v0.34). Not inlined: inlined into every row of the march, the
+// outlasted the rest of the kernel. Not inlined: inlined into every row of the march, the
 // kernel took 168 registers for scharr:9 at 8 columns and for box:15.
 #ifndef GATHER_BATCH
 #define GATHER_BATCH 4
@@ -323,7 +322,7 @@ __device__ __forceinline__ void enter(Ring& g, int slot, const Words& r) {
 // Where the march is, as addresses: the words of the row the next step reads, and byte x0 of the output row. Each
 // moves down a row a step (a 64-bit add) instead of being formed from the row number (a 64-bit multiply and add each
 // time: scharr:9's step spent ~15 of its ~100 instructions forming the addresses of the row it read, the row it
-// prefetched and the row it wrote; docs/performance.md v0.38). The forms whose rows are all inside the image read and
+// prefetched and the row it wrote). The forms whose rows are all inside the image read and
 // write through them; the others read by row numbers.
 struct At {
     const u8* in;
@@ -434,9 +433,9 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 // leaving. So a pixel costs a few operations at any diameter, and a thread holds only its window's column sums:
 // 16 columns a thread, two 8-byte loads a row and the halo's.
 //
-// The arithmetic is spread over the SM's two pipes (v0.36): with every sum an int, box:15's step was 244
+// The arithmetic is spread over the SM's two pipes: with every sum an int, box:15's step was 244
 // instructions for 16 pixels, nearly all on the integer pipe (byte permutes, three-input adds, the division's
-// shift), which issues at half the rate of the float pipe (ncu: integer pipe 76 % of the busy time, v0.34).
+// shift), which issues at half the rate of the float pipe (ncu: integer pipe 76 % of the busy time).
 //  - Column sums two to a word (Columns): a column sum is at most 255·D (3825 for box:15), far inside a 16-bit lane,
 //    and never negative, so one 32-bit add or subtract updates two columns: the word's value is exactly
 //    lo + 2^16·hi whatever borrows pass between the lanes on the way, as long as each lane ends in 0 … 65 535. A
@@ -460,7 +459,7 @@ __device__ __forceinline__ void march(const Strip& s, u8* out, int y0, int end) 
 #define BOX_CLAMPS ((255 * CONV_D * CONV_D + CONV_DIVISOR / 2) / CONV_DIVISOR > 255)
 // The band's 2R priming rows, R at a time: two memory round trips (box:15: 96 registers, five blocks an SM as with
 // 92). Two at a time, the priming's seven round trips were 28 % of box:15's stall samples at 16384² (ncu source
-// counters), and the box took 0.275 ms against 0.252–0.256 (H100, docs/performance.md v0.38). Asking the priming
+// counters), and the box took 0.275 ms against 0.252–0.256 (H100). Asking the priming
 // rows into L2 first as well changed nothing measurable there and slowed the one-row bands of small images.
 #ifndef BOX_PRIME_UNROLL
 #define BOX_PRIME_UNROLL (CONV_R > 0 ? CONV_R : 1)
@@ -569,13 +568,13 @@ __device__ __forceinline__ void box_march(const Strip& s, u8* out, int y0, int e
     }
 }
 
-// A box's aligned march with the halo shared (v0.42). Each thread reads only its own STRIP_G columns of the row
+// A box's aligned march with the halo shared. Each thread reads only its own STRIP_G columns of the row
 // entering (one coalesced load of a warp's 32 × STRIP_G bytes) and keeps them in shared memory until they leave the
 // window 2R + 1 steps later, so it updates only its own columns' sums; the sums of the halo's columns are its
 // neighbour lanes' own, taken by warp shuffles (`share_halo`). A warp marches 32 neighbouring strips of one band, and
 // its outer two lanes only supply halo (the kernel's numbering: 30 strips of output a warp). Before, each thread read
 // its 16 columns and 8 bytes of halo each side, twice a row (entering, and leaving from the caches): box:15 at 16384²
-// moved 3.6 bytes through L2 for every byte of the image, and L2 was the limit (82.7 % busy, v0.36).
+// moved 3.6 bytes through L2 for every byte of the image, and L2 was the limit (82.7 % busy).
 #if CONV_FLAT
 #define OWN (STRIP_G / 4)  // a thread's own words of a row
 #ifndef OWN_UNIT           // the widest load of them (16 where rows allow; CUDA_SOBEL_DEFINES=-DOWN_UNIT=8 measures 8)
@@ -643,7 +642,7 @@ __device__ __forceinline__ void box_march_shared(const Strip& s, u8* out, int y0
     // The entering row read a step ahead; at the band's last step the row below its window (inside the image: the
     // kernel takes this form only then), unused. Two steps ahead measured the same (box:15 at 16384², H100: 0.2369
     // against 0.2354 ms), and asking rows into L2 ahead as the other marches do (`prefetch_l2`) slower (0.2416 against
-    // 0.2369, both two steps ahead; docs/performance.md v0.42).
+    // 0.2369, both two steps ahead).
     Own nin = load_own<OU>(p);
     p += s.width;
     u8* o = out + (size_t)y0 * s.width + s.x0;
@@ -714,9 +713,9 @@ __host__ __device__ inline Layout layout_of(int width, int height, int rows) {
 // The kernel's launch bounds. A box's march re-reads the row leaving its window from the caches 2R + 1 steps after
 // reading it, so the fewer threads the GPU holds, the fewer rows are in flight between a read and its re-read and the
 // more of them L2 still has: stating "at least one block an SM" lets ptxas give box:15 92 registers instead of 80,
-// five blocks an SM instead of six, and box:15 at 16384² took 0.275 ms against 0.296 (H100, docs/performance.md
-// v0.37: DRAM traffic 674 → 578 MB, L2 hits 60 → 67 %, L1 hits unchanged; fewer blocks forced by shared memory were
-// slower). The shared march (v0.42), which re-reads nothing, measured the same way round: six blocks an SM (a build
+// five blocks an SM instead of six, and box:15 at 16384² took 0.275 ms against 0.296 (H100:
+// DRAM traffic 674 → 578 MB, L2 hits 60 → 67 %, L1 hits unchanged; fewer blocks forced by shared memory were
+// slower). The shared march, which re-reads nothing, measured the same way round: six blocks an SM (a build
 // of that march alone, 79 registers) took box:15 at 16384² 0.266 ms against 0.251 with five. The ring keeps the bare
 // bound: stated for it, scharr:3–7 on the filter study's pyramid were 7–11 % slower.
 // STRIP_MIN_BLOCKS (CUDA_SOBEL_DEFINES) tries others.
@@ -749,7 +748,7 @@ extern "C" __global__ void STRIP_BOUNDS
         band = i / l.slots, g = l.left + k / 32 * SPAN + k % 32 - PROVIDERS;
         // The bottom S bands right after the top S, not last: both read rows through the border rule (FORM_SHIFTED,
         // slower than the aligned march), and numbered last they ran in the last wave and lengthened it. H100, one
-        // call (docs/performance.md v0.50): scharr:9 at 16384² 0.2257 ms against 0.2275, the filter study's pyramid
+        // call: scharr:9 at 16384² 0.2257 ms against 0.2275, the filter study's pyramid
         // 1–2 % faster, box:15 unchanged.
         band = (band + l.bands - CONV_STRIDE) % l.bands;
         writes = k % 32 >= PROVIDERS && k % 32 < 32 - PROVIDERS && g < l.left + l.inner;
@@ -784,7 +783,7 @@ extern "C" __global__ void STRIP_BOUNDS
         return;
     // Rows inside the image, not aligned (a width that is not a multiple of UNIT): the ring marches as the aligned form
     // does, its loads shifted into place (H100, the filter study's pyramid, a launch an image, scharr:3 / 5 / 7 / 9:
-    // 0.237 / 0.277 / 0.316 / 0.355 → 0.200 / 0.236 / 0.264 / 0.284 ms; docs/performance.md v0.39). Not the box: its
+    // 0.237 / 0.277 / 0.316 / 0.355 → 0.200 / 0.236 / 0.264 / 0.284 ms). Not the box: its
     // march holds the leaving row's words too, and the form took it from 100 to 117 registers (box:15, NVRTC sm_90).
     else if (rows_inside && !CONV_FLAT)
         march_of<FORM_INSIDE>(s, out + plane, y0, end);

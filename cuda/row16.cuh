@@ -1,5 +1,5 @@
 // row16.cuh — helpers for the register-blocked kernels (vec16.cu, strip.cu): one thread owns 16
-// consecutive pixels of a row. Measured reasons for each trick are in docs/performance.md.
+// consecutive pixels of a row. Each trick's measured reason is beside it.
 //
 //  - Every stencil is the 3×3 one on a smoothed image. Sobel of size 2L + 3 factors as
 //    smooth = [E C E] ⊛ [1 1]^L and deriv = [−1 0 1] ⊛ [1 1]^L (ksize 5: L = 2, 7: L = 4; 1, 3 and Scharr:
@@ -20,7 +20,7 @@
 //    65 280 at 7×7, never negative), so one 32-bit add sums two columns at once, columns j and j + 8 of the
 //    segment in the low and high halves of word j: a shift along the row is then a shift of the word index, no
 //    byte shuffle, and no carry ever crosses into the high half. Half the adds of the row and column passes and
-//    half the column sums' registers (docs/performance.md v0.35).
+//    half the column sums' registers.
 //  - The 3×3 step: int for the 3×3 stencils; float for 5×5 and 7×7 (every value is an integer below 2^24,
 //    so float adds are exact), which then run on the FP32 pipe, twice as wide as the integer one.
 //  - Magnitude with one approximate square root (MUFU), rounded once (exact: see magnitude_fast_sq).
@@ -220,8 +220,7 @@ __device__ __forceinline__ void neighbours(const Raw16& r, int width, int border
     if constexpr (K <= RADIUS) {
         // Inside the image they come from the side words; at the image's left and right edges from the border
         // rule: pixel k (width − 1 − k) mirrored, the edge pixel repeated, or 0. Selects, not g[RADIUS + sx]: a
-        // run-time index would move the whole array to local memory; and no branches (measured:
-        // docs/performance.md).
+        // run-time index would move the whole array to local memory; and no branches (measured: slower with them).
         int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[RADIUS] : g[RADIUS + K]);
         int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[RADIUS + GROUP - 1] : g[RADIUS + GROUP - 1 - K]);
         g[RADIUS - K] = x0 > 0 ? grey_left<K>(r) : edge_l;
@@ -332,7 +331,7 @@ __device__ __forceinline__ unsigned packed_word(const out_t (&v)[GROUP], int k) 
 
 // How the outputs are stored: 0 plain stores; 1 streaming stores (st.global.cs, "evict first": the outputs are
 // never read again, so they need not push the input's halo rows out of the L2). Measured on the H200 (gpu-strip
-// on 16 × 1920×1080 from torch, back to back, two rounds, docs/performance.md v0.32): int16 gradients 75.6 / 75.4
+// on 16 × 1920×1080 from torch, back to back, two rounds): int16 gradients 75.6 / 75.4
 // against 76.9 / 77.3 µs plain; float32 gradients and the edges the same either way. So: the gradients.
 #ifndef STORE_STREAMING
 #define STORE_STREAMING (OUTPUT == OUTPUT_GRADIENTS)
@@ -356,9 +355,9 @@ __device__ __forceinline__ void store16B(void* p, uint4 v) {
 // STORE_VALUES: a group's bytes (16·sizeof(out_t): 16, 32 or 64), which may start at any byte, as aligned 16-byte
 // stores where whole 16-byte units lie inside them, aligned 4-byte words before and after those, and a byte and a 2-byte
 // half at most at each end. A value at a time, a warp's store instruction (its lanes 16·sizeof(out_t) bytes apart)
-// touches 32 sectors for 32 values: the 3×3 edges at 7679×4320 took 201.9 µs byte by byte and 82.0 as words (H100,
-// docs/performance.md v0.40); the int16 gradients from torch 787.8 µs a value at a time against 96.5 at 7680 wide
-// (v0.41). VALUE_WORDS 0: a value at a time, for measuring.
+// touches 32 sectors for 32 values: the 3×3 edges at 7679×4320 took 201.9 µs byte by byte and 82.0 as words (H100);
+// the int16 gradients from torch 787.8 µs a value at a time against 96.5 at 7680 wide.
+// VALUE_WORDS 0: a value at a time, for measuring.
 #ifndef VALUE_WORDS
 #define VALUE_WORDS 1
 #endif
@@ -387,8 +386,8 @@ __device__ __forceinline__ void store_words_from(unsigned* __restrict__ p, const
 
 // Words w[0 … F) at p (4-byte aligned, anywhere in a 16-byte unit). Every lane of a warp marching one row has the same
 // p mod 16 (their groups are 16·sizeof(out_t) bytes apart), so the switch does not split a warp there. The edges' 3 or 4
-// words are stored one by one, as in v0.40: at most one 16-byte store to gain, and with the switch the 7×7 edges at
-// 7679×4320 took 145.0 µs against 130.7 without it (H100, docs/performance.md v0.41).
+// words are stored one by one: at most one 16-byte store to gain, and with the switch the 7×7 edges at
+// 7679×4320 took 145.0 µs against 130.7 without it (H100).
 template <int F>
 __device__ __forceinline__ void store_words_any(unsigned* __restrict__ p, const unsigned (&w)[F]) {
     if constexpr (F <= 4) {
@@ -463,7 +462,7 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
     // Gradients, direction: 16 values a plane, 16·sizeof(out_t) bytes, stored as 16-byte words when aligned (x0
     // is a multiple of 16, so out_row + x0 is 16-byte aligned for every out_t). One scalar store a value made
     // each store instruction of a warp touch 32 sectors 16 values apart: gradients at 7680×4320 took 741 µs
-    // from torch, against 47 µs for the edges (docs/performance.md v0.23).
+    // from torch, against 47 µs for the edges.
     out_t first[GROUP], second[GROUP];
 #pragma unroll
     for (int i = 0; i < GROUP; ++i) {
@@ -499,8 +498,8 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
 
 // The 16 outputs of one row from U's rows above (a), at (m) and below (b), stored at out_row[x0…]. Column sums
 // s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed as a sliding window
-// of three columns, not as arrays: fewer live registers (docs/performance.md v0.3c has the register counts of
-// both forms). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not). STORE: above.
+// of three columns, not as arrays: fewer live registers than the arrays' form
+// (measured by ptxas's counts of both). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not). STORE: above.
 template <int STORE>
 __device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE],
                                             out_t* __restrict__ out_row, size_t plane, int x0, int width, bool up) {

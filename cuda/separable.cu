@@ -7,7 +7,7 @@
 // Gy = Σ deriv[i]·h[y + i − r]. 4·(2r + 1) taps a pixel instead of 2·(2r + 1)², and each grey value converted
 // once — at the price of an intermediate (two shorts a pixel: h ≤ 64·255, |e| ≤ 10·255 for 7×7) through device
 // memory. Measured on the H200 the trade wins: separable beats fused.cu, whose repeated grey conversions cost
-// more than that traffic (bench/h200/issue16/after_*.md, "Computation alone").
+// more than that traffic (`bench/results/variants.md`, "Computation alone").
 // The border rule applies per axis (row pass: columns; column pass: rows), which equals the 2D rule for
 // all three modes because each resolves x and y independently, and zero rows give zero h and e.
 //

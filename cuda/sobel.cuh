@@ -149,12 +149,12 @@ __device__ __forceinline__ u8 magnitude_of(int gx, int gy) {
 // Why one rounding is exact: for integers s ≤ 64 771 (m ≤ 255), √s is never within 1/(8m + 4) ≥ 4.9·10⁻⁴
 // of a half-integer (the closest case is s = m² + m), while sqrt.approx is off by a few ulp (~6·10⁻⁵
 // at 255), so r and √s round the same way. The selftest kernel checks every s on the GPU.
-// Measured (docs/performance.md v0.6): dropping the old integer correction (the m² + m test) saved 4 of
+// Measured: dropping the old integer correction (the m² + m test) saved 4 of
 // gpu-strip's ~26 instructions a pixel (317 → 302 µs at 16384²); returning the bits instead of
 // subtracting the exponent, one more (~0.3 µs at 7680×4320).
 // The integer form converts with one I2F and clamps the float: every s above SATURATED_SQUARE stays above it when
 // rounded to a float (rounding is monotonic and 64 772 is a float), and below it the conversion is exact. Measured
-// (H100, docs/performance.md v0.38) against v0.37's integer clamp, conversion by the bits (s | 0x4B000000, − 2^23)
+// (H100) against an integer clamp, conversion by the bits (s | 0x4B000000, − 2^23)
 // and a second clamp in floats: scharr:9 at 16384² 0.2556 ms against 0.2608 (0.2581 with only the second clamp
 // dropped); the edge command's 3×3 strip, bound by memory, unchanged.
 __device__ __forceinline__ unsigned magnitude_fast_f(float s) {
@@ -259,7 +259,7 @@ __device__ __forceinline__ void words_shifted(const unsigned* a, unsigned o, uns
 
 // The N words at byte p, any alignment, read as the strips read a row whose start is not on a UNIT boundary (a width
 // that is not a multiple of UNIT, an array starting anywhere; conv_strip.cu and strip.cu): shifted_units loads from
-// the aligned address below, shifted into place — instead of a load a byte (docs/performance.md v0.39, v0.40). Reads
+// the aligned address below, shifted into place — instead of a load a byte. Reads
 // up to UNIT − 1 bytes before p and the rest of the last unit.
 template <int UNIT, int N>
 __device__ __forceinline__ void load_shifted(const u8* p, unsigned (&r)[N]) {
@@ -283,13 +283,13 @@ __device__ __forceinline__ int resolve(int i, int n, int border) {
 
 // A COLUMN MAP, for the strips at a row's ends (conv_strip.cu's edge strips, strip.cu's edge groups): the WIN columns
 // of a window starting at pixel x0 − R resolved through the border rule once a march, not at every row (with the
-// rule's branches and reflect101's remainder a row cost ~25 instructions a byte: docs/performance.md v0.39, v0.40).
+// rule's branches and reflect101's remainder a row cost ~25 instructions a byte).
 // Kept in shared memory, maps[k][thread] (conflict-free): byte c of words 0 … MAP_WORDS_OF(WIN) − 1 is the column
 // window column c reads, as its distance from x0 − R; bit c of the last word is 0 where the rule gives the constant 0.
 // Every column an output inside the row needs is within the window: inside the row, or one the rule reflects or
 // repeats from within R of the row's end (in a row narrower than R, any of its columns: all within the window).
 // Columns past the row, whose outputs are not written, may resolve further back than the window (memcheck caught
-// their reads before the image, v0.39): a distance outside 0 … WIN − 1 is taken as the constant 0 — not read. A
+// their reads before the image once): a distance outside 0 … WIN − 1 is taken as the constant 0 — not read. A
 // column not read names pixel x0 (distance R), inside the row.
 #define MAP_WORDS_OF(WIN) (((WIN) + 3) / 4)
 template <int R, int WIN, int THREADS>

@@ -41,8 +41,8 @@
 
 // Blocks of STRIP_THREADS each SM must hold at once, for the aligned form: ptxas keeps the registers a thread
 // uses within what that leaves (65 536 / (threads · blocks)). The 3×3 march fits 4 blocks (128 registers,
-// no spill: examples/kernel_resources.rs), as it did before the stencil became a value, measured fastest
-// (docs/performance.md v0.6); unbounded, ptxas took 154. The wider stencils keep rows of running sums and are
+// no spill: examples/kernel_resources.rs), as it did before the stencil became a value, measured fastest;
+// unbounded, ptxas took 154. The wider stencils keep rows of running sums and are
 // left to ptxas (asking 3 blocks of the 5×5 spills).
 #ifndef STRIP_MIN_BLOCKS
 #define STRIP_MIN_BLOCKS (RADIUS == 1 ? 4 : 1)
@@ -56,11 +56,11 @@
 // THE RING: how many rows ahead each thread has on their way from DRAM into its own slots of shared memory
 // (cp.async: the copy runs while the thread computes, and holds no register). 0: the register form, one row
 // ahead in registers and one more asked into L2 (below). The slots are the thread's own: it copies its bytes,
-// waits for them and reads them itself, so no barrier. Measured on the H200 (docs/performance.md v0.31, µs at
+// waits for them and reads them itself, so no barrier. Measured on the H200 (µs at
 // 16384², 3 rows against the register form, each pair in one lease): 5×5 edges 347 against 373 (73.1 against
 // 68.0 % of the copy bandwidth), 3×3 gradients of 16 × 1920×1080 from torch 89 against 99; 2, 4 or 6 rows the
 // same as 3. The 3×3 edges (276 against 270, two leases) and the 7×7 (479 against 449: its loop, already the
-// longest, grows) are faster in the register form and keep it. Since the smoothing runs on packed pairs (v0.35)
+// longest, grows) are faster in the register form and keep it. Since the smoothing runs on packed pairs
 // the 5×5 edges need 147 registers either way and the ring's copies cost 2 instructions a pixel: on an H100 the
 // register form is faster (16384²: 382.5 against 392.1 µs; 7680×4320: 57.5 against 59.6), so the 5×5 left the
 // ring. The copies go through L1 (.ca): L2-only copies (.cg) of a thread's three 16-byte words, 48 bytes apart,
@@ -72,10 +72,10 @@
 // How many rows beyond the next one each thread prefetches into L2 (register form; with the ring, beyond the
 // ring's last row: default none). Measured on the H200 (the 3×3 kernel, register form, 7680×4320 / 16384², µs):
 // 0 rows 43.6 / 298; 1 row 40.7 / 271; 2 rows 41.5 / 274; 3 rows 42.7 / 303;
-// 4 rows 45.6 / 326: more look-ahead than the latency needs only crowds the L2 (docs/performance.md v0.6).
-// The 5×5 and 7×7 marches held more registers (206 and 254 a thread, 8 warps an SM, before v0.35), so fewer
+// 4 rows 45.6 / 326: more look-ahead than the latency needs only crowds the L2.
+// The 5×5 and 7×7 marches held more registers (206 and 254 a thread, 8 warps an SM, before the smoothing ran on packed pairs), so fewer
 // loads are in flight; prefetching further makes up part of it: 5×5, 1 row 65.0 / 435; 2 rows 55.7 / 382;
-// 3 rows 54.8 / 372 (docs/performance.md v0.23, scripts/strip-tuning.sh).
+// 3 rows 54.8 / 372.
 #ifndef STRIP_PREFETCH
 #define STRIP_PREFETCH (STRIP_RING > 0 ? 0 : RADIUS == 1 ? 1 : 3)
 #endif
@@ -281,7 +281,7 @@ __device__ __forceinline__ bool thread_band(int width, int height, int rows, Ban
     int groups = (width + GROUP - 1) / GROUP;
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     if (!band_of((int)(t / groups), height, rows, b)) return false;
-    b.x0 = (int)(t % groups) * GROUP;  // after the test: formed before it, ptxas spilled (docs/performance.md v0.41)
+    b.x0 = (int)(t % groups) * GROUP;  // after the test: formed before it, ptxas spilled
     return true;
 }
 
@@ -308,8 +308,7 @@ __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* _
     auto row_at = [&](int j) { return j < 0 ? group_ptr(rgb, width, height, border, y + j * dir, x0) : s.row(j); };
     // The rows before the first output row (−RADIUS … RADIUS − 1) prime U: every load is in flight before any
     // is converted (one memory round trip), and the rows after them are asked for behind those loads, not
-    // ahead of them: the first rows are needed first (measured at 7680×4320: 39.5 → 38.7 µs;
-    // docs/performance.md v0.7).
+    // ahead of them: the first rows are needed first (measured at 7680×4320: 39.5 → 38.7 µs).
     Ahead ahead;
 #if STRIP_RING > 0
     // The ring's first STRIP_RING rows, −RADIUS onwards; each row primed is replaced by the one STRIP_RING
@@ -367,7 +366,7 @@ __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* _
 // (pixels x0 − RADIUS … x0 + 15 + RADIUS) a pixel at a time from the columns the border rule picks, resolved once a
 // march into a column map in shared memory (`map_columns`, sobel.cuh), not at every row: resolving them at every row
 // took 143 instructions a pixel (NVRTC sm_90, the 3×3 edges) against the aligned form's 21, and these groups, one or
-// three of a row, would hold the launch (docs/performance.md v0.39–v0.40).
+// three of a row, would hold the launch.
 __shared__ unsigned edge_columns[MAP_WORDS_OF(WIDE) + 1][STRIP_THREADS];
 
 // Grey of row y's window (through the border rule), each column where the map says, GATHER_BATCH columns at a time
@@ -452,7 +451,7 @@ __device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __
 // the edge groups start in the first wave, and they are spread over as many SMs as there are edge warps (a warp of
 // edge groups reads 32 rows at once, a cache line a lane for each byte load). The first form, edge groups in bands as
 // tall as the others' and packed into the first blocks, left the busiest SM active 3.6 times the average (ncu, 7679
-// wide; docs/performance.md v0.40). `edge` says which this thread marches.
+// wide). `edge` says which this thread marches.
 #define EDGE_ROWS 4
 static_assert(STRIP_THREADS % 32 == 0, "whole warps");
 __device__ __forceinline__ bool thread_band_general(int width, int height, int rows, Band& b, bool& edge) {
@@ -497,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
 
 // Any width and alignment: the groups inside the row march as the aligned ones do, their rows read shifted into place
 // and their outputs stored as words (the 3×3 edges at 1366×768 / 3000×2000 / 7679×4320 on an H100: 18.5 / 44.9 /
-// 186.0 → 13.3 / 18.9 / 82.0 µs, docs/performance.md v0.40); the groups at a row's ends take the column map.
+// 186.0 → 13.3 / 18.9 / 82.0 µs); the groups at a row's ends take the column map.
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
     Band band;

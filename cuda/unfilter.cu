@@ -7,7 +7,7 @@
 // Undoing it is a recurrence in both directions: a byte needs its left neighbour in its own row, and the
 // row above. No two pixels of a row can be done at once, and no row can start before the row above it
 // has got ahead of it. On the CPU this is half of decoding a PNG on the H200 host, 63 % on the
-// development machine (docs/performance.md v0.20), and decoding is the largest cost in batch mode.
+// development machine, and decoding is the largest cost in batch mode.
 //
 // What can run at once: chunk k of row r needs only chunk k−1 of its own row and chunks k−1, k of row
 // r−1. So every chunk on one anti-diagonal of the (row, chunk) grid is independent of the others. That is
@@ -28,10 +28,10 @@
 // and written byte by byte in the file's layout (rows of 1 + width·bpp bytes, so at any alignment), a
 // 2048×1024 image took 18.7–21.5 ms on the H200. So the image data is first laid out again (`unfilter_pad`, a map over every byte): the filter
 // bytes apart, each row's bytes at a `pitch` that is a whole number of chunks, so that a thread moves its
-// chunk with bpp 8-byte loads and stores (docs/performance.md v0.20). A last map (`unfilter_pack`) writes
+// chunk with bpp 8-byte loads and stores. A last map (`unfilter_pack`) writes
 // the RGB image gpu-strip reads. The two maps run on the whole GPU and cost microseconds. Then the steps
 // themselves: a step that waited for memory (its chunk and the one above) is a step the whole block waited
-// for, so since v0.49 no step waits for memory (H100, 2048×1024: 1.94–1.99 against 2.05–2.10 ms alone; in
+// for, so no step waits for memory (H100, 2048×1024: 1.94–1.99 against 2.05–2.10 ms alone; in
 // batch, where the slots' other work fills the memory system, a slot holds a scene 6.1–6.5 ms against
 // 7.1–7.5). What is left is the bytes' arithmetic, one SM's worth.
 //
@@ -56,7 +56,7 @@
 //
 // Branch-free: the 32 threads of a warp are on 32 rows, each with a filter of its own, so a `switch` here
 // made each warp run every filter's code one after another for every byte: 4.3 ms for 2048×1024 on the
-// H200, against 2.2 ms so (docs/performance.md v0.20). All four predictions are computed, one is selected.
+// H200, against 2.2 ms so. All four predictions are computed, one is selected.
 __device__ __forceinline__ int predict(int filter, int a, int b, int c) {
     const int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);  // |p − a|, |p − b|, |p − c|
     const int paeth = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
@@ -161,7 +161,7 @@ struct Place {
 // the rest and never read.
 //
 // What a step waits for is the speed of the whole kernel (height + chunks steps, one after another), so a
-// step touches global memory only where it does not wait for it (docs/performance.md v0.49; 2.05–2.10 ms for
+// step touches global memory only where it does not wait for it (2.05–2.10 ms for
 // a 2048×1024 image alone on the H100 when every step loaded its own chunk and the one above from memory):
 //   - the chunk above comes from the thread above, which undid it at the step before: it leaves it in shared
 //     memory (`passed`, two buffers, alternating steps, so that it is not overwritten while read);

@@ -145,7 +145,7 @@ if want sanitize; then
   step "compute-sanitizer racecheck" sanitize racecheck
   step "compute-sanitizer memcheck, ksize 5 and 7" sanitize_sizes memcheck
   step "compute-sanitizer racecheck, ksize 5 and 7" sanitize_sizes racecheck
-  # gpu-strip's general form at widths whose groups read shifted rows, its edge groups in several warps (v0.40).
+  # gpu-strip's general form at widths whose groups read shifted rows, its edge groups in several warps.
   step "compute-sanitizer memcheck, gpu-strip at unaligned widths" env BIN="$DEV/cuda_sobel" bash scripts/strip-widths.sh memcheck
 
 # Batch mode's PNG unfiltering (cuda/unfilter.cu: a map, a wavefront with a barrier a step, a map) on RGB

@@ -4,13 +4,13 @@ calls it and the other ways nvJPEG offers: `nvjpegDecode` with a state and a str
 (default, HYBRID, GPU_HYBRID) and 1–16 threads; `nvjpegDecodeBatched` on the default and GPU_HYBRID backends
 and on the GPU's JPEG engine (the hardware backend) at 1–32 images a call and 1–4 threads. The engine's calls
 need the CUDA context current on the calling thread (each worker thread binds it first); without that they
-fail with status 5, "allocator failure" — what v0.27 took for the engine being unusable here. Each configuration warmed up once. For issue 29's question of
-what limits batch mode's JPEG rate (docs/performance.md v0.27). Needs libnvjpeg.so.13 and CuPy; images are
+fail with status 5, "allocator failure" — what once looked like the engine being unusable here. Each configuration warmed up once. For the question of
+what limits batch mode's JPEG rate. Needs libnvjpeg.so.13 and CuPy; images are
 assumed 4000×3000 (scripts/make_photos.py).
 
     python3 scripts/nvjpeg_rates.py FOLDER [COUNT] [engine]
 
-With `engine`, only the JPEG engine's batched calls (the decode-alone rate issue 29 compares batch mode with).
+With `engine`, only the JPEG engine's batched calls (the decode-alone rate batch mode is compared with).
 """
 
 import ctypes as C, glob, time, sys, threading, numpy as np, cupy as cp

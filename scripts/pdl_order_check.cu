@@ -1,5 +1,5 @@
 // What the filter's overlapped launches (Tuning::overlap, cuda/conv.cuh `next_launch_may_start`) rely on, checked
-// on the GPU machine (docs/performance.md v0.37): a launch made with programmatic stream serialization, after a
+// on the GPU machine: a launch made with programmatic stream serialization, after a
 // kernel that allows it at its start, (1) does start before that kernel has finished on a created stream, and (2)
 // an event recorded after it (and after a second such launch) still completes only once the kernel before has finished — though the launch never
 // waits for it (no griddepcontrol.wait). The same on the legacy default stream: (1) does not hold there.

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The Python package against its peers, in one process (issue 18's speed table):
+"""The Python package against its peers, in one process:
 
     python3 scripts/python_bench.py [--calls 200] [--cli .dev/cuda_sobel]
 
 GPU: device-resident RGB8 input → 8-bit edges; each whole Python call timed between two CUDA events on the
 current stream, after 10 warm-up calls; median of --calls calls. Peers where installed: kornia
 (`filters.sobel` on grey), PyTorch conv2d eager (grey, two 3×3 convolutions, magnitude), cupyx.scipy.ndimage.
-Gradients (issue 28): cuda_sobel.gradients on the same tensors (int16 beside its native launch alone, and float32)
+Gradients: cuda_sobel.gradients on the same tensors (int16 beside its native launch alone, and float32)
 against kornia's `filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's
 two gradients, timed the same way.
 CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation

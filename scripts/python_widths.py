@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpu-strip's outputs at widths that are not a multiple of 16, from torch (docs/performance.md v0.41): for each
+"""gpu-strip's outputs at widths that are not a multiple of 16, from torch: for each
 output (edges, int16 and float32 gradients, direction) and each width beside the nearest multiple of 16, the call's
 time back to back (the kernel's pace: CUDA events around --calls calls, the median of 5 such rounds), each result
 first checked against the same call on the CPU (NumPy, cpu-rayon: the reference's bytes; exit status 1 if any

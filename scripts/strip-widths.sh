@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-strip at widths that are not a multiple of 16, in one call on the GPU machine (docs/performance.md v0.40):
+# gpu-strip at widths that are not a multiple of 16, in one call on the GPU machine:
 #   memcheck  compute-sanitizer memcheck of `--variant gpu-strip --check` (every output against cpu-scalar) on
 #             awkward sizes — narrower than a group, one group inside a row, several — × ksize 1/3/5/7 × outputs
 #             that store 1, 2 and 4 bytes × the borders; one line each, and a count of failing runs;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The filter's GPU strategies after a change to one of them, in one device call (docs/performance.md v0.33), from the
+# The filter's GPU strategies after a change to one of them, in one device call, from the
 # repo root on the GPU machine, with what scripts/build-dev.sh put in .dev/ and, to compare, the previous build's
 # binary as .dev/cuda_sobel_prev (optional):
 #   1. tests/filter.rs with the GPU required — only the strategies in $STRATEGIES (default gpu-strip; "all": every

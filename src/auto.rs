@@ -4,8 +4,7 @@
 
 use crate::variant::Variant;
 
-/// What `--variant auto` weighs, each measured on the H200 machine (16 threads; `docs/performance.md`
-/// v0.16). Its choice must not cost the user: the GPU is picked only when it is predicted to save at least
+/// What `--variant auto` weighs, each measured on the H200 machine (16 threads). Its choice must not cost the user: the GPU is picked only when it is predicted to save at least
 /// [`Auto::margin_ms`] of the whole command.
 #[derive(Clone, Copy, Debug)]
 pub struct Auto {
@@ -59,7 +58,7 @@ mod tests {
 
     #[test]
     fn auto_picks_the_gpu_only_for_large_images_with_a_driver() {
-        // The H200 machine's 16 threads: cpu-rayon at every size up to 16384² (measured, v0.16).
+        // The H200 machine's 16 threads: cpu-rayon at every size up to 16384² (measured).
         assert_eq!(auto_variant(2048, 1024, true, 16), Variant::CpuRayon);
         assert_eq!(auto_variant(16384, 16384, true, 16), Variant::CpuRayon);
         // Fewer threads: the GPU for large images only, and never without a driver.

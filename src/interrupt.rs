@@ -51,7 +51,7 @@ fn remove_all_and_exit(code: i32) -> ! {
 
 /// Ends a command that has finished its work with `code` at once, skipping the CUDA driver's exit hooks:
 /// with a GPU context open, a normal exit spent ~95 ms tearing it down (of a 0.32 s command on the H200,
-/// `CUDA_SOBEL_TRACE=1`, `docs/performance.md` v0.16), and the OS reclaims it all anyway. Call it only
+/// `CUDA_SOBEL_TRACE=1`), and the OS reclaims it all anyway. Call it only
 /// when every output is in place: standard output is flushed here, standard error is unbuffered.
 pub fn exit_now(code: u8) -> ! {
     use std::io::Write as _;

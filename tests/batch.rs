@@ -37,7 +37,7 @@ fn a_folder_with_broken_files_finishes_and_lists_them() {
 
 /// Every compression level, on either encoder, writes the golden pixels; on the CPU's encoder `fast` is no smaller
 /// than `best`. (The GPU's encoder, where it runs, writes one stream whatever the level but `best`, which is always
-/// the CPU's: on the tiled scene it comes out smaller than the CPU's `best`, docs/performance.md v0.43.)
+/// the CPU's: on the tiled scene it comes out smaller than the CPU's `best`.)
 #[test]
 fn baseline_and_compression_levels_write_the_same_pixels() {
     let dir = tempfile::tempdir().unwrap();

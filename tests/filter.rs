@@ -365,7 +365,7 @@ fn box_quotient(n: u32, inv: f32) -> u32 {
     (n as f64 * inv as f64).floor() as u32
 }
 
-/// gpu-strip's box divides in floats (conv_strip.cu, v0.36): ⌊n / d⌋ = ⌊n · (1/d rounded up)⌋ for every n < 2^23.
+/// gpu-strip's box divides in floats (conv_strip.cu): ⌊n / d⌋ = ⌊n · (1/d rounded up)⌋ for every n < 2^23.
 /// Checked for every n each named box (box:1 … box:15) can give, and for divisors up to the limit `is_box` allows
 /// at the n where a quotient steps (k·d − 1 and k·d); with 1/d rounded down instead it fails.
 #[test]

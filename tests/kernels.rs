@@ -286,8 +286,8 @@ fn the_machine_code_built_into_the_binary_matches_the_sources() {
 
 /// gpu-strip's aligned march keeps every value in registers for each stencil and output (ptxas's report for sm_90,
 /// through NVRTC): a spill there is a local-memory load in the loop that carries almost all of the kernel's work. One
-/// crept in unnoticed in v0.40 (an argument formed before a test instead of after it) and cost the 3×3 edges 3.6 % at
-/// 16384² on the H100 (docs/performance.md v0.41); the general kernel's edge groups are allowed theirs.
+/// once crept in unnoticed (an argument formed before a test instead of after it) and cost the 3×3 edges 3.6 % at
+/// 16384² on the H100; the general kernel's edge groups are allowed theirs.
 #[test]
 fn the_aligned_strip_march_does_not_spill() {
     if !nvrtc_or_skip("the_aligned_strip_march_does_not_spill") {

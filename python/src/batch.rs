@@ -103,7 +103,7 @@ fn options(
 
 /// The engines for `opts.devices`, opened once per process and kept: a Dask worker runs one batch per task,
 /// and opening a context with its kernels and pinned slots for each (~0.3 s) made a 2-worker run 4× slower
-/// than `cuda_sobel batch` on the same folder (`docs/performance.md` v0.18).
+/// than `cuda_sobel batch` on the same folder.
 fn engines(opts: &cuda_sobel::batch::BatchOptions) -> anyhow::Result<Arc<(Vec<Engine>, String)>> {
     type Cache = Mutex<HashMap<Option<Vec<usize>>, Arc<(Vec<Engine>, String)>>>;
     static ENGINES: OnceLock<Cache> = OnceLock::new();

@@ -1,4 +1,4 @@
-"""OpenCV is the peer whose bytes are the promise (issue 28): with ``grey="bt601"`` and the same border,
+"""OpenCV is the peer whose bytes are the promise: with ``grey="bt601"`` and the same border,
 cuda_sobel gives exactly the bytes of
 
     cv2.imread → cvtColor(BGR2GRAY) → Sobel(CV_32F, 1, 0) and Sobel(CV_32F, 0, 1) → magnitude → convertScaleAbs

@@ -33,7 +33,7 @@ inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 // The bytes a kernel may read through __ldg, where the driver sets them (else unchecked): a read outside them ends the
 // run with the byte's place, as memcheck reports one on the GPU (conv_strip.cu's edge strips once read before the
-// image for columns whose outputs it never wrote: exact bytes, found only by memcheck; v0.39).
+// image for columns whose outputs it never wrote: exact bytes, once found only by memcheck).
 static const unsigned char *emu_read_from = nullptr, *emu_read_to = nullptr;
 template <class T> inline T __ldg(const T* p) {
     const unsigned char* b = (const unsigned char*)p;

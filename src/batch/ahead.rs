@@ -2,7 +2,7 @@
 //!
 //! Opening a device — the driver, a context, the kernels — takes ~0.2 s, and batch's workers waited for it
 //! with every core idle: 2000 PNG scenes on the H100 host, the context made at 223–242 ms of a 2.2 s command
-//! (docs/performance.md v0.49). A PNG batch inflates every file on the CPU whichever way it goes on (the GPU
+//!. A PNG batch inflates every file on the CPU whichever way it goes on (the GPU
 //! only undoes the filters), so the cores start at once: [`Ahead::read_while`] reads the first files, still
 //! filtered, exactly as a worker would ([`filtered::read`]), until the devices are open or the memory budget
 //! has no room left now; the workers then take those files first ([`Ahead::order`]).
@@ -20,14 +20,13 @@ use crate::memory::{self, Pool, Reservation};
 use crate::trace::TimeSum;
 
 /// The largest image read ahead, in pixels. Once the devices are open the batch waits for the reads under
-/// way, so each is kept short: 16 Mpixel of RGB is ~65 ms of inflate at the ~0.74 GB/s measured (v0.50);
+/// way, so each is kept short: 16 Mpixel of RGB is ~65 ms of inflate at the ~0.74 GB/s measured;
 /// larger files wait for the workers.
 const MAX_PIXELS: u64 = 16 << 20;
 
 /// Threads that read ahead: the cores less two, left to the driver. With every core reading, the context
 /// was made at 381–458 ms instead of 213–233, and later still with more hardware queues or slots (1.1–1.2 s
-/// at 32 queues or 24 slots); with two cores left, at 237–238 ms (2000 PNG scenes, H100 host, 16 cores,
-/// docs/performance.md v0.51).
+/// at 32 queues or 24 slots); with two cores left, at 237–238 ms (2000 PNG scenes, H100 host, 16 cores).
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(2).max(1))
 }

@@ -4,22 +4,21 @@
 use super::{waves, BatchOptions, JpegDecoder, PngInflate};
 use crate::engine::{AsleepForNow, Device, Engine};
 
-/// GPU slots a device by default. 2000 PNG scenes, H100: 953 images/s with 8, 591 with 4 (docs/performance.md v0.47);
-/// with 24 workers asleep (`workers`), 16 slots 1189–1196, 12 1135–1182, 24 1164–1168 on v0.48's unfilter, and on
-/// v0.49's 16 slots 1231–1267 against 8 slots' 1150–1173 (v0.49, runs 51–52). Whatever their number, the slots share
-/// the driver's 8 hardware queues (unless the user sets `CUDA_DEVICE_MAX_CONNECTIONS`): with 32, a context is made
-/// 0.33–0.45 s later, and 24 or 32 slots on 32 queues took 2.45–3.26 s for 2000 PNG scenes against 2.07–2.74 on 8,
-/// with the CPU's inflate or nvCOMP's (docs/performance.md v0.54; batch asked for 32 above 8 slots from v0.45 to v0.53).
+/// GPU slots a device by default. 2000 PNG scenes, H100: 16 slots 1231–1267 images/s against 8 slots' 1150–1173 and
+/// 4 slots' 591 (batch's line); 12 and 24 no faster than 16. Whatever their number, the slots share the driver's 8
+/// hardware queues (unless the user sets `CUDA_DEVICE_MAX_CONNECTIONS`): with 32, a context is made 0.33–0.45 s
+/// later, and 24 or 32 slots on 32 queues took 2.45–3.26 s for 2000 PNG scenes against 2.07–2.74 on 8, with the
+/// CPU's inflate or nvCOMP's.
 pub const DEFAULT_SLOTS: usize = 16;
 
 /// Slots where the GPU's JPEG engine decodes JPEGs, for an engine of `width` decoders (`gpu::jpeg_batch`): two
 /// calls' worth — one call's JPEGs decoding while the next call's gather — and two more on their way. 1000 photos,
-/// H100 (7 decoders), its calls in whole rounds: 8 / 14 / 16 slots 448–449 / 530–546 / 536–543 images/s (v0.48).
+/// H100 (7 decoders), its calls in whole rounds: 8 / 14 / 16 slots 448–449 / 530–546 / 536–543 images/s.
 pub fn jpeg_engine_slots(width: usize) -> usize {
     2 * width + 2
 }
 
-/// Slots where nvJPEG's default backend decodes JPEGs (no JPEG engine): 4 slots 340–355 images/s, 8 298–408 (v0.30).
+/// Slots where nvJPEG's default backend decodes JPEGs (no JPEG engine): 4 slots 340–355 images/s, 8 298–408.
 pub const JPEG_BACKEND_SLOTS: usize = 4;
 
 /// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each with its
@@ -106,7 +105,7 @@ pub(super) fn engines_from(
 /// and asleep it leaves its core to the workers that inflate and decode — so there are as many workers as cores
 /// and half as many more as slots. 2000 PNG scenes, H100 (16 cores, 8 slots), when their workers still held the
 /// slots: 16 workers spinning 990–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048, spinning 955–963; 32
-/// asleep 985–1025 (docs/performance.md v0.49, run50). Since v0.51 a PNG's GPU part runs on the slots' own
+/// asleep 985–1025. Now a PNG's GPU part runs on the slots' own
 /// threads, and 14, 16 or 24 workers ran those scenes alike (2.13–2.27, 2.04–2.23, 1.99–2.25 s).
 /// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads. A context whose waits
 /// cannot be set asleep keeps spinning (the batch still runs, slower): one note each says so.

@@ -9,7 +9,7 @@
 //!
 //! Why: when the worker waited for its slot itself, each of 24 workers inflated a scene (12 ms of thread time), then
 //! slept through its slot's GPU work (9 ms), and the cores idled meanwhile; 2000 PNG scenes on the H100 host ran
-//! 2.13–2.45 s by the clock, and 1.99–2.38 s with the handoff and the reads ahead (docs/performance.md v0.51).
+//! 2.13–2.45 s by the clock, and 1.99–2.38 s with the handoff and the reads ahead.
 
 use std::ops::Range;
 use std::sync::mpsc::SyncSender;

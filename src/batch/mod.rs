@@ -140,8 +140,8 @@ pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -
 }
 
 /// Runs a batch: plans every output, then decodes, computes and writes on all cores. nvJPEG is loaded only where an
-/// input is a JPEG (its first bytes) or `--jpeg-decoder gpu` asks: 0.9 s of a 2000-PNG folder's 3.6 s (v0.47). The
-/// devices open (the driver, a context and kernels each: ~0.25 s) while the inputs are planned (15–35 ms, v0.48)
+/// input is a JPEG (its first bytes) or `--jpeg-decoder gpu` asks: 0.9 s of a 2000-PNG folder's 3.6 s. The
+/// devices open (the driver, a context and kernels each: ~0.25 s) while the inputs are planned (15–35 ms)
 /// and the first PNGs are read (`ahead.rs`).
 pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let pool = memory::Pool::new(opts.budget);
@@ -169,7 +169,7 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let summary = run_jobs(opts, &engines, description, &jobs, &pool, ahead);
     crate::trace::mark("batch done");
     // Closing them takes ~0.2 s after 1000 photos (the JPEG engine's); left to the process's exit instead, the
-    // driver took as long (docs/performance.md v0.48).
+    // driver took as long.
     drop(engines);
     crate::trace::mark("engines closed");
     Ok(BatchSummary { skipped, ..summary })
@@ -293,7 +293,7 @@ fn run_jobs<'p>(
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
         // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
-        // share of its decode falls by half (docs/performance.md v0.20).
+        // share of its decode falls by half.
         // They are inflated into the slots' page-locked row buffers (`gpu/rows.rs`), which the slot uploads from.
         if let Some(engine) = engine.filter(|e| e.unfilters_on_gpu() && !opts.baseline) {
             let read = match ahead.take(i) {

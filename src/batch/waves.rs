@@ -1,7 +1,7 @@
 //! PNGs inflated on the GPU, hundreds at once (nvCOMP), while the CPU's cores inflate the others.
 //!
 //! nvCOMP inflates a deflate stream with one warp, so one 2048×1024 PNG takes a large part of a second on the GPU,
-//! and its rate is the number of PNGs in flight (docs/performance.md v0.32). So a producer thread takes PNGs from
+//! and its rate is the number of PNGs in flight. So a producer thread takes PNGs from
 //! the back of batch's order (`handoff.rs`; the workers take from the front and inflate on the CPU), reads them
 //! without inflating them ([`filtered::read_compressed`]: the IDAT chunks' deflate stream), gathers them into a
 //! wave of up to [`wave_images`] and queues it on nvCOMP ([`Engine::inflate`]) on one of [`STREAMS`] streams; a
@@ -30,7 +30,7 @@ use crate::memory::{self, Reservation};
 /// Streams nvCOMP's waves go to in turn: waves queued on different streams inflate side by side.
 pub const STREAMS: usize = 4;
 
-/// Most PNGs a wave: nvCOMP's rate grows with the PNGs in flight up to ~2048 (the H200, v0.32), but the wave's
+/// Most PNGs a wave: nvCOMP's rate grows with the PNGs in flight up to ~2048 (the H200), but the wave's
 /// images reach the slots only when all of it is inflated. `CUDA_SOBEL_WAVE` sets it (for measuring).
 fn wave_images() -> usize {
     env_count("CUDA_SOBEL_WAVE").filter(|&n| n > 0).unwrap_or(384)

@@ -125,13 +125,12 @@ impl Strategy {
     }
 
     /// The GPU strategy the filter runs when none is named, chosen from the studies on the H200
-    /// (`bench/h200/issue30/`, docs/performance.md v0.29) and, for gpu-strip's gradients since v0.34, on the H100
-    /// (`bench/h100/issue30_v0.34/`):
+    /// (`bench/results/studies/`) and, for gpu-strip's gradients, on the H100:
     /// - gpu-strip for a column ⊗ row smoothing kernel: the fastest at every box diameter 3–15 on both box-blur images
     ///   (up to 5.1× the next; level with block reads at box:3 on 1920×1080) and at 16384² (4.5×); and for a
     ///   column ⊗ row gradient of radius 1 or 2 (the pyramid's scharr:3 0.259 ms against double's 0.429, scharr:5
     ///   0.352 against predefined's 0.440, on the H100), or whose every |G| is at most [`STRIP_PACKED_BOUND`], which
-    ///   the strip keeps two columns to a word (v0.37, H100: the pyramid's scharr:7 0.349 ms against predefined's
+    ///   the strip keeps two columns to a word (H100: the pyramid's scharr:7 0.349 ms against predefined's
     ///   0.421, scharr:9 0.415 against 0.422, and 3.2× faster at 16384²);
     /// - gpu-predefined for the other gradient kernels (sobel:7): the fastest on the pyramid at 7×7 and 9×9 before
     ///   the packed ring (0.436 / 0.438 ms against the strip's 0.486 / 0.534), as the unpacked ring still is;

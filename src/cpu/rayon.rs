@@ -240,8 +240,7 @@ fn band_in<R: Rows, const OP: u8, const K: usize, G: Lane>(src: &R, y0: usize, f
         column_sums(&rows, taps, st.smooth(), st.deriv(), &mut s, &mut d);
         // Along the row: Gx = Σ deriv·s, Gy = Σ smooth·d over columns x … x + 2r of the padded row, one pass a
         // non-zero tap, then the output from the two rows. (Fusing the row sums into the output loop, the taps
-        // unrolled inside it, was 2× slower at 6000² and 2048×1024 once the taps became the stencil's:
-        // docs/performance.md v0.23.)
+        // unrolled inside it, was 2× slower at 6000² and 2048×1024 once the taps became the stencil's.)
         row_sums(&s, taps, st.deriv(), &mut gx);
         row_sums(&d, taps, st.smooth(), &mut gy);
         match &mut out {

@@ -132,7 +132,7 @@ pub fn to_8bit(v: u16) -> u8 {
 /// Grey of one 8-bit row (width, channels): packed rows take the fast path; any other strides go pixel by
 /// pixel. Compiled for AVX-512 and AVX2 as well as the baseline, like the band loop that calls it: out of
 /// line from that loop's clones it ran SSE2 code, and RGBA at 6000² took 1.30× packed RGB's time with a
-/// quarter of the call in here (perf; docs/performance.md v0.24).
+/// quarter of the call in here (perf).
 #[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
 fn grey_row_of(row: ArrayView2<u8>, bgr: bool, filter: Filter, dst: &mut [u8]) {
     let c = row.ncols();

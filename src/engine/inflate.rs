@@ -17,7 +17,7 @@ use crate::variant::Variant;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PngInflate {
     /// The CPU (the png crate's inflate), the filters undone on the GPU: level with [`PngInflate::Gpu`] on the
-    /// H100 host with 16 cores, and needing no other library (docs/performance.md v0.44).
+    /// H100 host with 16 cores, and needing no other library.
     #[default]
     Cpu,
     /// nvCOMP on the GPU, hundreds of PNGs at once, taken from the back of the list while the workers inflate

@@ -67,7 +67,7 @@ impl Engine {
 
     /// nvJPEG and one slot, for [`Engine::decode_jpeg`] (the image command's GPU decoder); a slot that cannot be
     /// made is kept as nvJPEG's absence, with its reason. nvJPEG's default backend only: the JPEG engine decodes
-    /// one image a call no faster (docs/performance.md v0.30: 162 against 128–208 images/s) and costs start-up.
+    /// one image a call no faster (162 against 128–208 images/s, H200) and costs start-up.
     pub fn with_jpeg_decoder(mut self) -> Engine {
         let Some(gpu) = &self.gpu else { return self };
         match crate::gpu::slots::SlotPool::new(gpu, 1) {

@@ -71,7 +71,7 @@ pub struct Times {
 /// one-row bands of a 3×3 stencil) and opens the next band before it sends the oldest; compute holds one while
 /// it waits for an output buffer, and never more ([`compute_gpu`]). At least 4, the measured count for the
 /// 4–8 MB bands of [`staged::band_rows_for`]: fewer pinned bytes are less to pin (the GPU once had
-/// `LANES + 3` input and `LANES + 1` output buffers, `docs/performance.md` v0.19–v0.21).
+/// `LANES + 3` input and `LANES + 1` output buffers).
 fn inputs(band_rows: usize, radius: usize) -> usize {
     (2 + (2 * radius).div_ceil(band_rows.max(1))).max(4)
 }

@@ -1,7 +1,7 @@
 //! Compiling a kernel file with NVRTC: its `#include`s expanded from the headers embedded in the binary,
 //! and the options the equivalence contract in `cuda/sobel.cuh` depends on:
 //! - `--gpu-architecture=sm_XY`, the device's exact architecture, so NVRTC hands back machine code (CUBIN)
-//!   that the driver loads as is, with no JIT step at run time (`docs/performance.md` v0.15); `--emit-ptx`
+//!   that the driver loads as is, with no JIT step at run time; `--emit-ptx`
 //!   and the CI's compile test ask for `compute_XY` and get PTX, the portable text students read;
 //! - `--prec-sqrt=true` (NVRTC's default, stated explicitly): `sqrtf` correctly rounded, which makes the
 //!   magnitude exact;
@@ -112,7 +112,7 @@ pub fn compile(src: &KernelSource, arch: &str, build: Build) -> Result<String, G
 /// Compiles one kernel file with exactly these NVRTC options to `code` (PTX without its trailing NUL, or
 /// CUBIN). NVRTC is loaded here, on the first compile, not before: a run whose kernels all come from the
 /// cache never loads it (a cold load took 126 ms on the H200 machine; in warm runs the saving was within
-/// noise, `docs/performance.md` v0.13).
+/// noise).
 pub fn compile_with(src: &KernelSource, options: &[String], code: Code) -> Result<Vec<u8>, GpuError> {
     compile_text(&format!("cuda/{}.cu", src.name), &expanded_source(src), options, code)
 }

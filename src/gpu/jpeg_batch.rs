@@ -1,7 +1,7 @@
 //! One call to the GPU's JPEG engine for all the JPEGs the slots have waiting: the *combining* pattern.
 //!
 //! The engine decodes a call's images side by side, so one image a call wastes it (160 photos/s on the H200
-//! against 870 with sixteen a call, docs/performance.md v0.30), and calls from several threads only take turns.
+//! against 870 with sixteen a call), and calls from several threads only take turns.
 //! So a slot's thread does not call it alone: it puts its JPEG in a queue, and
 //! - if no call is running, it becomes the caller: it takes every job waiting (its own among them, at most
 //!   [`MAX_BATCH`]), decodes them in one call on its own stream, posts each job's outcome and wakes the others;
@@ -10,7 +10,7 @@
 //!
 //! Nobody waits for a batch to fill: a call takes whatever is waiting, so batches are as large as the engine is
 //! busy, and a lone image is decoded at once. But a call's time steps with each round of its decoders: the H100's
-//! 7 decode 1–7 photos in 6–7 ms, 8 in 12, 16 in 18 (docs/performance.md v0.48). So where more are waiting than
+//! 7 decode 1–7 photos in 6–7 ms, 8 in 12, 16 in 18. So where more are waiting than
 //! the decoders take, a call takes a whole number of rounds ([`call_size`]) and the rest wait for the next call,
 //! with whatever arrives meanwhile. A job's outcome is `true` when the engine decoded it; `false`
 //! when the engine does not take the file (a progressive JPEG) or the call failed (one bad file fails the whole

@@ -236,7 +236,7 @@ impl Modules {
 
 /// Every pattern's kernels of one build, each kernel file compiled (or read from the cache) and loaded the
 /// first time something needs it — so a run of one variant compiles one file, not eleven
-/// (`docs/performance.md` v0.12).
+///.
 pub struct KernelSet {
     ctx: Arc<CudaContext>,
     build: Build,

@@ -294,7 +294,7 @@ impl Gpu {
     /// Makes a thread that waits for this context's GPU work sleep until the driver wakes it, instead of spinning
     /// on its core — unless `CUDA_SOBEL_SYNC` chose (`set_sync_mode`). For batch's `--png-inflate gpu`, whose 24
     /// threads each wait for a slot's image (more threads than cores): spinning, they burned 14 of the 24 CPU
-    /// seconds 2000 scenes took, at the same rate within the spread (docs/performance.md v0.45, H100: 822–843
+    /// seconds 2000 scenes took, at the same rate within the spread (H100: 822–843
     /// images/s spinning, 879–912 asleep, with the CPU at 10 s).
     pub fn wait_asleep(&self) -> Result<(), DriverError> {
         use cudarc::driver::sys::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC;

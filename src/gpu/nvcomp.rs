@@ -6,8 +6,7 @@
 //! Why batched: nvCOMP inflates each deflate stream with one warp, and a stream is sequential (every symbol's
 //! position depends on the one before), so one PNG inflates at ~12 MB/s whatever the GPU — half a second for a
 //! 2048×1024 image — and the rate comes only from many images at once: 2048×1024 PNGs on the H200, 31 images/s
-//! 16 a call, 491 at 256, 1655 at 1024, 2218 at 2048, against 649–685 for zlib on 16 cores (docs/performance.md
-//! v0.32). So [`crate::batch`] hands it whole waves of PNGs ([`Wave`]).
+//! 16 a call, 491 at 256, 1655 at 1024, 2218 at 2048, against 649–685 for zlib on 16 cores. So [`crate::batch`] hands it whole waves of PNGs ([`Wave`]).
 //!
 //! The declarations below are the few nvcomp/deflate.h ones these calls need (nvCOMP 6).
 
@@ -283,8 +282,8 @@ impl Wave {
     pub fn finish(&self) -> Result<Vec<Result<(), String>>, GpuError> {
         // Waited for asleep first: the copies below go to pageable memory, which the driver makes synchronous, and
         // while one of them waited for nvCOMP's kernel the producer's driver calls (the next wave's allocations) waited
-        // with it, 130-275 ms a wave; with this wait they no longer did (docs/performance.md v0.53, runs 7-9; by the
-        // clock within the spread, run10).
+        // with it, 130-275 ms a wave; with this wait they no longer did (H100;
+        // the whole command by the clock within the spread).
         self.stream.synchronize()?;
         let statuses = self.stream.clone_dtoh(&self.statuses)?;
         let produced = self.stream.clone_dtoh(&self.produced)?;

@@ -11,12 +11,12 @@
 //! Where the GPU has a JPEG engine (A100, H100, H200: `NVJPEG_BACKEND_HARDWARE`), a second handle decodes
 //! baseline JPEGs on it, several images a call (`nvjpegDecodeBatched`): the engine decodes a call's images side
 //! by side, so its rate grows with the batch — on the H200, 4000×3000 photos, 160 images/s one a call, 670 four
-//! a call, 870 sixteen (docs/performance.md v0.30) — while calls from several threads take turns. So slots do not
+//! a call, 870 sixteen — while calls from several threads take turns. So slots do not
 //! call it each on their own: [`super::jpeg_batch`] gathers the JPEGs the slots have waiting into one call.
 //! The engine's calls need the CUDA context current on the calling thread; without it they fail with
-//! "allocator failure" (measured: the reason v0.27 found the engine unusable). With the engine, its handle also
+//! "allocator failure" (measured: why the engine once looked unusable here). With the engine, its handle also
 //! reads every header, and the default handle is made only for a file the engine does not take: each handle
-//! costs ~275 ms at start, in turn (docs/performance.md v0.48).
+//! costs ~275 ms at start, in turn.
 
 use std::ffi::{c_int, c_uchar, c_void};
 
@@ -100,7 +100,7 @@ pub struct Nvjpeg {
     fns: Fns,
     /// The default backend's handle, or why it could not be made. Beside the JPEG engine it is made only when a
     /// file needs it (one the engine does not decode): each handle costs ~275 ms at start, and a photo folder's
-    /// command waited for both (docs/performance.md v0.48).
+    /// command waited for both.
     default: OnceLock<Result<Handle, String>>,
     create: Create,
     /// The handle headers are read with ([`Nvjpeg::info`]): the JPEG engine's where there is one, else the default.

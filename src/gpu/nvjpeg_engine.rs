@@ -43,7 +43,7 @@ pub struct Hardware {
     state: State,
     parser: JpegStream,
     /// The batch size the state was last initialised for (a call of another size initialises it again: measured
-    /// free, under 0.1 ms, docs/performance.md v0.48).
+    /// free, under 0.1 ms).
     batch: c_int,
     /// How many JPEGs the engine decodes side by side: its decoders × their cores (7 × 1 on the H100), or 1 where
     /// nvJPEG does not say.

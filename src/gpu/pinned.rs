@@ -4,7 +4,7 @@
 //! call, each faulting its 4 KB pages on one core before the driver locks them: 64 MB in 8 buffers took 25–38
 //! ms to make and 5–7 ms to free on the H200 machine. Here the same bytes are one ordinary allocation,
 //! aligned to 2 MB and advised to use transparent huge pages, touched on all cores, and then locked by one
-//! `cuMemHostRegister`: 2.1–2.9 ms and 1.3–1.6 ms (`examples/pinned_costs.rs`, `docs/performance.md` v0.21).
+//! `cuMemHostRegister`: 2.1–2.9 ms and 1.3–1.6 ms (`examples/pinned_costs.rs`).
 //! Copies from it run at the same speed. Where the kernel gives no huge pages, it takes 4.9–5.9 ms.
 
 use std::alloc::{alloc, dealloc, Layout};

@@ -1,6 +1,6 @@
 //! Machine code shipped inside the binary for the GPUs we measure on (sm_90: H100, H200), so that a first
-//! run there compiles nothing: NVRTC takes 1.4–2.4 s for `cuda/strip.cu` alone (`docs/performance.md`
-//! v0.16), more than the rest of a first run together. Only the default build (Sobel 3×3, exact, the edges) of the
+//! run there compiles nothing: NVRTC takes 1.4–2.4 s for `cuda/strip.cu` alone
+//! (H200), more than the rest of a first run together. Only the default build (Sobel 3×3, exact, the edges) of the
 //! edge files; other builds, the filter command's files and other GPUs compile on first use and are cached
 //! ([`super::cache`]).
 //!

@@ -4,9 +4,9 @@
 //!
 //! Why: on the H100 host batch was bound by the CPU (16 cores ~all busy for 2000 scenes: 22 s of user time, most of
 //! it the inflate, the copy a tenth of it). Without the copy a fifth of that time went, and the GPU slots, not the
-//! cores, became the limit (docs/performance.md v0.52).
+//! cores, became the limit.
 //!
-//! Locking memory costs ~0.5 ms for 6 MB (`cuMemHostRegister`, docs/performance.md v0.21), so buffers are kept
+//! Locking memory costs ~0.5 ms for 6 MB (`cuMemHostRegister`), so buffers are kept
 //! from image to image: a buffer given back goes to the pool's idle list, still locked, up to [`RowPool`]'s `keep`;
 //! beyond that it is unlocked and freed. The driver knows locked memory by its address, so a buffer is unlocked
 //! before its memory is freed — always: [`PinnedRows`] owns its memory, and its `Drop` does both.

@@ -10,7 +10,7 @@
 //!
 //! A PNG can also arrive still filtered ([`Slot::run_filtered`]): the stored rows go up instead of RGB,
 //! and `cuda/unfilter.cu` turns them into RGB on the device before gpu-strip runs, so that the CPU only
-//! inflates the file (`docs/performance.md` v0.20).
+//! inflates the file.
 //!
 //! A JPEG can arrive still compressed ([`Slot::run_jpeg`]): nvJPEG decodes it straight into gpu-strip's device
 //! input — on the GPU's JPEG engine together with the other slots' JPEGs, or alone on the slot's stream — so

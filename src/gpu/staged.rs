@@ -4,7 +4,7 @@
 //! The copy engines reach the bus's speed (55 GB/s each way on the H200 machine) only from page-locked
 //! (pinned) memory; from pageable memory the driver copies through its own small staging buffers, at
 //! 9 GB/s. Page-locking the decoded image in place (`cuMemHostRegister`) cost more than it saved: 129 ms of
-//! memory movement at 16384², 6.6× the PCIe bound (`docs/performance.md` v0.16). So the image goes through
+//! memory movement at 16384², 6.6× the PCIe bound. So the image goes through
 //! a small ring of pinned buffers instead ([`Ring`], one stream per lane): for band k, the host copies band
 //! k's RGB rows (with halos, [`crate::bands`]) into a free pinned input buffer and enqueues upload, kernel and
 //! download; the ring hands back the lane's previous band, whose edges the host copies out of its pinned
@@ -169,9 +169,9 @@ pub fn run_streamed(gpu: &Gpu, rgb: &[u8], width: usize, height: usize, filter: 
 /// and at most 8 MB. Each copy costs ~20 µs beyond its bytes (the GPU idles between bands: 4 MB up and
 /// 1.3 MB down take 117–123 µs where the bytes alone take 102), and each MB of band costs ~0.3 ms of
 /// pinning and unpinning (a stream holds about five bands' worth, [`super::pinned`]); at 16384² the sum is
-/// least near 8 MB (`docs/performance.md` v0.21). Smaller images keep 4 MB bands, so that their buffers
+/// least near 8 MB. Smaller images keep 4 MB bands, so that their buffers
 /// stay small beside the image (a 6000² gpu-strip run peaked at 4.6 bytes a pixel with 4 MB bands and 5.4
-/// with 8 MB, v0.20).
+/// with 8 MB).
 pub fn band_rows_for(width: usize, height: usize) -> usize {
     let bytes = (3 * width * height / 64).clamp(4 << 20, 8 << 20);
     (bytes / (3 * width)).max(1)

@@ -1,7 +1,7 @@
 //! A PNG inflated but not unfiltered: its image data as the file stores it once decompressed — each row a
 //! filter byte and the row's bytes less their prediction — for the GPU to finish (`cuda/unfilter.cu`).
 //! Undoing the filters is half of a PNG decode on the CPU (the H200 host; 63 % on the development
-//! machine), and decoding the largest cost of batch mode; inflating is the rest (`docs/performance.md` v0.20).
+//! machine), and decoding the largest cost of batch mode; inflating is the rest.
 //!
 //! The `png` crate does all the reading: chunks, their checksums, the zlib stream (its
 //! [`png::StreamingDecoder`] hands out the inflated bytes). [`read`] takes only PNGs whose RGB the GPU gives

@@ -72,7 +72,7 @@ fn png_writer<W: Write>(
     // The settings `image`'s PngEncoder used (Default → Balanced = zlib level 6, adaptive filtering), except
     // for grey images at the default level: zlib-rs level 5 with every row Sub-filtered encodes an edge image
     // 1.4–1.6× faster than level 6 adaptive, and 9 % smaller to 1 % larger (512² … 3000×2000, the photo's
-    // grey stage too; docs/performance.md v0.19). For RGB, Sub costs +32 %: those keep level 6 adaptive.
+    // grey stage too). For RGB, Sub costs +32 %: those keep level 6 adaptive.
     let grey_default = compression == PngCompression::Default && color == png::ColorType::Grayscale;
     if grey_default {
         enc.set_deflate_compression(png::DeflateCompression::Level(5));

@@ -23,7 +23,7 @@ pub(super) fn decode_and_open(opts: &Options) -> Result<Opened> {
     // of the two, not their sum. With `auto`, that thread starts once the header has chosen the GPU.
     let decode_opts = image_io::DecodeOptions { budget: opts.budget, keep_orientation: opts.keep_orientation };
     // A JPEG goes to nvJPEG only when asked (--jpeg-decoder gpu): for one image, loading nvJPEG and its first
-    // decode cost ~0.6 s more than the CPU decoder, which runs while the GPU opens (docs/performance.md v0.32), so
+    // decode cost ~0.6 s more than the CPU decoder, which runs while the GPU opens, so
     // `auto` decodes on the CPU here (batch, where that start-up is paid once for many images, uses nvJPEG). The
     // file is then only read here, beside the opening, and decoded once the GPU is open.
     let jpeg_to_gpu = opts.jpeg_decoder == JpegDecoder::Gpu && image_io::jpeg::starts_like_jpeg(&opts.input);

@@ -222,8 +222,7 @@ pub fn run(opts: &Options) -> Result<Report> {
 
 /// [`run`], handing back the engine (and with it the GPU context) instead of closing it: a command that
 /// exits next can leave it to the OS ([`crate::interrupt::exit_now`]). Closing it cost 56–70 ms of a 0.3 s
-/// command on the H200, and the driver's exit hooks another ~95 ms (`CUDA_SOBEL_TRACE=1`,
-/// `docs/performance.md` v0.16).
+/// command on the H200, and the driver's exit hooks another ~95 ms (`CUDA_SOBEL_TRACE=1`).
 pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     // Output problems are found before any work.
     let targets = plan_outputs(opts)?;

@@ -151,7 +151,7 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
         Study::BoxBlur => {
             // gpu-strip chooses a box's columns a thread per image (8 below 2^27 pixels, 16 from there:
             // conv_strip::build_for); the rows with the other count show what the choice gains
-            // (docs/performance.md v0.34).
+            //.
             let columns = |c| Tuning { strip_columns: Some(c), ..Tuning::default() };
             let sixteen = columns(16);
             let sets = vec![

@@ -32,15 +32,15 @@ pub const BOX_NARROW: u32 = 8;
 
 /// A packed ring's columns a thread (the `.cu` file's RING_PACKED: a gradient whose every |G| fits 16 bits) on images
 /// of [`WIDE_PIXELS`] pixels or more: its step's loads, addresses, loop and prefetch shared by 8 pixels instead of 4
-/// (scharr:9's aligned step 24 → 20 instructions a pixel, 80 → 128 registers; docs/performance.md v0.38).
+/// (scharr:9's aligned step 24 → 20 instructions a pixel, 80 → 128 registers).
 pub const RING_WIDE: u32 = 8;
 
 /// From this many pixels (all planes) a box marches 16 columns a thread, below it [`BOX_NARROW`]; a packed ring
-/// [`RING_WIDE`], below it 4. Measured on the H100 (docs/performance.md v0.34): at 16384² (2^28 pixels) 16 columns
+/// [`RING_WIDE`], below it 4. Measured on the H100: at 16384² (2^28 pixels) 16 columns
 /// take box:15 in 0.319 ms against 0.350 with 8; at 4256×2832 RGB (36 Mpixel) and 1920×1080 RGB 8 columns are faster
 /// at every diameter (box:15 0.134 ms against 0.171; box:3 at 1920×1080 0.025 against 0.045). Fewer threads than
 /// about four waves of the GPU wait on their own march; the threshold lies between the two measured sizes (not
-/// measured in between). The ring's 8 columns, v0.38: scharr:9 at 16384² 60 → 65 % of the copy bandwidth; on the
+/// measured in between). The ring's 8 columns: scharr:9 at 16384² 60 → 65 % of the copy bandwidth; on the
 /// filter study's pyramid (at most 16.7 Mpixel an image) slower at every size.
 pub const WIDE_PIXELS: u64 = 1 << 27;
 
@@ -62,13 +62,13 @@ pub fn build_for(builds: &[u32], pixels: u64) -> usize {
 }
 
 /// Strips a launch aims for: 64 rows a thread of 4 columns at 16384², measured fastest there on the H200 (box:15
-/// 1.39 ms at 64 rows, 1.52 at 32, 1.45 at 256; scharr:9 0.84 / 0.93 / 0.94 ms: docs/performance.md v0.29) — the
+/// 1.39 ms at 64 rows, 1.52 at 32, 1.45 at 256; scharr:9 0.84 / 0.93 / 0.94 ms) — the
 /// kernel is latency-bound, so more strips in flight beat fewer priming rows.
 const STRIPS: u64 = 1 << 20;
 
 /// Strips a box's launch aims for on images of [`WIDE_PIXELS`] or more: 12 rows a band at 16384², shorter than its
 /// window (15 rows for box:15), though each band then reads 14 rows before its first output. Measured on the H100
-/// (docs/performance.md v0.42, box:15, the march that shares its halo): 0.2514 ms at 16 rows (the rule above),
+///: 0.2514 ms at 16 rows (the rule above),
 /// 0.2399 at 14, 0.2369 at 12, 0.2365 at 11, 0.2355 at 10, 0.2489 at 8; at 24 and 32 rows 0.348 and 0.371. Why is
 /// not profiled; likely L2: the image is much larger than it, and the rows a band reads before its first output are
 /// the rows the band above reads last, closer together in time with shorter bands. Not used below [`WIDE_PIXELS`]:
@@ -83,7 +83,7 @@ const FILL: u64 = 1 << 21;
 const TWO_WAVES: u64 = 1 << 18;
 
 /// Threads in about one wave of such a GPU: what a launch that overlaps the next ([`ConvJob::overlap`]) aims for,
-/// whatever the image. Measured on the H100 (docs/performance.md v0.37), the filter study's pyramid with its launches
+/// whatever the image. Measured on the H100, the filter study's pyramid with its launches
 /// overlapped, gpu-strip scharr:3 / 7 / 9: 0.150 / 0.231 / 0.292 ms aiming at 2^17 threads, 0.173 / 0.237 / 0.273 at
 /// 2^16, 0.228 / 0.332 / 0.366 at 2^15, and 0.191 / 0.340 / 0.435 with the rule of launches that do not overlap.
 const ONE_WAVE: u64 = 1 << 17;
@@ -93,11 +93,11 @@ const ONE_WAVE: u64 = 1 << 17;
 /// (`flat`) or not (at most the image).
 /// An image of `FILL` strip-rows or more: enough strips to fill the GPU, but at least 2r + 1 rows, so that a
 /// band's 2r priming rows are fewer than its output rows, and at least 8. Measured for a box of 16 columns at 16384²
-/// (docs/performance.md v0.33): box:3 0.315 ms at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16,
+///: box:3 0.315 ms at 16 rows (this rule's choice), 0.366 at 32; box:15 0.545 at 16,
 /// 0.554 at 32. A smaller image lasts as long as one thread's march (priming rows and steps, each a memory round
 /// trip), so its bands are as short as still gives about two waves of threads, down to one row — a map with a
 /// window of rows: the filter study's 483×540 took 17 µs for scharr:3 with 8 rows, 65 blocks on 132 SMs
-/// (docs/performance.md v0.34). A launch that `overlap`s the next need not fill the GPU by itself (the next image's
+///. A launch that `overlap`s the next need not fill the GPU by itself (the next image's
 /// blocks fill its tail), so its bands are as tall as still give about one wave of threads (`ONE_WAVE`): fewer
 /// priming rows, and no launch shorter than one thread's march of them. A box on an image of [`WIDE_PIXELS`] or more
 /// aims at `BOX_STRIPS` strips instead.
@@ -126,7 +126,7 @@ fn strip_rows(w: u32, h: u32, planes: u32, columns: u32) -> u64 {
 /// holds), every thread marching about as long — its rows and its ring's 2r priming rows, `r` the ring's radius in
 /// the rows it keeps — so it lasts about ⌈blocks / wave⌉ × (rows + 2r); `blocks_of` counts a launch's blocks for a
 /// number of rows. The rows that make that least, the most rows of those: a last wave nearly full, not a third full.
-/// Measured on the H100 (docs/performance.md v0.46), scharr:9 at 16384² (8 columns, 6 blocks an SM: waves of 792)
+/// Measured on the H100, scharr:9 at 16384² (8 columns, 6 blocks an SM: waves of 792)
 /// at 12 / 16 / 20 / 24 / 28 / 32 rows: 0.2333 / 0.2319 / 0.2294 / 0.2288 / 0.2272 / 0.2394 ms; this picks 28 (11.9
 /// waves, where the rule's 32 make 10.3) and ranks the others 24, 20 and 32, 16, 12.
 pub fn whole_waves(rule: u32, wave: u64, blocks_of: impl Fn(u32) -> u64, r: u32) -> u32 {

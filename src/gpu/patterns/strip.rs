@@ -17,7 +17,7 @@ pub const THREADS: u32 = 128;
 /// Pixels per thread across (row16.cuh's GROUP).
 const GROUP: u64 = 16;
 /// Fewest rows a thread marches, even when that leaves part of the GPU idle: measured best for small
-/// images (docs/performance.md, v0.3c: the rows-per-thread sweep at 2048×1024).
+/// images (a rows-per-thread sweep at 2048×1024, H200).
 pub const MIN_ROWS: u64 = 4;
 /// The general form's groups at a row's ends (strip.cu's edge groups): at most this many a row, each marching bands
 /// of at most `EDGE_ROWS` rows, in the first warp of the first blocks (strip.cu says why).
@@ -29,7 +29,7 @@ pub struct Strip {
     /// [general, aligned (width % 16 == 0, both arrays 16-byte aligned)]
     f: [CudaFunction; 2],
     /// Blocks of each form resident per SM, asked of the driver once: a driver call per launch cost ~2 µs of
-    /// the Python package's 24 µs call at 2048×1024 (`docs/performance.md` v0.17).
+    /// the Python package's 24 µs call at 2048×1024.
     per_sm: [std::sync::OnceLock<u64>; 2],
 }
 
