@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _arrays as _a
 from . import _native
+from . import _torch_ops as _ops
 
 __all__ = [
     "Engine", "sobel", "gradients", "direction", "read", "device_count",
@@ -177,8 +178,12 @@ def sobel(
         The channels are in OpenCV's order (B, G, R).
 
     GPU arrays are computed on the array library's current stream, without synchronising: the result is
-    ready for any later work on that stream.
+    ready for any later work on that stream. Inside ``torch.compile`` a tensor's call is the custom operator
+    ``cuda_sobel::sobel``, which ``fullgraph=True`` keeps in the graph (without ``out``, ``device`` or ``variant``;
+    the operators are registered when the package first meets torch: import torch first, or make one call).
     """
+    if _ops.compiling(image) and out is None and device is None and variant == "auto":
+        return _a._TORCH[0].ops.cuda_sobel.sobel(image, operator, ksize, border, compat, grey, norm, bgr)
     fast = _torch_fast_path(image, operator, ksize, border, compat, grey, norm, variant, device, out, bgr)
     if fast is not None:
         return fast
@@ -227,7 +232,7 @@ def _launch_torch(image: Any, out: Any, f: Any, output: str) -> None:
 def _torch_fast_path(image: Any, operator: str, ksize: int, border: Optional[str], compat: str, grey: str, norm: str,
                      variant: str, device: Any, out: Any, bgr: bool) -> Any:
     """:func:`sobel` of a packed RGB CUDA tensor in as few Python steps as possible: at 2048×1024 the kernel takes
-    8 µs, so each µs of Python shows (`docs/performance.md` v0.17). None when the call needs the general path
+    8 µs, so each µs of Python shows. None when the call needs the general path
     (which also checks and explains everything this skips)."""
     torch = _torch_packed_rgb(image, bgr, device)
     if torch is None or variant not in ("auto", "gpu-strip"):
@@ -251,7 +256,7 @@ def _torch_gradients_fast(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool,
         return None
     name = _gradient_dtype(f, dtype, ksize)
     # new_empty and unbind: the cheapest allocation and split torch has (1 and 1.2 µs a call less than
-    # torch.empty(…, device=…) and out[0], out[1]; scripts/python_bench.py, docs/performance.md v0.32).
+    # torch.empty(…, device=…) and out[0], out[1]; scripts/python_bench.py).
     out = image.new_empty((2,) + tuple(image.shape[:-1]), dtype=getattr(torch, name))
     _launch_torch(image, out, f, name)
     return out.unbind(0)
@@ -329,6 +334,9 @@ def gradients(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Op
     ``device="cuda"`` on the GPU; a GPU array on its GPU, zero-copy, on the array library's current stream, like
     :func:`sobel`.
     """
+    if _ops.compiling(image) and device is None:
+        name = _dtype_name(dtype)
+        return _a._TORCH[0].ops.cuda_sobel.gradients(image, operator, ksize, border, compat, grey, name, bgr).unbind(0)
     f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
     fast = _torch_gradients_fast(image, f, dtype, ksize, bgr, device)
     if fast is not None:
@@ -347,6 +355,8 @@ def direction(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Op
     arithmetic — 0 horizontal gradient (a vertical edge), 1 the 45° diagonal (Gx and Gy of one sign), 2
     vertical, 3 the 135° diagonal. Where it is computed: as :func:`gradients`.
     """
+    if _ops.compiling(image) and device is None:
+        return _a._TORCH[0].ops.cuda_sobel.direction(image, operator, ksize, border, compat, grey, quantize, bgr)
     f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
     return _each(image, None, lambda x, _: _direction(x, f, quantize, bgr, device))
 
@@ -431,3 +441,10 @@ def _direction(image: Any, f: Any, quantize: Optional[str], bgr: bool, device: A
     out = np.empty(_a.result_shape(shape), dtype)
     _native.direction_host(_a.four_d(host), out.reshape(_a.batch_shape(shape)), f, bgr)
     return _a.torch().from_numpy(out) if lib == "torch" else out
+
+
+# The custom operators for torch.compile: registered when the package first meets torch, or now if the caller has
+# imported it already.
+_a.ON_TORCH.append(_ops.register)
+if "torch" in __import__("sys").modules:
+    _a.torch()

@@ -14,12 +14,17 @@ from . import _native
 
 # PyTorch, once some call has met a tensor (never imported here before: it is not a dependency).
 _TORCH: list = [None]
+# What to do once, when torch is first met (the package registers its custom operators).
+ON_TORCH: list = []
 
 
 def torch() -> Any:
     import torch as t
 
-    _TORCH[0] = t
+    if _TORCH[0] is None:
+        _TORCH[0] = t
+        for hook in ON_TORCH:
+            hook(t)
     return t
 
 

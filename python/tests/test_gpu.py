@@ -187,3 +187,25 @@ def test_cupy_arrays(cupy):
         y = cs.sobel(x)
     s.synchronize()
     assert np.array_equal(cupy.asnumpy(y[1]), reference.sobel(rgb[1]))
+
+
+def test_torch_compile_keeps_every_call_in_one_graph(torch):
+    """The calls are custom operators under torch.compile: fullgraph=True compiles (a graph break would raise), and
+    the compiled function gives the eager bytes, on packed RGB and on a layout the fast path does not take."""
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip(f"torch {torch.__version__} has no torch.library.custom_op (2.4 and later)")
+
+    def pipeline(x):
+        gx, gy = cs.gradients(x, ksize=5)
+        return cs.sobel(x, border="reflect101"), gx, gy, cs.direction(x, quantize="canny"), cs.direction(x)
+
+    compiled = torch.compile(pipeline, fullgraph=True, backend="aot_eager")
+    rng = np.random.default_rng(7)
+    packed = torch.from_numpy(rng.integers(0, 256, (2, 37, 53, 3), dtype=np.uint8)).cuda()
+    rgba = torch.from_numpy(rng.integers(0, 256, (41, 29, 4), dtype=np.uint8)).cuda()
+    for x in (packed, rgba):
+        got, want = compiled(x), pipeline(x)
+        for g, w in zip(got, want):
+            assert g.is_cuda and g.dtype == w.dtype and g.shape == w.shape
+            assert torch.equal(g, w)
+    assert torch.ops.cuda_sobel.sobel.default is not None
