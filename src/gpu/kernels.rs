@@ -205,7 +205,7 @@ impl Modules {
         Ok(m)
     }
 
-    /// Loads every build of `builds` not loaded yet, the missing files compiled side by side ([`fetch_all`]), so a
+    /// Loads every build of `builds` not loaded yet, the missing files compiled side by side (`fetch_all`), so a
     /// first run waits for its slowest file, not for the sum of them.
     pub fn preload(
         &self,
