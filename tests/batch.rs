@@ -176,7 +176,7 @@ fn real_folders_skip_what_is_not_an_image_and_recurse_on_request() {
             bin().arg("batch").arg(&tree).arg("--out").arg(dir.path().join("again")).arg("-r").output().unwrap();
         let stdout = String::from_utf8_lossy(&again.stdout);
         assert!(
-            stdout.contains("batch: 0 of 0 images") && stdout.contains("skipped 4 edge image(s)"),
+            stdout.contains("batch: 0 of 0 images") && stdout.contains("skipped 4 image(s) this tool wrote"),
             "{format}: {stdout}"
         );
     }
@@ -616,4 +616,78 @@ fn pngs_inflated_by_nvcomp_give_the_outputs_of_the_cpu_inflate() {
         let name = entry.unwrap().file_name();
         assert!(std::fs::read(small.join(&name)).unwrap() == std::fs::read(cpu.join(&name)).unwrap(), "{name:?}");
     }
+}
+
+/// `batch --kernel SPEC` is the filter command over a folder: every file's output has the pixels `filter --variant
+/// cpu-scalar` gives it (the engine's strategy on a GPU, cpu-rayon elsewhere), for smoothing and gradient kernels,
+/// separable or not, on images smaller than the kernel, every border, grey and `--rgb`; its outputs are named
+/// `<stem>_<kernel>` and a second run over them skips them; the edges' options are refused beside it.
+#[test]
+fn batch_kernel_gives_the_filter_commands_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let mut seed = 7u32;
+    for (name, w, h) in
+        [("one.png", 1, 1), ("row.png", 9, 1), ("small.png", 3, 2), ("odd.bmp", 37, 23), ("b.png", 64, 40)]
+    {
+        let img = image::RgbImage::from_fn(w, h, |_, _| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            image::Rgb([(seed >> 16) as u8, (seed >> 8) as u8, (seed >> 24) as u8])
+        });
+        img.save(input.join(name)).unwrap();
+    }
+    let laplacian = dir.path().join("laplacian.txt");
+    std::fs::write(&laplacian, "0 1 0\n1 -4 1\n0 1 0\ndivisor 1\n").unwrap();
+    let laplacian = laplacian.to_str().unwrap().to_owned();
+    let cases: Vec<(&str, &str, bool)> = ["box:5", "gaussian:7", "scharr:9", "sobel:3", laplacian.as_str()]
+        .into_iter()
+        .flat_map(|k| ["replicate", "zero", "reflect101"].map(move |b| (k, b, false)))
+        .chain([("gaussian:5", "reflect101", true), ("box:3", "zero", true)])
+        .collect();
+    for (n, (kernel, border, rgb)) in cases.into_iter().enumerate() {
+        let out = dir.path().join(format!("out{n}"));
+        let mut batch = bin();
+        batch.arg("batch").arg(&input).arg("--out").arg(&out).args(["--kernel", kernel, "--border", border]);
+        if rgb {
+            batch.arg("--rgb");
+        }
+        batch.assert().success();
+        let tag = match kernel.split_once(':') {
+            Some((name, size)) => format!("{name}{size}"),
+            None => "laplacian".into(),
+        };
+        for stem in ["one", "row", "small", "odd", "b"] {
+            let file = std::fs::read_dir(&input)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.file_stem().unwrap() == stem)
+                .unwrap();
+            let reference = dir.path().join(format!("ref{n}_{stem}.png"));
+            let mut filter = bin();
+            filter.arg("filter").arg(&file).args(["--kernel", kernel, "--border", border, "--variant", "cpu-scalar"]);
+            filter.arg("--out").arg(&reference);
+            if rgb {
+                filter.arg("--rgb");
+            }
+            filter.assert().success();
+            let got = image::open(out.join(format!("{stem}_{tag}.png"))).unwrap();
+            let want = image::open(&reference).unwrap();
+            assert_eq!(got.color(), want.color(), "{kernel} {border} rgb {rgb}: {stem}");
+            assert!(got.as_bytes() == want.as_bytes(), "{kernel} {border} rgb {rgb}: {stem}'s pixels differ");
+        }
+    }
+    // A second run over its own outputs takes none of them.
+    let mut again = bin();
+    again.arg("batch").arg(dir.path().join("out0")).arg("--out").arg(dir.path().join("again"));
+    let again = again.args(["--kernel", "box:5"]).assert().success();
+    let stdout = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+    assert!(stdout.contains("0 of 0 images") && stdout.contains("skipped 5 image(s) this tool wrote"), "{stdout}");
+    // The edges' options are not the kernel's.
+    let mut refused = bin();
+    refused.arg("batch").arg(&input).arg("--out").arg(dir.path().join("no")).args(["--kernel", "box:3"]);
+    let refused = refused.args(["--ksize", "5"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(stderr.contains("--kernel takes --border alone") && stderr.lines().count() == 1, "{stderr}");
+    assert!(!dir.path().join("no").join("b_box3.png").exists(), "nothing written");
 }

@@ -46,7 +46,7 @@ class Summary:
     """What computed on the workers (e.g. ``gpu-strip on NVIDIA H100 80GB HBM3 (1 device(s)), 16 slots each``)."""
     skipped: List[str] = field(default_factory=list)
     """What the input folders held that was left out, one line per kind, with how many and why (files that
-    are not images, sub-folders without ``recursive``, hidden files, edge images this tool wrote earlier)."""
+    are not images, sub-folders without ``recursive``, hidden files, images this tool wrote earlier)."""
 
     @property
     def done(self) -> int:

@@ -98,6 +98,7 @@ fn options(
         jpeg_decoder: cuda_sobel::batch::JpegDecoder::Auto,
         png_encoder: cuda_sobel::batch::PngEncoder::Auto,
         png_inflate: cuda_sobel::batch::PngInflate::Cpu,
+        kernel: None,
     }
 }
 

@@ -153,6 +153,7 @@ mod tests {
             jpeg_decoder: super::super::JpegDecoder::Auto,
             png_encoder: super::super::PngEncoder::Auto,
             png_inflate: super::super::PngInflate::Cpu,
+            kernel: None,
         }
     }
 

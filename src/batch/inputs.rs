@@ -86,7 +86,7 @@ pub fn collect(inputs: &[PathBuf], recursive: bool, out_dir: &Path) -> anyhow::R
             let sub_folder = path.parent().and_then(|p| p.strip_prefix(input).ok()).unwrap_or(Path::new("")).to_owned();
             if hidden(path) {
                 found.skipped_hidden += 1;
-            } else if is_edge_name(path) && is_own_output(path) {
+            } else if is_output_name(path) && is_own_output(path) {
                 found.skipped_own_outputs += 1;
             } else if !looks_like_image(path) {
                 found.skipped_not_images.push(path.to_owned());
@@ -100,21 +100,22 @@ pub fn collect(inputs: &[PathBuf], recursive: bool, out_dir: &Path) -> anyhow::R
     Ok(found)
 }
 
-/// `*_sobel.<ext>`: the name batch gives an edge image.
-fn is_edge_name(path: &Path) -> bool {
-    path.file_stem().is_some_and(|s| s.to_string_lossy().ends_with("_sobel"))
+/// `*_<tag>.<ext>`: the form of the names batch gives its outputs (`_sobel`, or a kernel's tag as `_box5`); whether
+/// it wrote the file is then read from the file's marker.
+fn is_output_name(path: &Path) -> bool {
+    path.file_stem().is_some_and(|s| s.to_string_lossy().contains('_'))
 }
 
 /// Every input's output path, checked before any work: no two inputs share an output, and no output is an
 /// input (device and inode).
-pub fn plan_outputs(files: &[Input], out_dir: &Path, format: Format) -> error::Result<Vec<PathBuf>> {
+pub fn plan_outputs(files: &[Input], out_dir: &Path, tag: &str, format: Format) -> error::Result<Vec<PathBuf>> {
     output::check_folder(out_dir)?;
     let inputs_by_id: HashMap<(u64, u64), &PathBuf> =
         files.iter().filter_map(|f| output::identity(&f.path).map(|id| (id, &f.path))).collect();
     let mut by_output: HashMap<PathBuf, &PathBuf> = HashMap::new();
     let mut outputs = Vec::with_capacity(files.len());
     for f in files {
-        let out = image_io::edge_path(&out_dir.join(&f.sub_folder), &f.path, format);
+        let out = image_io::output_path(&out_dir.join(&f.sub_folder), &f.path, tag, format);
         if let Some(first) = by_output.insert(out.clone(), &f.path) {
             return Err(Error::OutputCollision { output: out, first: first.clone(), second: f.path.clone() });
         }
@@ -152,7 +153,7 @@ pub fn skipped_lines(found: &Inputs) -> Vec<String> {
     }
     if found.skipped_own_outputs > 0 {
         lines.push(format!(
-            "skipped {} edge image(s) this tool wrote earlier (inputs never include its own outputs)",
+            "skipped {} image(s) this tool wrote earlier (inputs never include its own outputs)",
             found.skipped_own_outputs
         ));
     }

@@ -19,6 +19,7 @@ mod checks;
 mod engines;
 mod handoff;
 pub mod inputs;
+mod kernel;
 mod stages;
 mod summary;
 mod waves;
@@ -34,7 +35,7 @@ use crate::cpu;
 use crate::engine::{Edges, Engine, JpegEdges, Want};
 use crate::error::{one_line, Error};
 use crate::image_io::filtered::{self, Filtered};
-use crate::image_io::{self, jpeg, output, Format, Picture, PngCompression};
+use crate::image_io::{self, jpeg, output, Format, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use ahead::Ahead;
@@ -43,6 +44,7 @@ use engines::{engines_from, open_devices};
 pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
 use handoff::{Inflated, Order};
 pub use inputs::{Input, Inputs};
+pub use kernel::KernelJob;
 use stages::Stages;
 pub use summary::{summary_text, BatchSummary};
 
@@ -92,6 +94,8 @@ pub struct BatchOptions {
     pub png_encoder: PngEncoder,
     /// Where PNG inputs are inflated.
     pub png_inflate: PngInflate,
+    /// `--kernel`: the filter command's kernel instead of the edges (`kernel.rs`).
+    pub kernel: Option<KernelJob>,
 }
 
 /// Where a batch encodes its PNG outputs (`--png-encoder`).
@@ -148,14 +152,16 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     let (planned, devices, ahead) = std::thread::scope(|s| {
         let devices = s.spawn(|| open_devices(opts));
         let planned = plan(opts).map(|(jobs, skipped)| {
-            let jpegs = !opts.baseline && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
+            let jpegs = !opts.baseline
+                && opts.kernel.is_none()
+                && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
             (jobs, skipped, jpegs)
         });
         crate::trace::mark("inputs planned");
         let ahead = match &planned {
             // Not with --png-inflate gpu: the waves take from the back of the order, and a file read ahead that a
             // wave took instead would hold its memory to the end.
-            Ok((jobs, _, _)) if !opts.baseline && opts.png_inflate == PngInflate::Cpu => {
+            Ok((jobs, _, _)) if !opts.baseline && opts.png_inflate == PngInflate::Cpu && opts.kernel.is_none() => {
                 let ahead = Ahead::read_while(opts, jobs, &pool, || devices.is_finished());
                 crate::trace::mark(&format!("{} PNGs read while the GPU opened", ahead.len()));
                 ahead
@@ -182,7 +188,8 @@ pub type Jobs = Vec<(PathBuf, PathBuf)>;
 /// summary's lines about what the folders held that was left out.
 pub fn plan(opts: &BatchOptions) -> anyhow::Result<(Jobs, Vec<String>)> {
     let found = inputs::collect(&opts.inputs, opts.recursive, &opts.out_dir)?;
-    let outputs = inputs::plan_outputs(&found.files, &opts.out_dir, opts.format)?;
+    let tag = opts.kernel.as_ref().map_or("sobel".into(), |k| k.kernel.tag());
+    let outputs = inputs::plan_outputs(&found.files, &opts.out_dir, &tag, opts.format)?;
     let jobs = found.files.iter().map(|f| f.path.clone()).zip(outputs).collect();
     Ok((jobs, inputs::skipped_lines(&found)))
 }
@@ -253,7 +260,9 @@ fn run_jobs<'p>(
                     _ => Ok(()),
                 }
             }
-            (None, Some(bytes)) => write_png(opts, out, edges.width, edges.height, bytes),
+            (None, Some(bytes)) => {
+                kernel::write_pixels(opts, out, (edges.width, edges.height), bytes, png::ColorType::Grayscale)
+            }
             (None, None) => unreachable!("a slot hands back the bytes when it has no PNG data"),
         }
     };
@@ -291,6 +300,9 @@ fn run_jobs<'p>(
     let job = |i: usize, pass: bool| -> Result<Option<ToGpu<'p>>, String> {
         let (path, out) = (&jobs[i].0, &jobs[i].1);
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
+        if let Some(k) = &opts.kernel {
+            return kernel::run_one(opts, k, engine, (path, out), pool).map(|()| None);
+        }
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
         // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
         // share of its decode falls by half.
@@ -345,7 +357,7 @@ fn run_jobs<'p>(
                 .entry((w, h))
                 .or_insert_with(|| Arc::new(cpu::rayon::sobel(&rgb, opts.filter).into_raw()))
                 .clone();
-            return write_png(opts, out, w, h, &edges).map(|()| None);
+            return kernel::write_pixels(opts, out, (w, h), &edges, png::ColorType::Grayscale).map(|()| None);
         }
         let engine = engine.expect("an engine unless baseline");
         let edges = engine
@@ -432,17 +444,4 @@ fn run_jobs<'p>(
         nvcomp_inflated: by_nvcomp.into_inner(),
         nvjpeg_decoded: (by_nvjpeg.into_inner(), by_engine.into_inner()),
     }
-}
-
-/// Writes the 8-bit edge image `edges` (`w × h`) to `out` in the batch's format, atomically.
-fn write_png(opts: &BatchOptions, out: &Path, w: u32, h: u32, edges: &[u8]) -> Result<(), String> {
-    let picture = Picture {
-        width: w,
-        height: h,
-        samples: image_io::format::Samples::U8(edges),
-        color: png::ColorType::Grayscale,
-        compression: opts.compression,
-        format: opts.format,
-    };
-    output::write(&output::target(out).map_err(|e| one_line(&e))?, &picture).map_err(|e| one_line(&e))
 }

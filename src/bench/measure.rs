@@ -44,6 +44,7 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
             jpeg_decoder: crate::batch::JpegDecoder::Auto,
             png_encoder: crate::batch::PngEncoder::Auto,
             png_inflate: crate::batch::PngInflate::Cpu,
+            kernel: None,
         })
     };
     run(false)?; // warm-up: file cache, contexts

@@ -337,6 +337,13 @@ struct BatchArgs {
     /// direction: the image command, one file at a time)
     #[arg(long, value_enum, default_value = "magnitude")]
     output: run::BatchOutput,
+    /// Filter every image by this kernel instead, as the filter command does (box:D, gaussian:D, scharr:D, sobel:K or
+    /// a matrix file), into <stem>_<kernel>.<format> (box:5: <stem>_box5.png)
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["output", "baseline"])]
+    kernel: Option<String>,
+    /// With --kernel: filter R, G and B apart (an RGB result) instead of the grey image
+    #[arg(long, requires = "kernel")]
+    rgb: bool,
     /// Also take the folders' sub-folders, their edge images going to the same sub-folders of --out
     #[arg(short, long)]
     recursive: bool,

@@ -204,6 +204,13 @@ impl clap::ValueEnum for BatchOutput {
 
 fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
     let filter = a.filter.filter_with(a.output.0.norm())?;
+    let kernel = match &a.kernel {
+        Some(_) if filter != crate::sobel::Filter::with_border(filter.border) => anyhow::bail!(
+            "--kernel takes --border alone: --operator, --ksize, --compat and --grey choose the edges' filter"
+        ),
+        Some(spec) => Some(crate::batch::KernelJob { kernel: crate::conv::ConvKernel::parse(spec)?, rgb: a.rgb }),
+        None => None,
+    };
     let summary = crate::batch::run(&crate::batch::BatchOptions {
         inputs: a.inputs,
         recursive: a.recursive,
@@ -220,6 +227,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         jpeg_decoder: a.jpeg_decoder,
         png_encoder: a.png_encoder,
         png_inflate: a.png_inflate,
+        kernel,
     })?;
     crate::say!("{}", crate::batch::summary_text(&summary));
     Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })

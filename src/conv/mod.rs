@@ -129,6 +129,14 @@ impl ConvKernel {
         ConvKernel { name: name.to_owned(), radius: st.radius, taps, kind: Kind::Gradient }
     }
 
+    /// The kernel in an output's name: `box5` for `box:5`, a matrix file by its stem.
+    pub fn tag(&self) -> String {
+        match self.name.split_once(':') {
+            Some((n, d)) if !self.name.contains('/') => format!("{n}{d}"),
+            _ => Path::new(&self.name).file_stem().map_or("kernel".into(), |s| s.to_string_lossy().into_owned()),
+        }
+    }
+
     /// The side, `2·radius + 1`.
     pub fn side(&self) -> usize {
         2 * self.radius + 1
@@ -279,10 +287,6 @@ impl Planes {
 /// Where `filter` writes by default: `<stem>_<kernel>.png` beside the input (`box:5` → `box5`; a matrix file by its
 /// stem).
 pub fn default_output(input: &Path, kernel: &ConvKernel) -> std::path::PathBuf {
-    let name: String = match kernel.name.split_once(':') {
-        Some((n, d)) if !kernel.name.contains('/') => format!("{n}{d}"),
-        _ => Path::new(&kernel.name).file_stem().map_or("kernel".into(), |s| s.to_string_lossy().into_owned()),
-    };
     let stem = input.file_stem().map_or("image".into(), |s| s.to_string_lossy().into_owned());
-    input.with_file_name(format!("{stem}_{name}.png"))
+    input.with_file_name(format!("{stem}_{}.png", kernel.tag()))
 }

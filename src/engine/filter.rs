@@ -34,3 +34,14 @@ pub fn apply(
     let out = ConvGpu::new(gpu).run(img, kernel, chosen, border)?;
     Ok((out, None))
 }
+
+impl super::Engine {
+    /// The filter of `img` by `kernel`: on this engine's GPU by the strategy the studies measured fastest for the
+    /// kernel ([`Strategy::auto_for`]; its files loaded once, on first use), else cpu-rayon — `batch --kernel`'s
+    /// computation, the bytes `cuda_sobel filter` gives.
+    pub fn filter_planes(&self, img: &Planes, kernel: &ConvKernel, border: Border) -> Result<Planes, GpuError> {
+        let Some(gpu) = self.gpu.as_ref() else { return Ok(conv::filter_rayon(img, kernel, border)) };
+        let strategy = Strategy::auto_for(kernel);
+        self.conv.get_or_init(|| ConvGpu::new(gpu.clone())).run(img, kernel, strategy, border)
+    }
+}

@@ -126,6 +126,8 @@ pub struct Engine {
     nvjpeg: Option<Result<Nvjpeg, String>>,
     /// Batch mode: nvCOMP for inflating PNGs in waves, or why not.
     nvcomp: Option<Result<inflate::Inflater, String>>,
+    /// The filter's strategies on this engine's GPU, made on first use (`batch --kernel`).
+    conv: std::sync::OnceLock<crate::gpu::conv::ConvGpu>,
 }
 
 /// Whether an 8-bit edge image written as `format` at `compression` may have its PNG data deflated on the GPU
@@ -153,7 +155,15 @@ impl Engine {
     /// [`Engine::new`] with the kernel files of `variants` loaded up front (the GPU ones; others load when
     /// first run): what a run that times those variants needs, and no more.
     pub fn for_variants(device: Device, filter: Filter, variants: &[Variant]) -> Result<Engine, GpuError> {
-        let cpu = |gpu_error| Engine { gpu: None, gpu_error, startup: None, slots: None, nvjpeg: None, nvcomp: None };
+        let cpu = |gpu_error| Engine {
+            gpu: None,
+            gpu_error,
+            startup: None,
+            slots: None,
+            nvjpeg: None,
+            nvcomp: None,
+            conv: Default::default(),
+        };
         let opened = |ordinal| {
             Gpu::open_device(ordinal, filter, variants).map(|(gpu, startup)| Engine {
                 gpu: Some(gpu),
@@ -162,6 +172,7 @@ impl Engine {
                 slots: None,
                 nvjpeg: None,
                 nvcomp: None,
+                conv: Default::default(),
             })
         };
         match device {

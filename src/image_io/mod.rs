@@ -81,6 +81,12 @@ pub fn write_png(path: &Path, width: u32, height: u32, pixels: &[u8], color: ima
 
 /// Where the edge image of `input` goes in `out_dir`: `<out_dir>/<stem>_sobel.<ext>`.
 pub fn edge_path(out_dir: &Path, input: &Path, format: Format) -> PathBuf {
+    output_path(out_dir, input, "sobel", format)
+}
+
+/// `<out_dir>/<stem>_<tag>.<ext>`: where batch writes what it computed of `input` (`sobel` for the edges, the
+/// kernel's tag for `--kernel`, as `box5`).
+pub fn output_path(out_dir: &Path, input: &Path, tag: &str, format: Format) -> PathBuf {
     let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "image".into());
-    out_dir.join(format!("{stem}_sobel.{}", format.name()))
+    out_dir.join(format!("{stem}_{tag}.{}", format.name()))
 }
