@@ -87,9 +87,19 @@ pub(super) fn engines_from(
         (PngInflate::Gpu, Some(Err(why))) => anyhow::bail!("--png-inflate gpu: {why}"),
         (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
     };
-    let mut description = match engines.first() {
-        Some(e) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
-        None => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
+    let mut description = match (engines.first(), &opts.kernel) {
+        (Some(e), Some(k)) => {
+            let strategy = crate::conv::Strategy::auto_for(&k.kernel).name();
+            format!(
+                "{} by {strategy} on {} ({} device(s))",
+                k.kernel.name,
+                e.device_name().unwrap_or("?"),
+                engines.len()
+            )
+        }
+        (None, Some(k)) => format!("{} by cpu-rayon (no GPU: {})", k.kernel.name, reasons.join("; ")),
+        (Some(e), None) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
+        (None, None) => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
     };
     if !engines.is_empty() && !reasons.is_empty() {
         description.push_str(&format!(" — skipped {}", reasons.join("; ")));
