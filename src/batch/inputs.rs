@@ -100,10 +100,17 @@ pub fn collect(inputs: &[PathBuf], recursive: bool, out_dir: &Path) -> anyhow::R
     Ok(found)
 }
 
-/// `*_<tag>.<ext>`: the form of the names batch gives its outputs (`_sobel`, or a kernel's tag as `_box5`); whether
-/// it wrote the file is then read from the file's marker.
+/// `*_sobel.<ext>` or `*_<kernel><size>.<ext>` (`_box5`, `_gaussian7`, `_scharr9`, `_sobel3`): the names batch gives
+/// its outputs, edges and named kernels; whether it wrote the file is then read from the file's marker. Only such
+/// names are opened for it, so a folder of `IMG_1234.jpg` is not read twice while it is listed.
 fn is_output_name(path: &Path) -> bool {
-    path.file_stem().is_some_and(|s| s.to_string_lossy().contains('_'))
+    let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else { return false };
+    let Some((_, tag)) = stem.rsplit_once('_') else { return false };
+    let size = tag.trim_start_matches(|c: char| c.is_ascii_lowercase());
+    tag == "sobel"
+        || (["box", "gaussian", "scharr", "sobel"].contains(&&tag[..tag.len() - size.len()])
+            && !size.is_empty()
+            && size.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Every input's output path, checked before any work: no two inputs share an output, and no output is an
@@ -161,4 +168,19 @@ pub fn skipped_lines(found: &Inputs) -> Vec<String> {
         lines.push(format!("skipped {} hidden file(s) (names starting with '.')", found.skipped_hidden));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn output_names_are_the_edges_and_the_named_kernels() {
+        for yes in ["a_sobel.png", "x_y_box5.png", "p_gaussian15.tif", "q_scharr9.jpg", "r_sobel3.png"] {
+            assert!(super::is_output_name(Path::new(yes)), "{yes}");
+        }
+        for no in ["IMG_1234.jpg", "a_box.png", "sobel.png", "a_boxes5.png", "a_box5x.png", "plain.png", "a_5.png"] {
+            assert!(!super::is_output_name(Path::new(no)), "{no}");
+        }
+    }
 }
