@@ -64,9 +64,16 @@ pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
     // Gx is the stencil's matrix correlated with the grey image, Gy its transpose: the one definition of a stencil's
     // sum that the filter command's reference uses too.
     let kernel = ConvKernel::gradient(filter.operator.name(), filter.stencil());
+    // Straight into 32-bit planes (every stencil's sums fit): the memory estimate counts 4 bytes a pixel for each.
     let sums = |transposed| {
-        let s = reference::correlate_plane(&grey, (width, height), &kernel, transposed, filter.border);
-        s.into_iter().map(|s| s as i32).collect::<Vec<i32>>()
+        let mut plane = Vec::with_capacity(width * height);
+        for y in 0..height {
+            for x in 0..width {
+                let at = (x, y);
+                plane.push(reference::correlate(&grey, (width, height), &kernel, transposed, filter.border, at) as i32);
+            }
+        }
+        plane
     };
     let (gx, gy) = (sums(false), sums(true));
     let magnitude = gx.iter().zip(&gy).map(|(&x, &y)| filter.magnitude(x, y)).collect();
