@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::{ConvKernel, Planes};
+use super::{ConvKernel, Planes, MAX_SIZE};
 use crate::sobel::Border;
 
 /// One plane under one kernel and border.
@@ -19,30 +19,73 @@ struct View<'a> {
     border: Border,
 }
 
+/// The kernel's input rows for output row `y` of a `w × h` plane: row `y + i − r` for each of the kernel's rows
+/// `i`, through the border rule at any distance (`None`: a row of the constant 0).
+fn rows_at<'p>(
+    plane: &'p [u8],
+    (w, h): (usize, usize),
+    k: &ConvKernel,
+    border: Border,
+    y: usize,
+) -> [Option<&'p [u8]>; MAX_SIZE] {
+    let mut rows = [None; MAX_SIZE];
+    for (i, row) in rows.iter_mut().enumerate().take(k.side()) {
+        *row = border.resolve(y as isize + i as isize - k.radius as isize, h).map(|sy| &plane[sy * w..][..w]);
+    }
+    rows
+}
+
 /// **The definition** every path of the project is held to, for any stencil: the correlation
-/// `Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r)` at (x, y) of one `w × h` plane, over every tap of `k` (or of its
-/// transpose), zero taps included, each neighbour through the border rule at any distance, in 64 bits. The
-/// filter's smoothing kernels and gradients, and the edge command's Sobel and Scharr (`cpu-scalar`), are all this
-/// sum; what differs is only how the sums become a byte ([`ConvKernel::finish`], [`crate::sobel::Filter::magnitude`]).
+/// `Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r)` at column `x` of an output row whose input rows are `rows`
+/// ([`rows_at`]), over every tap of `k` (or of its transpose), zero taps included, each column through the border
+/// rule at any distance, in 64 bits. The filter's smoothing kernels and gradients, and the edge command's Sobel and
+/// Scharr (`cpu-scalar`), are all this sum; what differs is only how the sums become a byte
+/// ([`ConvKernel::finish`], [`crate::sobel::Filter::magnitude`]).
+#[inline]
+fn sum_in_rows(rows: &[Option<&[u8]>], w: usize, k: &ConvKernel, transposed: bool, border: Border, x: usize) -> i64 {
+    let (d, r) = (k.side(), k.radius as isize);
+    // Tap (i, j) of the kernel is taps[i·d + j], of its transpose taps[j·d + i].
+    let (down, along) = if transposed { (1, d) } else { (d, 1) };
+    let mut s = 0i64;
+    for (i, row) in rows.iter().enumerate().take(d) {
+        let Some(row) = row else { continue };
+        for j in 0..d {
+            if let Some(sx) = border.resolve(x as isize + j as isize - r, w) {
+                s += k.taps[i * down + j * along] as i64 * row[sx] as i64;
+            }
+        }
+    }
+    s
+}
+
+/// The definition's sum at (x, y) of one `w × h` plane.
 pub fn correlate(
     plane: &[u8],
-    (w, h): (usize, usize),
+    dims: (usize, usize),
     k: &ConvKernel,
     transposed: bool,
     border: Border,
     (x, y): (usize, usize),
 ) -> i64 {
-    let (d, r) = (k.side(), k.radius as isize);
-    let mut s = 0i64;
-    for i in 0..d {
-        for j in 0..d {
-            let (sx, sy) = (x as isize + j as isize - r, y as isize + i as isize - r);
-            if let (Some(sx), Some(sy)) = (border.resolve(sx, w), border.resolve(sy, h)) {
-                s += k.tap(i, j, transposed) as i64 * plane[sy * w + sx] as i64;
-            }
+    sum_in_rows(&rows_at(plane, dims, k, border, y), dims.0, k, transposed, border, x)
+}
+
+/// The definition's sum at every pixel of one plane, row by row, each handed to `emit` (no image-sized
+/// intermediate); each output row's input rows resolved once.
+pub fn correlate_plane(
+    plane: &[u8],
+    (w, h): (usize, usize),
+    k: &ConvKernel,
+    transposed: bool,
+    border: Border,
+    mut emit: impl FnMut(i64),
+) {
+    for y in 0..h {
+        let rows = rows_at(plane, (w, h), k, border, y);
+        for x in 0..w {
+            emit(sum_in_rows(&rows, w, k, transposed, border, x));
         }
     }
-    s
 }
 
 /// One output byte by the definition.

@@ -67,12 +67,9 @@ pub fn sobel_stages(rgb: &RgbImage, filter: Filter) -> Stages {
     // Straight into 32-bit planes (every stencil's sums fit): the memory estimate counts 4 bytes a pixel for each.
     let sums = |transposed| {
         let mut plane = Vec::with_capacity(width * height);
-        for y in 0..height {
-            for x in 0..width {
-                let at = (x, y);
-                plane.push(reference::correlate(&grey, (width, height), &kernel, transposed, filter.border, at) as i32);
-            }
-        }
+        reference::correlate_plane(&grey, (width, height), &kernel, transposed, filter.border, |s| {
+            plane.push(s as i32)
+        });
         plane
     };
     let (gx, gy) = (sums(false), sums(true));
