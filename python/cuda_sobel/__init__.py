@@ -11,7 +11,8 @@ the ``cuda_sobel`` command line's scalar reference (``docs/semantics.md``): grey
 - A batch ``N×H×W×C`` is one call (one kernel launch on the GPU); a list of images (of any sizes) gives a list.
 
 :func:`sobel` gives the 8-bit edges; :func:`gradients` Gx and Gy (int16, int32 or float32); :func:`direction`
-the gradient's angle or OpenCV Canny's four directions; :func:`read` the RGB image the command line decodes.
+the gradient's angle or OpenCV Canny's four directions; :func:`filter` the ``filter`` command's convolutions (box,
+Gaussian, Scharr, Sobel, a matrix); :func:`read` the RGB image the command line decodes.
 
 Errors are Python exceptions with the command line's words: ``TypeError`` for a dtype or an array type it
 does not take, ``ValueError`` for a shape, a name, or a tensor on another device, ``FileNotFoundError`` /
@@ -29,10 +30,12 @@ import numpy as np
 from . import _arrays as _a
 from . import _native
 from . import _torch_ops as _ops
+from ._filter import VARIANTS as FILTER_VARIANTS
+from ._filter import filter
 
 __all__ = [
-    "Engine", "sobel", "gradients", "direction", "read", "device_count",
-    "OPERATORS", "KSIZES", "BORDERS", "COMPATS", "GREYS", "VARIANTS", "FORMATS",
+    "Engine", "sobel", "gradients", "direction", "filter", "read", "device_count",
+    "OPERATORS", "KSIZES", "BORDERS", "COMPATS", "GREYS", "VARIANTS", "FILTER_VARIANTS", "FORMATS",
 ]
 __version__: str = _native.__version__
 
@@ -107,6 +110,10 @@ class Engine:
         """The gradient's direction; see :func:`cuda_sobel.direction`."""
         f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
         return _each(image, None, lambda x, _: _direction(x, f, quantize, bgr, self.device))
+
+    def filter(self, image: Any, kernel: Any, **options: Any) -> Any:
+        """The ``filter`` command's convolution on this engine's device; see :func:`cuda_sobel.filter`."""
+        return filter(image, kernel, device=self.device, **options)
 
 
 _engines: dict = {}

@@ -226,6 +226,11 @@ def device_pointers(rgb: Any, out: Any, lib: str, ordinal: int) -> Tuple[int, in
     return rgb.data.ptr, out.data.ptr, stream
 
 
+def data_pointer(a: Any, lib: str) -> int:
+    """The device address of a PyTorch or CuPy array's first element."""
+    return a.data_ptr() if lib == "torch" else a.data.ptr
+
+
 def empty_like_result(lib: str, shape: Tuple[int, ...], dtype: str, device: Any) -> Any:
     if lib == "torch":
         t = torch()

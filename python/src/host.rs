@@ -14,13 +14,13 @@ use cuda_sobel::sobel::Filter;
 use crate::{runtime, NativeEngine, NativeFilter};
 
 /// A 4-D (N, H, W, C) uint8 or uint16 array, read-only, with its images as [`HostImage`]s.
-enum Images<'py> {
+pub(crate) enum Images<'py> {
     U8(numpy::PyReadonlyArrayDyn<'py, u8>),
     U16(numpy::PyReadonlyArrayDyn<'py, u16>),
 }
 
 impl<'py> Images<'py> {
-    fn of(image: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
+    pub(crate) fn of(image: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
         let shape = image.shape();
         if shape.len() != 4 || !(1..=4).contains(&shape[3]) {
             return Err(PyValueError::new_err(format!(
@@ -37,7 +37,7 @@ impl<'py> Images<'py> {
     }
 
     /// The views the computation borrows (`Send`: they outlive no borrow of the arrays).
-    fn views(&self) -> Views<'_> {
+    pub(crate) fn views(&self) -> Views<'_> {
         let four = "checked by `of`";
         match self {
             Images::U8(a) => Views::U8(a.as_array().into_dimensionality::<Ix4>().expect(four)),
@@ -47,13 +47,13 @@ impl<'py> Images<'py> {
 }
 
 /// The images of an [`Images`], (N, H, W, C).
-enum Views<'a> {
+pub(crate) enum Views<'a> {
     U8(ArrayView4<'a, u8>),
     U16(ArrayView4<'a, u16>),
 }
 
 impl Views<'_> {
-    fn dim(&self) -> (usize, usize, usize, usize) {
+    pub(crate) fn dim(&self) -> (usize, usize, usize, usize) {
         match self {
             Views::U8(a) => a.dim(),
             Views::U16(a) => a.dim(),
@@ -61,7 +61,7 @@ impl Views<'_> {
     }
 
     /// Image `i`, as cpu-rayon reads it.
-    fn image(&self, i: usize, bgr: bool) -> HostImage<'_> {
+    pub(crate) fn image(&self, i: usize, bgr: bool) -> HostImage<'_> {
         let samples = match self {
             Views::U8(a) => Samples::U8(a.index_axis(Axis(0), i)),
             Views::U16(a) => Samples::U16(a.index_axis(Axis(0), i)),

@@ -7,6 +7,7 @@
 
 mod batch;
 mod device;
+mod filter;
 mod host;
 
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
@@ -138,12 +139,14 @@ fn read<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeEngine>()?;
     m.add_class::<NativeFilter>()?;
+    m.add_class::<filter::NativeKernel>()?;
     m.add("OPERATORS", Operator::ALL.map(Operator::name).to_vec())?;
     m.add("KSIZES", Ksize::ALL.map(|k| k as u32).to_vec())?;
     m.add("BORDERS", Border::ALL.map(Border::name).to_vec())?;
     m.add("COMPATS", Compat::ALL.map(Compat::name).to_vec())?;
     m.add("GREYS", Grey::ALL.map(Grey::name).to_vec())?;
     m.add("FORMATS", Format::ALL.map(Format::name).to_vec())?;
+    m.add("FILTER_VARIANTS", cuda_sobel::conv::Strategy::ALL.map(cuda_sobel::conv::Strategy::name).to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
@@ -152,6 +155,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host::direction_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::outputs_on_gpu, m)?)?;
     m.add_function(wrap_pyfunction!(device::sobel_device, m)?)?;
+    m.add_function(wrap_pyfunction!(filter::filter_host, m)?)?;
+    m.add_function(wrap_pyfunction!(filter::filter_device, m)?)?;
+    m.add_function(wrap_pyfunction!(filter::filter_workspace, m)?)?;
     m.add_function(wrap_pyfunction!(batch::plan_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::batch, m)?)?;
     Ok(())

@@ -70,3 +70,49 @@ def direction4(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
 def to_8bit(v: np.ndarray) -> np.ndarray:
     """The command line's rounding of 16-bit channels: round(v·255/65535)."""
     return ((v.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)
+
+
+def named_kernel(spec: str):
+    """(matrix, divisor, gradient) of a named kernel of the filter (docs/filter.md): box:D, gaussian:D (the binomial
+    row's outer product), scharr:D (the 3×3 Scharr dilated by (D − 1)/2), sobel:K (OpenCV's Gx)."""
+    name, d = spec.split(":")
+    d = int(d)
+    if name == "box":
+        return np.ones((d, d), np.int64), d * d, False
+    if name == "gaussian":
+        row = np.array([1], np.int64)
+        for _ in range(d - 1):
+            row = np.convolve(row, [1, 1])
+        return np.outer(row, row), 4 ** (d - 1), False
+    if name == "scharr":
+        m, r = np.zeros((d, d), np.int64), d // 2
+        for row, w in ((0, 3), (r, 10), (2 * r, 3)):
+            m[row, 0], m[row, 2 * r] = -w, w
+        return m, None, True
+    smooth, deriv = TAPS[("sobel", d)]
+    return np.outer(smooth, deriv), None, True
+
+
+def correlate(plane: np.ndarray, k: np.ndarray, border: str = "replicate") -> np.ndarray:
+    """Σᵢ Σⱼ K[i][j] · p(x + j − r, y + i − r) in 64-bit integers, pixels outside from the border rule."""
+    r = k.shape[0] // 2
+    p = np.pad(plane.astype(np.int64), r, mode="constant" if border == "zero" else PAD[border])
+    h, w = plane.shape
+    return sum(int(k[i, j]) * p[i : i + h, j : j + w] for i in range(k.shape[0]) for j in range(k.shape[1]))
+
+
+def filter_plane(plane: np.ndarray, k: np.ndarray, divisor, gradient: bool, border: str = "replicate") -> np.ndarray:
+    """The filter of one 8-bit plane: a smoothing kernel's sum divided by its divisor, rounded half up and clamped;
+    a gradient kernel's magnitude of K and Kᵀ, as the edges."""
+    if gradient:
+        return edges(correlate(plane, k, border), correlate(plane, k.T, border))
+    d = int(divisor if divisor is not None else k.sum())
+    return np.clip((correlate(plane, k, border) + d // 2) // d, 0, 255).astype(np.uint8)
+
+
+def filtered(rgb: np.ndarray, spec: str, rgb_planes: bool = False, border: str = "replicate") -> np.ndarray:
+    """`cuda_sobel filter`'s bytes for one H×W×3 image: its grey filtered, or each channel (H×W×3)."""
+    k, d, g = named_kernel(spec)
+    if not rgb_planes:
+        return filter_plane(grey(rgb), k, d, g, border)
+    return np.stack([filter_plane(rgb[..., c], k, d, g, border) for c in range(3)], axis=-1)

@@ -209,3 +209,74 @@ def test_torch_compile_keeps_every_call_in_one_graph(torch):
             assert g.is_cuda and g.dtype == w.dtype and g.shape == w.shape
             assert torch.equal(g, w)
     assert torch.ops.cuda_sobel.sobel.default is not None
+
+
+# ---------------------------------------------------------------------------------------------------
+# cuda_sobel.filter on the GPU: the host reference's bytes (test_filter.py holds it to NumPy and the command line)
+
+FILTER_SPECS = ["box:3", "box:15", "gaussian:5", "gaussian:15", "scharr:9", "sobel:3", "sobel:7"]
+
+
+@pytest.mark.parametrize("spec", FILTER_SPECS)
+@pytest.mark.parametrize("planes", [False, True])
+def test_filter_of_torch_tensors_zero_copy(torch, spec, planes):
+    rng = np.random.default_rng(len(spec))
+    batch = rng.integers(0, 256, (3, 45, 67, 3), dtype=np.uint8)
+    want = cs.filter(batch, spec, rgb=planes, variant="cpu-scalar")
+    got = cs.filter(torch.from_numpy(batch).cuda(), spec, rgb=planes)
+    assert got.is_cuda and got.dtype == torch.uint8 and tuple(got.shape) == want.shape
+    assert np.array_equal(got.cpu().numpy(), want)
+    one = cs.filter(torch.from_numpy(batch[1]).cuda(), spec, rgb=planes, border="reflect101")
+    assert np.array_equal(one.cpu().numpy(), cs.filter(batch[1], spec, rgb=planes, border="reflect101"))
+    grey = rng.integers(0, 256, (31, 20), dtype=np.uint8)  # a grey plane goes in as it is
+    assert np.array_equal(cs.filter(torch.from_numpy(grey).cuda(), spec).cpu().numpy(), cs.filter(grey, spec))
+
+
+@pytest.mark.parametrize("variant", [v for v in cs.FILTER_VARIANTS if v.startswith("gpu")])
+def test_every_gpu_strategy_on_device_and_from_host(torch, variant):
+    rgb = np.random.default_rng(2).integers(0, 256, (2, 33, 70, 3), dtype=np.uint8)
+    for spec in ("box:7", "gaussian:5", "scharr:5", "sobel:5"):
+        want = cs.filter(rgb, spec, variant="cpu-scalar")
+        assert np.array_equal(cs.filter(rgb, spec, variant=variant, device="cuda"), want), (variant, spec)
+        got = cs.filter(torch.from_numpy(rgb).cuda(), spec, variant=variant)
+        assert np.array_equal(got.cpu().numpy(), want), (variant, spec)
+
+
+@settings(max_examples=40, deadline=None)
+@given(h=st.integers(1, 24), w=st.integers(1, 24), n=st.integers(1, 3), spec=st.sampled_from(FILTER_SPECS),
+       planes=st.booleans(), channels=st.sampled_from([1, 3, 4]), seed=st.integers(0, 2**32 - 1))
+def test_filter_random_sizes_on_the_gpu(h, w, n, spec, planes, channels, seed):
+    t = pytest.importorskip("torch")
+    if not t.cuda.is_available():
+        pytest.skip("no CUDA device")
+    image = np.random.default_rng(seed).integers(0, 256, (n, h, w, channels), dtype=np.uint8)
+    got = cs.filter(t.from_numpy(image).cuda(), spec, rgb=planes)
+    assert np.array_equal(got.cpu().numpy(), cs.filter(image, spec, rgb=planes, variant="cpu-scalar"))
+
+
+def test_filter_on_a_side_stream_into_out_and_in_many_launches(torch):
+    rgb = np.random.default_rng(6).integers(0, 256, (4, 300, 500, 3), dtype=np.uint8)
+    x = torch.from_numpy(rgb).cuda()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out = torch.empty((4, 300, 500, 3), dtype=torch.uint8, device="cuda")
+        assert cs.filter(x, "gaussian:7", rgb=True, out=out) is out
+    side.synchronize()
+    assert np.array_equal(out.cpu().numpy(), cs.filter(rgb, "gaussian:7", rgb=True))
+    # 22 000 RGB images of 4×4: 66 000 planes, past one launch's 65 535.
+    many = np.random.default_rng(7).integers(0, 256, (22_000, 4, 4, 3), dtype=np.uint8)
+    got = cs.filter(torch.from_numpy(many).cuda(), "box:3", rgb=True)
+    assert np.array_equal(got.cpu().numpy(), cs.filter(many, "box:3", rgb=True))
+    wide = (many[:50].astype(np.uint16) * 257)
+    got16 = cs.filter(torch.from_numpy(wide).cuda(), "box:3", bgr=True)  # 16 bits rounded, BGR reversed, on the GPU
+    assert np.array_equal(got16.cpu().numpy(), cs.filter(many[:50, ..., ::-1].copy(), "box:3"))
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        cs.filter(x, "box:3", variant="cpu-rayon")
+
+
+def test_filter_of_cupy_arrays(cupy):
+    rgb = np.random.default_rng(8).integers(0, 256, (2, 41, 59, 3), dtype=np.uint8)
+    for spec, planes in (("gaussian:3", False), ("scharr:7", True)):
+        got = cs.filter(cupy.asarray(rgb), spec, rgb=planes)
+        assert isinstance(got, cupy.ndarray) and np.array_equal(cupy.asnumpy(got), cs.filter(rgb, spec, rgb=planes))

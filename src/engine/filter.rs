@@ -1,8 +1,9 @@
 //! The filter command's engine (`cuda_sobel filter`, `bench --study`): the GPU strategies of `src/gpu/conv.rs` as the
 //! layers above see them, and the choice between them and the CPU.
 
+use super::EngineError;
 use crate::conv::{self, ConvKernel, Planes, Strategy};
-pub use crate::gpu::conv::{launches_an_image, refusal, ConvGpu, Prepared, Tuning};
+pub use crate::gpu::conv::{launches_an_image, refusal, ConvGpu, Prepared, RawPlanes, Tuning};
 pub use crate::gpu::patterns::Dims;
 pub use crate::gpu::Gpu;
 use crate::gpu::GpuError;
@@ -41,7 +42,56 @@ impl super::Engine {
     /// computation, the bytes `cuda_sobel filter` gives.
     pub fn filter_planes(&self, img: &Planes, kernel: &ConvKernel, border: Border) -> Result<Planes, GpuError> {
         let Some(gpu) = self.gpu.as_ref() else { return Ok(conv::filter_rayon(img, kernel, border)) };
-        let strategy = Strategy::auto_for(kernel);
-        self.conv.get_or_init(|| ConvGpu::new(gpu.clone())).run(img, kernel, strategy, border)
+        let conv = self.conv.get_or_init(|| ConvGpu::new(gpu.clone()));
+        conv.run_prepared(&*conv.prepared(kernel, Strategy::auto_for(kernel))?, img, border)
+    }
+
+    /// The filter of `img` by `strategy`: a CPU one on the CPU, a GPU one on this engine's GPU (prepared once per
+    /// kernel and strategy), uploaded and downloaded.
+    pub fn filter_planes_by(
+        &self,
+        img: &Planes,
+        kernel: &ConvKernel,
+        strategy: Strategy,
+        border: Border,
+    ) -> Result<Planes, EngineError> {
+        if !strategy.is_gpu() {
+            return Ok(conv::filter_plane(img, kernel, border, strategy == Strategy::CpuRayon));
+        }
+        let gpu = self.need_gpu(strategy.name())?;
+        let conv = self.conv.get_or_init(|| ConvGpu::new(gpu.clone()));
+        Ok(conv.run_prepared(&*conv.prepared(kernel, strategy)?, img, border)?)
+    }
+
+    /// The device workspace [`super::Engine::filter_on_device`] needs for `planes` planes of `width × height`
+    /// (`from_rgb`: as many RGB images), by a GPU `strategy`.
+    pub fn filter_workspace(
+        &self,
+        kernel: &ConvKernel,
+        strategy: Strategy,
+        call: (u32, u32, u32, bool),
+    ) -> Result<usize, EngineError> {
+        let gpu = self.need_gpu(strategy.name())?;
+        Ok(self.conv.get_or_init(|| ConvGpu::new(gpu.clone())).workspace_bytes(kernel, strategy, call)?)
+    }
+
+    /// [`super::Engine::filter_planes_by`] a GPU strategy on device memory the caller owns (another library's
+    /// arrays), on the caller's stream: no copy of the image, no synchronisation — the Python package's zero-copy
+    /// path. Needs a GPU.
+    ///
+    /// # Safety
+    /// See [`RawPlanes`]: the pointers must address that much device memory of this engine's device (its primary
+    /// context, which PyTorch and CuPy share), and the stream must be a live stream of it, or 0.
+    pub unsafe fn filter_on_device(
+        &self,
+        a: RawPlanes,
+        kernel: &ConvKernel,
+        strategy: Strategy,
+        border: Border,
+    ) -> Result<(), EngineError> {
+        let gpu = self.need_gpu(strategy.name())?;
+        let conv = self.conv.get_or_init(|| ConvGpu::new(gpu.clone()));
+        // SAFETY: forwarded from the caller.
+        unsafe { conv.run_raw(a, kernel, strategy, border) }.map_err(EngineError::from)
     }
 }

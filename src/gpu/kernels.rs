@@ -339,6 +339,11 @@ impl KernelSet {
         Ok(lazily!(self.strip, Strip::load(&self.module("strip")?)))
     }
 
+    /// map.cu's `grey_kernel` (the report's grey of this build), for the filter's grey planes of RGB on the device.
+    pub fn grey(&self) -> Result<cudarc::driver::CudaFunction, GpuError> {
+        Ok(self.module("map")?.load_function("grey_kernel")?)
+    }
+
     /// cuda/timing.cu's kernels (every timed run needs them).
     pub fn timing(&self) -> Result<&Timing, GpuError> {
         Ok(lazily!(self.timing, Timing::load(&self.module("timing")?)))

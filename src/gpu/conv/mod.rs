@@ -3,6 +3,7 @@
 //! them (global or constant memory), and launched on planes already on the device — the launches themselves are in
 //! the strategies' twins, `src/gpu/patterns/conv_*.rs`.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
@@ -11,11 +12,13 @@ use super::kernels::LoadStats;
 use super::patterns::{conv_single, conv_strip, Dims, KernelSource, SOURCES};
 
 mod launch;
+mod raw;
 use super::{Gpu, GpuError};
 use crate::conv::strategy::Taps;
 use crate::conv::{ConvKernel, Kind, Planes, Strategy};
 use crate::sobel::Border;
 use launch::{launch_of, Launcher};
+pub use raw::RawPlanes;
 
 /// Settings the studies vary; the filter command uses the defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -272,12 +275,24 @@ type FileBuild = (&'static str, Vec<String>);
 pub struct ConvGpu {
     gpu: Gpu,
     stats: Mutex<LoadStats>,
+    /// Strategies prepared for kernels, kept ([`ConvGpu::prepared`]).
+    kept: Mutex<HashMap<(ConvKernel, Strategy), Arc<Prepared>>>,
+    /// map.cu's grey, for filters of RGB on the device ([`ConvGpu::run_raw`]), loaded on first use.
+    grey: std::sync::OnceLock<CudaFunction>,
+    /// The context without event tracking that [`ConvGpu::run_raw`] lends arrays through, made on first use.
+    untracked: std::sync::OnceLock<Arc<cudarc::driver::CudaContext>>,
 }
 
 impl ConvGpu {
     /// The filter's kernels on `gpu`'s device and stream.
     pub fn new(gpu: Gpu) -> ConvGpu {
-        ConvGpu { gpu, stats: Mutex::default() }
+        ConvGpu {
+            gpu,
+            stats: Mutex::default(),
+            kept: Mutex::default(),
+            grey: Default::default(),
+            untracked: Default::default(),
+        }
     }
 
     /// The device.
@@ -388,6 +403,21 @@ impl ConvGpu {
         })
     }
 
+    /// `strategy` for `kernel`, prepared on first use and kept: the engine's calls (`batch --kernel`, the Python
+    /// package) run the same kernel again and again. Its taps are on the device when it returns, so that a launch on
+    /// any stream may read them.
+    pub fn prepared(&self, kernel: &ConvKernel, strategy: Strategy) -> Result<Arc<Prepared>, GpuError> {
+        let mut kept = self.kept.lock().expect("no panic while holding the prepared kernels");
+        let key = (kernel.clone(), strategy);
+        if let Some(p) = kept.get(&key) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(self.prepare(kernel, strategy, Tuning::default())?);
+        self.gpu.stream.synchronize()?;
+        kept.insert(key, p.clone());
+        Ok(p)
+    }
+
     /// The filter of `img` by a GPU strategy: uploaded, filtered, downloaded (the filter command's path).
     pub fn run(
         &self,
@@ -396,7 +426,11 @@ impl ConvGpu {
         strategy: Strategy,
         border: Border,
     ) -> Result<Planes, GpuError> {
-        let prepared = self.prepare(kernel, strategy, Tuning::default())?;
+        self.run_prepared(&self.prepare(kernel, strategy, Tuning::default())?, img, border)
+    }
+
+    /// [`ConvGpu::run`] of a strategy already prepared.
+    pub fn run_prepared(&self, prepared: &Prepared, img: &Planes, border: Border) -> Result<Planes, GpuError> {
         let d = Dims::new(img.width as u32, img.height as u32)?;
         let stream = &self.gpu.stream;
         let input = stream.clone_htod(&img.data)?;
