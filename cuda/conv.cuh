@@ -1,4 +1,4 @@
-// conv.cuh — the filter command's exact arithmetic in CUDA C (src/conv/mod.rs restated), shared by the conv_*.cu
+// conv.cuh — the filter command's exact arithmetic in CUDA C (core/src/conv/mod.rs restated), shared by the conv_*.cu
 // files: one file per strategy of the convolution studies, each the same filter computed another way.
 //
 // Equivalence contract: every conv_*.cu kernel produces the bytes of `filter --variant cpu-scalar`:
@@ -53,7 +53,7 @@ typedef int acc_t;
 // programmatic dependent launch lets the next launch's blocks start on the SMs the tail leaves idle: every kernel of
 // a conv_*.cu file begins by telling the GPU that the next launch may begin (`griddepcontrol.launch_dependents`:
 // it does, once every block of this launch has started, where the host launched it so, `launch_conv` in
-// src/gpu/patterns/mod.rs). The next launch never reads what this one writes, since only strategies of one launch
+// core/src/gpu/patterns/mod.rs). The next launch never reads what this one writes, since only strategies of one launch
 // an image take the overlap (`launches_an_image` in src/gpu/conv.rs), so it needs no `griddepcontrol.wait`; and
 // work queued after the last launch (the timing event, the copy back) still waits for every launch before it
 // (measured on the H100: an event after an overlapping launch completed only after the launch before had).

@@ -44,7 +44,7 @@
 #define STRIP_THREADS 128
 // Columns a thread: 4 for the ring (its 2r + 1 rows × 4 columns of registers), 16 for a box, which keeps only its
 // window's column sums (box:15 at 16384²: 0.545 ms against 0.96 for 8 columns and row sums, H200). The host builds a packed ring (RING_PACKED below) with 8 too, for large images, and a
-// box with 8 for small ones (src/gpu/patterns/conv_strip.rs, `column_builds`).
+// box with 8 for small ones (core/src/gpu/patterns/conv_strip.rs, `column_builds`).
 #ifndef STRIP_G  // (the host's -DSTRIP_G where it builds another count)
 #define STRIP_G (CONV_FLAT ? 16 : 4)
 #endif
@@ -72,7 +72,7 @@
 // study's Scharr family, the 3×3 Scharr dilated by r, reads rows −r, 0 and +r, S = r, and scharr:9 keeps 3 rows, not
 // 9. The S threads of a strip share a band S times as tall, one row of every S each (`band_rows` below), so a thread
 // still reads each of its rows once, and a band's priming rows are 2R/S instead of 2R. The host gives S
-// (`ConvKernel::ring_stride`, src/conv/mod.rs); 1 for every other kernel: the march as before.
+// (`ConvKernel::ring_stride`, core/src/conv/mod.rs); 1 for every other kernel: the march as before.
 #ifndef CONV_STRIDE
 #define CONV_STRIDE 1
 #endif
@@ -690,7 +690,7 @@ static_assert(RU + UNIT >= STRIP_G, "the strip right of a band's last interior s
 #endif
 
 // That numbering's counts for `width` × `height` in bands of `rows`: the kernel launches `threads()` a plane (the
-// emulation's driver calls this; the host's twin is src/gpu/patterns/conv_strip.rs's `threads`).
+// emulation's driver calls this; the host's twin is core/src/gpu/patterns/conv_strip.rs's `threads`).
 struct Layout {
     unsigned groups, bands, left, inner, edges;
     unsigned before, slots;  // threads before the interior strips' (whole warps where warps share halos); a band's

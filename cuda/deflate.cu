@@ -1,5 +1,5 @@
 // deflate.cu — pattern: HISTOGRAM, a per-warp HASH CHAIN, then SCAN and SCATTER of variable-length codes. Not
-// a Sobel variant: the PNG encoding of an edge image, done on the GPU by batch mode (src/gpu/slots.rs) and the
+// a Sobel variant: the PNG encoding of an edge image, done on the GPU by batch mode (core/src/gpu/slots.rs) and the
 // image command, so that the CPU only writes the file.
 //
 // A PNG's image data is one zlib stream of deflate blocks (RFC 1951) over its rows, each row a filter byte

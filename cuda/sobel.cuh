@@ -1,6 +1,6 @@
 // sobel.cuh — the pipeline's exact arithmetic in CUDA C, shared by every kernel file.
 //
-// Equivalence contract: these functions are `src/sobel.rs` restated; every kernel built on them must
+// Equivalence contract: these functions are `core/src/sobel.rs` restated; every kernel built on them must
 // produce the bytes `cpu-scalar` produces, for every image, stencil, border mode, grey, norm, arithmetic and
 // output (the tests check this).
 //  - grey      = (30·R + 59·G + 11·B + 50) / 100, unsigned integer arithmetic (rounded half up), or with
@@ -12,7 +12,7 @@
 //  - offsets into images are 64-bit (size_t): width·height·3 passes 2^31 at about 26 000 × 26 000.
 //
 // The stencil, the arithmetic and the output are fixed when the host compiles a file: it passes them as `-D`
-// constants (`Build::defines` in src/gpu/kernels.rs) and loads one module per combination, so each build's
+// constants (`Build::defines` in core/src/gpu/kernels.rs) and loads one module per combination, so each build's
 // loops have their taps folded in — zero taps vanish, ×1 becomes an add — and no run-time branch is in any
 // hot loop. Without options, a file compiles as the default build (Sobel 3×3, exact, 8-bit edges), so
 // `nvcc -ptx cuda/fused.cu` works as well:
@@ -21,7 +21,7 @@
 //    deriv = [−1 0 1] ⊛ [1 1]^L (`Stencil::factors`), which the register-blocked kernels use (row16.cuh);
 //  - GRADIENT_BOUND: the largest |Gx| or |Gy| (1020 for Sobel 3×3, 163 200 for 7×7);
 //  - GREY_BT601, NORM_L1: OpenCV's grey, the L1 norm;
-//  - COMPAT_REPORT=1: the report's C program, `Compat::Report` in src/sobel.rs (3×3 only): grey in doubles
+//  - COMPAT_REPORT=1: the report's C program, `Compat::Report` in core/src/sobel.rs (3×3 only): grey in doubles
 //    truncated, gradients kept mod 256, magnitude truncated and wrapped. Each double operation is written as
 //    an explicit round-to-nearest intrinsic, so no compiler option can fuse them into an FMA (x86-64 SSE2,
 //    where the report ran, has none; one fused rounding changes some pixels by one);
@@ -61,7 +61,7 @@
 #define COMPAT_REPORT 0
 #endif
 
-// What each pixel writes (`Output` in src/gpu/kernels.rs): the edge byte, Gx and Gy (two planes of
+// What each pixel writes (`Output` in core/src/gpu/kernels.rs): the edge byte, Gx and Gy (two planes of
 // OUT_GRADIENT_T: 1 short, 2 int, 3 float), the direction in radians (float), or Canny's four directions.
 #define OUTPUT_EDGES 0
 #define OUTPUT_GRADIENTS 1
@@ -165,7 +165,7 @@ __device__ __forceinline__ unsigned magnitude_fast_f(float s) {
 }
 __device__ __forceinline__ unsigned magnitude_fast_sq(unsigned s) { return magnitude_fast_f(__uint2float_rn(s)); }
 
-// atan2(gy, gx) in radians, in (−π, π]: `direction` in src/sobel/pixel.rs, operation for operation (explicit
+// atan2(gy, gx) in radians, in (−π, π]: `direction` in core/src/sobel/pixel.rs, operation for operation (explicit
 // round-to-nearest intrinsics, so that nothing is fused or reordered: the same bits as the CPU).
 __device__ __forceinline__ float direction_of(int gx, int gy) {
     const float FRAC_PI_4 = 0.785398185253143310546875f;  // std::f32::consts::FRAC_PI_4
@@ -189,7 +189,7 @@ __device__ __forceinline__ float direction_of(int gx, int gy) {
     return gy < 0 ? -a : a;
 }
 
-// OpenCV Canny's quantised direction (`direction4` in src/sobel/pixel.rs): tan 22.5° as 13573 / 2^15, in
+// OpenCV Canny's quantised direction (`direction4` in core/src/sobel/pixel.rs): tan 22.5° as 13573 / 2^15, in
 // 64 bits (|gy|·2^15 passes 2^31 for ksize 7).
 __device__ __forceinline__ u8 direction4_of(int gx, int gy) {
     long long x = abs(gx), y = (long long)abs(gy) << 15, tg22x = x * 13573;

@@ -29,14 +29,14 @@
 // Report section: goes beyond the report (its kernels read each input ~9 times through the caches).
 // Launch shape: 1D grid of STRIP_THREADS-thread blocks over (band, group) pairs. The host picks `rows`
 // so that all threads fit on the GPU at once (one wave, no tail) while filling it, but at least 4 rows a
-// thread (measured best for small images: see MIN_ROWS in src/gpu/patterns/strip.rs).
+// thread (measured best for small images: see MIN_ROWS in core/src/gpu/patterns/strip.rs).
 // Equivalence contract: bytes identical to cpu-scalar (see sobel.cuh, row16.cuh); the host launches the
 // ALIGNED form only when width % 16 == 0 and both arrays are 16-byte aligned, the general form otherwise (its groups
 // inside a row march the same way, their rows read shifted into place; those at a row's ends through a column map).
 #include "row16.cuh"
 
 #ifndef STRIP_THREADS
-#define STRIP_THREADS 128  // = THREADS in src/gpu/patterns/strip.rs (bench/probe may set others, to measure them)
+#define STRIP_THREADS 128  // = THREADS in core/src/gpu/patterns/strip.rs (bench/probe may set others, to measure them)
 #endif
 
 // Blocks of STRIP_THREADS each SM must hold at once, for the aligned form: ptxas keeps the registers a thread

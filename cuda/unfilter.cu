@@ -1,5 +1,5 @@
 // unfilter.cu — pattern: WAVEFRONT. Not a Sobel variant: the last step of decoding a PNG, done on the GPU
-// by batch mode (src/gpu/slots.rs) so that the CPU only inflates.
+// by batch mode (core/src/gpu/slots.rs) so that the CPU only inflates.
 //
 // A PNG stores each row "filtered": every byte minus a prediction made from bytes already decoded — the
 // byte one pixel to its left (a), the byte above it (b) and the byte above-left (c) — with the row's first
@@ -44,7 +44,7 @@
 // every filter byte ≤ 4, checked by the host); `rgb` gets each pixel's first three bytes (alpha dropped,
 // as the CPU decode drops it).
 
-#define UNFILTER_CHUNK 8           // pixels a thread undoes per step (= CHUNK in src/gpu/patterns/unfilter.rs)
+#define UNFILTER_CHUNK 8           // pixels a thread undoes per step (= CHUNK in core/src/gpu/patterns/unfilter.rs)
 #define UNFILTER_MAX_THREADS 512   // (= MAX_THREADS there; `passed` in shared memory is 2 · WORDS · this)
 #define UNFILTER_MAP_THREADS 256   // threads of a block of the two maps (= MAP_THREADS there)
 

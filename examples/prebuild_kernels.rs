@@ -1,6 +1,6 @@
 //! Writes `kernels/sm_90/`: every edge kernel file compiled by NVRTC to CUBIN for sm_90 (H100, H200) in the
 //! default build (the filter's files have no default build), and its MANIFEST (name, cache key, SHA-256), which the binary embeds so that a first run
-//! on such a GPU compiles nothing (`src/gpu/prebuilt.rs`). Run by `scripts/prebuild-kernels.sh` after
+//! on such a GPU compiles nothing (`core/src/gpu/prebuilt.rs`). Run by `scripts/prebuild-kernels.sh` after
 //! changing a kernel file; `tests/kernels.rs` fails while the embedded code does not match the sources.
 use std::fmt::Write as _;
 

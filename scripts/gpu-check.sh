@@ -180,7 +180,7 @@ no_device() {
 want limits && step "no device visible: CPU variants run, one line why, exit 0 (3 with --gpu-required)" no_device
 
 kernels_compiled() {  # runs the CLI with JSON and prints how many kernel files NVRTC compiled
-  # Scharr: the default build's code is built into the binary for this GPU (src/gpu/prebuilt.rs), not cached.
+  # Scharr: the default build's code is built into the binary for this GPU (core/src/gpu/prebuilt.rs), not cached.
   "$DEV/cuda_sobel" imgs_in/1024x512.png --operator scharr --gpu-required --json --out "$WORK/c.png" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu"]["kernels"]["compiled"])'
 }

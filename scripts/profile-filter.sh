@@ -4,7 +4,7 @@
 # L1, L2 and issue as shares of their peaks), pipe utilisation, instruction mix, warp stall reasons, occupancy.
 # Usage (repo root, after scripts/build-dev.sh): scripts/profile-filter.sh [SPECS] [SIZE]
 #   e.g. VARIANT=gpu-strip scripts/profile-filter.sh "box:15 scharr:9" 16384x16384
-# CUDA_SOBEL_DEFINES passes extra -D options to NVRTC (a tuning to try, src/gpu/compile.rs). Reports go to
+# CUDA_SOBEL_DEFINES passes extra -D options to NVRTC (a tuning to try, core/src/gpu/compile.rs). Reports go to
 # $OUT/profile-<spec>.txt when $OUT is set (the device tool returns them), else to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-strip's tuning constants for each kernel size, measured on the GPU machine without a rebuild: each setting
-# is passed to NVRTC through CUDA_SOBEL_DEFINES (src/gpu/compile.rs) and timed by `cuda_sobel bench`
+# is passed to NVRTC through CUDA_SOBEL_DEFINES (core/src/gpu/compile.rs) and timed by `cuda_sobel bench`
 # (computation alone, device-resident, median of 100, % of the copy bandwidth measured in the same run).
 # Usage: scripts/strip-tuning.sh [KSIZES] [SETTINGS…]   e.g. scripts/strip-tuning.sh "5 7" "" "-DSTRIP_PREFETCH=2"
 # (default: ksize 5 and 7 × prefetch 1–3 × 1–3 blocks an SM). Prints one line per (ksize, setting, size).

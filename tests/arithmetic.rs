@@ -1,4 +1,4 @@
-//! The arithmetic of `src/sobel.rs` itself: the grey rules, the magnitude against integer arithmetic for every
+//! The arithmetic of `core/src/sobel.rs` itself: the grey rules, the magnitude against integer arithmetic for every
 //! square up to saturation, the report's truncations and wrap-arounds, the stencils' taps (OpenCV's
 //! `getDerivKernels`) and bounds, the border rules at any distance (OpenCV's `borderInterpolate`), the
 //! direction's accuracy over every direction a 3×3 gradient can have, Canny's quantisation, the refusals.

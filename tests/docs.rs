@@ -6,8 +6,20 @@
 
 use std::path::{Path, PathBuf};
 
-const FOLDERS: [&str; 11] =
-    ["src/", "cuda/", "docs/", "tests/", "scripts/", "bench/", "python/", "examples/", "kernels/", "imgs_in/", ".ci/"];
+const FOLDERS: [&str; 12] = [
+    "src/",
+    "core/",
+    "cuda/",
+    "docs/",
+    "tests/",
+    "scripts/",
+    "bench/",
+    "python/",
+    "examples/",
+    "kernels/",
+    "imgs_in/",
+    ".ci/",
+];
 const WRITTEN_BY_RUNS: [&str; 4] = ["bench/out", "bench/images", "imgs_out", "target/"];
 
 fn documents() -> Vec<PathBuf> {
@@ -50,7 +62,7 @@ fn links(text: &str) -> Vec<String> {
 fn named_path(span: &str) -> Option<String> {
     let word = span.split_whitespace().next()?;
     let word = word.trim_end_matches([',', ';', ':', '.']);
-    let word = word.split(':').next()?; // `src/sobel.rs:42`
+    let word = word.split(':').next()?; // `core/src/sobel.rs:42`
     if !FOLDERS.iter().any(|f| word.starts_with(f)) {
         return None;
     }
@@ -101,7 +113,7 @@ fn no_document_points_outside_the_repository() {
 #[test]
 fn the_search_finds_what_it_should() {
     // The test above passing means nothing if these helpers find nothing.
-    assert_eq!(named_path("src/sobel.rs:42"), Some("src/sobel.rs".into()));
+    assert_eq!(named_path("core/src/sobel.rs:42"), Some("core/src/sobel.rs".into()));
     assert_eq!(named_path("cuda/strip.cu, its twin"), Some("cuda/strip.cu".into()));
     assert_eq!(named_path("imgs_out/<stem>_sobel.png"), None);
     assert_eq!(named_path("cargo test"), None);

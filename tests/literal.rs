@@ -1,4 +1,4 @@
-//! Tiny literal images with expectations worked out by hand from the definitions in `src/sobel.rs`
+//! Tiny literal images with expectations worked out by hand from the definitions in `core/src/sobel.rs`
 //! (each border mode, corners included; Sobel and Scharr; the exact arithmetic and `--compat report`).
 //! Every CPU variant is held to them; `tests/gpu.rs` holds the GPU variants to the same images.
 

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use cuda_sobel::engine::Engine;
-use cuda_sobel::image_io::{Format, PngCompression};
-use cuda_sobel::sobel::Filter;
+use cuda_sobel_core::engine::Engine;
+use cuda_sobel_core::image_io::{Format, PngCompression};
+use cuda_sobel_core::sobel::Filter;
 
 use crate::{pick, runtime, NativeFilter};
 
@@ -32,7 +32,7 @@ pub fn plan_batch(
 ) -> PyResult<Plan> {
     let format = pick("format", format, &Format::ALL, Format::name)?;
     let opts = options(inputs, recursive, out_dir, format, Filter::default(), PngCompression::Default, false);
-    py.detach(|| cuda_sobel::batch::plan(&opts).map_err(|e| format!("{e:#}")))
+    py.detach(|| cuda_sobel_core::batch::plan(&opts).map_err(|e| format!("{e:#}")))
         .map(|(jobs, skipped)| {
             let pairs = jobs.iter().map(|(i, o)| (i.display().to_string(), o.display().to_string()));
             (pairs.collect(), skipped)
@@ -65,7 +65,7 @@ pub fn batch(
     let summary = py
         .detach(|| -> anyhow::Result<_> {
             let engines = engines(&opts)?;
-            Ok(cuda_sobel::batch::run_planned(&opts, &engines.0, engines.1.clone(), &jobs))
+            Ok(cuda_sobel_core::batch::run_planned(&opts, &engines.0, engines.1.clone(), &jobs))
         })
         .map_err(|e| runtime(format!("{e:#}")))?;
     let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
@@ -81,8 +81,8 @@ fn options(
     filter: Filter,
     compression: PngCompression,
     check: bool,
-) -> cuda_sobel::batch::BatchOptions {
-    cuda_sobel::batch::BatchOptions {
+) -> cuda_sobel_core::batch::BatchOptions {
+    cuda_sobel_core::batch::BatchOptions {
         inputs,
         recursive,
         out_dir,
@@ -93,11 +93,11 @@ fn options(
         devices: None,
         check,
         baseline: false,
-        budget: cuda_sobel::memory::Budget::new(None),
+        budget: cuda_sobel_core::memory::Budget::new(None),
         keep_orientation: false,
-        jpeg_decoder: cuda_sobel::batch::JpegDecoder::Auto,
-        png_encoder: cuda_sobel::batch::PngEncoder::Auto,
-        png_inflate: cuda_sobel::batch::PngInflate::Cpu,
+        jpeg_decoder: cuda_sobel_core::batch::JpegDecoder::Auto,
+        png_encoder: cuda_sobel_core::batch::PngEncoder::Auto,
+        png_inflate: cuda_sobel_core::batch::PngInflate::Cpu,
         kernel: None,
     }
 }
@@ -105,7 +105,7 @@ fn options(
 /// The engines for `opts.devices`, opened once per process and kept: a Dask worker runs one batch per task,
 /// and opening a context with its kernels and pinned slots for each (~0.3 s) made a 2-worker run 4× slower
 /// than `cuda_sobel batch` on the same folder.
-fn engines(opts: &cuda_sobel::batch::BatchOptions) -> anyhow::Result<Arc<(Vec<Engine>, String)>> {
+fn engines(opts: &cuda_sobel_core::batch::BatchOptions) -> anyhow::Result<Arc<(Vec<Engine>, String)>> {
     type Cache = Mutex<HashMap<Option<Vec<usize>>, Arc<(Vec<Engine>, String)>>>;
     static ENGINES: OnceLock<Cache> = OnceLock::new();
     let mut cache =
@@ -113,7 +113,7 @@ fn engines(opts: &cuda_sobel::batch::BatchOptions) -> anyhow::Result<Arc<(Vec<En
     if let Some(e) = cache.get(&opts.devices) {
         return Ok(e.clone());
     }
-    let opened = Arc::new(cuda_sobel::batch::open_engines(opts)?);
+    let opened = Arc::new(cuda_sobel_core::batch::open_engines(opts)?);
     cache.insert(opts.devices.clone(), opened.clone());
     Ok(opened)
 }

@@ -4,8 +4,8 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use cuda_sobel::engine::RawImages;
-use cuda_sobel::sobel::{Number, Output};
+use cuda_sobel_core::engine::RawImages;
+use cuda_sobel_core::sobel::{Number, Output};
 
 use crate::{runtime, NativeEngine, NativeFilter};
 

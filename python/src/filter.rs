@@ -5,9 +5,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use cuda_sobel::conv::{ConvKernel, Planes, Strategy};
-use cuda_sobel::engine::filter::{refusal, RawPlanes};
-use cuda_sobel::sobel::Border;
+use cuda_sobel_core::conv::{ConvKernel, Planes, Strategy};
+use cuda_sobel_core::engine::filter::{refusal, RawPlanes};
+use cuda_sobel_core::sobel::Border;
 use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 
 use crate::host::Images;

@@ -1,6 +1,6 @@
 //! Host arrays, as NumPy holds them: any strides, grey / grey + alpha / RGB / RGBA, RGB or BGR order, 8 or
 //! 16 bits. The Python side passes every image as a 4-D view (N, H, W, C) of the caller's memory; cpu-rayon
-//! reads it in place ([`cuda_sobel::cpu::rayon::HostImage`]), converting each row to grey inside the band that
+//! reads it in place ([`cuda_sobel_core::cpu::rayon::HostImage`]), converting each row to grey inside the band that
 //! needs it, on every core. The scalar reference and the GPU take packed RGB, converted on all cores first.
 
 use numpy::ndarray::{ArrayView4, Axis, Ix4};
@@ -8,8 +8,8 @@ use numpy::{PyArrayDyn, PyArrayMethods, PyReadwriteArrayDyn, PyUntypedArray, PyU
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use cuda_sobel::cpu::rayon::{run, HostImage, Out, PackedRgb, Plane, Samples};
-use cuda_sobel::sobel::Filter;
+use cuda_sobel_core::cpu::rayon::{run, HostImage, Out, PackedRgb, Plane, Samples};
+use cuda_sobel_core::sobel::Filter;
 
 use crate::{runtime, NativeEngine, NativeFilter};
 
@@ -125,7 +125,7 @@ pub fn sobel_host(
             "cpu-scalar" => {
                 for (i, edges) in dst.chunks_mut(px).enumerate() {
                     let rgb = packed(&views.image(i, bgr), w, h);
-                    edges.copy_from_slice(cuda_sobel::cpu::scalar::sobel(&rgb, filter).as_raw());
+                    edges.copy_from_slice(cuda_sobel_core::cpu::scalar::sobel(&rgb, filter).as_raw());
                 }
             }
             "gpu-strip" => {
@@ -266,8 +266,8 @@ pub fn gradients_host(
 }
 
 /// The direction of the gradient of each pixel of the images into `out` ((N, H, W), C-contiguous): float32
-/// radians ([`cuda_sobel::sobel::direction`]), or with `out` uint8, OpenCV Canny's four directions
-/// ([`cuda_sobel::sobel::direction4`]); cpu-rayon on every core.
+/// radians ([`cuda_sobel_core::sobel::direction`]), or with `out` uint8, OpenCV Canny's four directions
+/// ([`cuda_sobel_core::sobel::direction4`]); cpu-rayon on every core.
 #[pyfunction]
 #[pyo3(signature = (image, out, filter, bgr))]
 pub fn direction_host(

@@ -13,9 +13,9 @@ mod host;
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use cuda_sobel::engine::{Device, Engine};
-use cuda_sobel::image_io::Format;
-use cuda_sobel::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Operator};
+use cuda_sobel_core::engine::{Device, Engine};
+use cuda_sobel_core::image_io::Format;
+use cuda_sobel_core::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Operator};
 
 /// The value of `all` named `name`, or a `ValueError` in the command line's words.
 fn pick<T: Copy>(what: &str, name: &str, all: &[T], name_of: fn(T) -> &'static str) -> PyResult<T> {
@@ -109,9 +109,9 @@ fn read<'py>(
     path: std::path::PathBuf,
     keep_orientation: bool,
 ) -> PyResult<(Bound<'py, numpy::PyArray3<u8>>, Vec<String>)> {
-    use cuda_sobel::error::Error;
-    use cuda_sobel::image_io::{decode, DecodeOptions};
-    use cuda_sobel::memory::{image_bytes, Budget};
+    use cuda_sobel_core::error::Error;
+    use cuda_sobel_core::image_io::{decode, DecodeOptions};
+    use cuda_sobel_core::memory::{image_bytes, Budget};
     let budget = Budget::detect();
     let opts = DecodeOptions { budget, keep_orientation };
     let decoded = py.detach(|| {
@@ -121,12 +121,12 @@ fn read<'py>(
     });
     let (decoded, ()) = decoded.map_err(|e| match &e {
         Error::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            PyFileNotFoundError::new_err(cuda_sobel::error::one_line(&e))
+            PyFileNotFoundError::new_err(cuda_sobel_core::error::one_line(&e))
         }
         Error::Read { .. } | Error::IsDirectory { .. } | Error::NotRegular { .. } => {
-            PyOSError::new_err(cuda_sobel::error::one_line(&e))
+            PyOSError::new_err(cuda_sobel_core::error::one_line(&e))
         }
-        _ => PyValueError::new_err(cuda_sobel::error::one_line(&e)),
+        _ => PyValueError::new_err(cuda_sobel_core::error::one_line(&e)),
     })?;
     let (w, h) = decoded.rgb.dimensions();
     let array = numpy::ndarray::Array3::from_shape_vec((h as usize, w as usize, 3), decoded.rgb.into_raw())
@@ -146,7 +146,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COMPATS", Compat::ALL.map(Compat::name).to_vec())?;
     m.add("GREYS", Grey::ALL.map(Grey::name).to_vec())?;
     m.add("FORMATS", Format::ALL.map(Format::name).to_vec())?;
-    m.add("FILTER_VARIANTS", cuda_sobel::conv::Strategy::ALL.map(cuda_sobel::conv::Strategy::name).to_vec())?;
+    m.add("FILTER_VARIANTS", cuda_sobel_core::conv::Strategy::ALL.map(cuda_sobel_core::conv::Strategy::name).to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;

@@ -57,7 +57,7 @@ def defines(kernel):
 
 
 def rows_for(w, h, planes, columns, r):
-    """src/gpu/patterns/conv_strip.rs's rows_for, for images below its WIDE_PIXELS (all this check makes); r is the
+    """core/src/gpu/patterns/conv_strip.rs's rows_for, for images below its WIDE_PIXELS (all this check makes); r is the
     ring's radius in the rows it keeps."""
     strips = -(-w // columns) * h * planes
     rows = max(-(-strips // (1 << 20)), 2 * r + 1, 8) if strips >= 1 << 21 else max(strips >> 18, 1)

@@ -7,7 +7,7 @@ or a column, rows longer than a segment, all zeros (one long run), noise (no rep
 (long repeats, the reason deflate.cu matches strings) — and checks that each stream inflates with zlib (its Adler-32
 included) to rows of a filter byte and filtered pixels, and that a PNG of it decodes with Pillow to exactly the
 edges. The scene's stream must also stay within 10 % of what the CPU encoder writes at the default level (zlib level
-5, every row Sub-filtered: src/image_io/png_out.rs).
+5, every row Sub-filtered: core/src/image_io/png_out.rs).
 
 usage: deflate_check.py      Needs g++, numpy and Pillow, and the cuda_sobel binary (CUDA_SOBEL_BIN).
 """

@@ -28,7 +28,7 @@ SIZES = [(1, 1), (2, 9), (9, 2), (16, 1), (32, 3), (7, 6), (48, 5), (17, 33), (6
 # Where the input starts past a 16-byte boundary, for the widths that are not a multiple of 16 and one that is: the
 # general form's groups inside a row read their bytes shifted into place from the aligned address below.
 SHIFTS = {257: [5], 256: [11], 100: [3, 15], 203: [7]}
-MIN_ROWS = 4  # src/gpu/patterns/strip.rs: the host never marches fewer rows a thread
+MIN_ROWS = 4  # core/src/gpu/patterns/strip.rs: the host never marches fewer rows a thread
 
 
 def main():

@@ -8,8 +8,8 @@ use image::{ExtendedColorType, RgbImage};
 use indicatif::ProgressBar;
 
 use super::{
-    image_for, n_label, BatchRow, BenchOptions, HostInfo, HostSeries, KernelSeries, Mismatch, PipelineSeries,
-    RunTimings,
+    image_for, n_label, BatchRow, BenchOptions, DiffersFromReference, HostInfo, HostSeries, KernelSeries,
+    PipelineSeries, RunTimings,
 };
 use crate::engine::{Engine, Meter, RunOptions};
 use crate::variant::{timed, Variant};
@@ -80,7 +80,7 @@ pub(super) fn host_to_host(
     let (w, h) = rgb.dimensions();
     let run = meter.host_to_host(rgb, opts.filter, streams, opts.kernel_reps.clamp(1, 20))?;
     if run.output != reference {
-        return Err(Mismatch(format!("host → host at {w}x{h}")).into());
+        return Err(DiffersFromReference(format!("host → host at {w}x{h}")).into());
     }
     let pixels = w as f64 * h as f64;
     Ok(HostSeries {
@@ -129,7 +129,13 @@ impl Ctx<'_> {
         let run = self.engine.run(variant, &rgb, filter, RunOptions::default())?;
         let (out, compute_ms, gpu_memory_ms) = (run.output, run.compute_ms, run.gpu_memory_ms);
         if out != self.reference {
-            return Err(Mismatch(format!("{}: {}{}", self.path.display(), variant.name(), n_label(variant))).into());
+            return Err(DiffersFromReference(format!(
+                "{}: {}{}",
+                self.path.display(),
+                variant.name(),
+                n_label(variant)
+            ))
+            .into());
         }
         let (written, encode_ms) =
             timed(|| image_io::write_png(self.scratch, rgb.width(), rgb.height(), &out, ExtendedColorType::L8));
@@ -154,7 +160,7 @@ impl Ctx<'_> {
         };
         if f(rgb).into_raw() != self.reference {
             // The warm-up's output, checked like the GPU's (with --kernel-only nothing else checks it).
-            return Err(Mismatch(format!("{}: {}", self.path.display(), variant.name())).into());
+            return Err(DiffersFromReference(format!("{}: {}", self.path.display(), variant.name())).into());
         }
         let start = Instant::now();
         let mut samples_ms = Vec::new();
@@ -176,9 +182,13 @@ impl Ctx<'_> {
         let run = meter.kernel_samples(variant, rgb, self.opts.filter, self.opts.kernel_reps, self.reference)?;
         if run.output != self.reference {
             let mapping = variant.n1().map(|n1| format!(" --mapping {}", n1.mapping.name())).unwrap_or_default();
-            return Err(
-                Mismatch(format!("{}: {}{}{mapping}", self.path.display(), variant.name(), n_label(variant))).into()
-            );
+            return Err(DiffersFromReference(format!(
+                "{}: {}{}{mapping}",
+                self.path.display(),
+                variant.name(),
+                n_label(variant)
+            ))
+            .into());
         }
         let n = variant.n1().map(|n1| n1.n);
         Ok(KernelSeries { width, height, variant, n, buffer_copies: run.buffer_copies, samples_ms: run.samples_ms })

@@ -77,18 +77,7 @@ pub struct OpenCvRow {
     pub line: String,
 }
 
-/// A student's kernel timed like ours at one size.
-#[derive(Debug, Serialize)]
-pub struct StudentSeries {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// `student:<file name>`.
-    pub label: String,
-    /// Event-timed runs, ms.
-    pub samples_ms: Vec<f64>,
-}
+pub use crate::student::{DiffersFromReference, StudentSeries};
 
 /// Batch throughput: the whole batch (with the GPU when there is one) against decode + encode alone.
 #[derive(Debug, Serialize)]
@@ -333,9 +322,3 @@ impl BenchResults {
 pub fn n_label(variant: Variant) -> String {
     variant.n1().map(|n1| format!(" n={}", n1.n)).unwrap_or_default()
 }
-
-/// A variant's output differed from cpu-scalar's: a bug, which the bench refuses to time (exit 1, as the
-/// single-image command).
-#[derive(Debug, thiserror::Error)]
-#[error("{0} differs from cpu-scalar — not timing wrong output")]
-pub struct Mismatch(pub String);

@@ -1,50 +1,20 @@
 //! The command line: clap definitions (here), turned into typed [`pipeline::Options`] (in [`run`]). Only this module and
 //! `main.rs` know about clap — the core's enums only list their values (`ALL`) and names, and
-//! `value_enum!` makes them clap values here; exit codes are decided here, in one place.
+//! `named!` makes them clap values here; exit codes are decided here, in one place.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod named;
 mod run;
+use named::named;
 pub use run::run;
 
 use crate::memory;
 use crate::pipeline::{self, Mapping, Variant};
 use crate::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Operator};
 use crate::{generate, image_io};
-
-/// Makes the core's value enums (each with `ALL` and `name()`) clap values, named as the core names them.
-macro_rules! value_enum {
-    ($($t:ty),* $(,)?) => {$(
-        impl clap::ValueEnum for $t {
-            fn value_variants<'a>() -> &'a [Self] {
-                &<$t>::ALL
-            }
-            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-                Some(clap::builder::PossibleValue::new(self.name()))
-            }
-        }
-    )*};
-}
-value_enum!(
-    Variant,
-    Mapping,
-    Operator,
-    Ksize,
-    Border,
-    Compat,
-    Grey,
-    pipeline::Product,
-    image_io::PngCompression,
-    image_io::Format,
-    crate::bench::Peer,
-    crate::engine::JpegDecoder,
-    crate::batch::PngEncoder,
-    crate::engine::PngInflate,
-    crate::conv::Strategy,
-    crate::bench::study::Study
-);
 
 /// What `--variant` takes on the image command: a variant, or `auto`, the fast path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +105,7 @@ struct RunArgs {
     #[command(flatten)]
     filter: FilterArgs,
     /// How gpu-n1 maps threads to pixels (report: the report's overlapping mapping, n-fold work)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<Mapping>(), default_value = Mapping::default().name())]
     mapping: Mapping,
     /// Output file; its extension chooses the format (.png .jpg .bmp .tif .webp .pgm .npy) [default:
     /// imgs_out/<stem>_sobel.png, or <stem>_<output>.npy for the gradients and the direction]; - writes a PNG
@@ -144,7 +114,7 @@ struct RunArgs {
     out: Option<PathBuf>,
     /// What to write: the edges (magnitude, or l1: |Gx| + |Gy|), a gradient (gx, gy: exact integers), the
     /// direction (radians, float32) or Canny's four directions (direction4: 0–3)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<pipeline::Product>(), default_value = pipeline::Product::default().name())]
     output: pipeline::Product,
     #[command(flatten)]
     safety: SafetyArgs,
@@ -157,12 +127,12 @@ struct RunArgs {
     /// PNG compression effort for the output, counted in the I/O time (fast: the image crate's and OpenCV's
     /// default level, 4–7× faster to encode; the files of photos' edges come out 9 % smaller to 12 % larger,
     /// those of the synthetic scene ~5× larger)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<image_io::PngCompression>(), default_value = image_io::PngCompression::default().name())]
     png_compression: image_io::PngCompression,
     /// Where a JPEG is decoded: auto and cpu: the CPU, while the GPU opens (for one image nvJPEG's start-up costs
     /// ~0.6 s more); gpu: nvJPEG, the decoder batch uses (or an error). The decoders' RGB differ slightly
     /// (docs/cli.md); every variant reads the one that ran
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<crate::engine::JpegDecoder>(), default_value = crate::engine::JpegDecoder::default().name())]
     jpeg_decoder: crate::engine::JpegDecoder,
     /// Print nothing but errors
     #[arg(short, long)]
@@ -214,20 +184,20 @@ struct StudentArgs {
 #[derive(Args, Debug)]
 struct FilterArgs {
     /// The gradient operator
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<Operator>(), default_value = Operator::default().name())]
     operator: Operator,
     /// The operator's kernel size, as OpenCV's Sobel takes it (Scharr: 3 only)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<Ksize>(), default_value = Ksize::default().name())]
     ksize: Ksize,
     /// What the stencil sees beyond the image edge [default: replicate; zero with --compat report]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<Border>())]
     border: Option<Border>,
     /// Arithmetic: exact (integers, rounded, saturated) or report (the report's C program: doubles
     /// truncated, gradients and magnitude wrapped mod 256, zero border)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<Compat>(), default_value = Compat::default().name())]
     compat: Compat,
     /// How RGB becomes grey: percent, (30R + 59G + 11B + 50) / 100, or bt601, OpenCV's cvtColor
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<Grey>(), default_value = Grey::default().name())]
     grey: Grey,
 }
 
@@ -310,11 +280,11 @@ struct FilterCmdArgs {
     #[arg(long)]
     rgb: bool,
     /// What the filter sees beyond the image edge
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<Border>(), default_value = Border::default().name())]
     border: Border,
     /// The strategy [default, where a GPU opens: the one the studies measured fastest for the kernel's kind
     /// (docs/filter.md); else cpu-rayon]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<crate::conv::Strategy>())]
     variant: Option<crate::conv::Strategy>,
     /// Also compute cpu-scalar and fail (exit 1) if any byte differs
     #[arg(long)]
@@ -348,14 +318,14 @@ struct BatchArgs {
     #[arg(short, long)]
     recursive: bool,
     /// Format of the edge images (jpg is lossy: its files do not hold the exact edges)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<image_io::Format>(), default_value = image_io::Format::default().name())]
     format: image_io::Format,
     #[command(flatten)]
     filter: FilterArgs,
     #[command(flatten)]
     safety: SafetyArgs,
     /// PNG compression effort for the outputs
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<image_io::PngCompression>(), default_value = image_io::PngCompression::default().name())]
     png_compression: image_io::PngCompression,
     /// GPU slots: images on the GPU at once, each with its own stream and pinned buffers [default: 16; with JPEGs,
     /// twice the GPU's JPEG decoders and 2 (16 on an H100), 4 without a JPEG engine]
@@ -372,16 +342,16 @@ struct BatchArgs {
     baseline: bool,
     /// Where JPEGs are decoded: auto (nvJPEG on the GPU when it loads, else the CPU), gpu (nvJPEG or refuse to
     /// start), cpu. The decoders' RGB differ slightly (docs/cli.md); the edges are exact for the one that ran
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<crate::engine::JpegDecoder>(), default_value = crate::engine::JpegDecoder::default().name())]
     jpeg_decoder: crate::engine::JpegDecoder,
     /// Where PNG outputs are encoded: auto (the GPU deflates the edges of the images it computed, at the fast
     /// and default levels, unless the stream would be larger than the edges; docs/cli.md), cpu
-    #[arg(long, value_enum, default_value_t = crate::batch::PngEncoder::Auto)]
+    #[arg(long, value_parser = named::<crate::batch::PngEncoder>(), default_value = crate::batch::PngEncoder::Auto.name())]
     png_encoder: crate::batch::PngEncoder,
     /// Where PNG inputs are inflated: cpu (the filters undone on the GPU), gpu (nvCOMP, hundreds at once, from the end
     /// of the list while the cores inflate from its start; refuse to start without it). On the machines measured gpu
     /// is the slower by the clock: nvCOMP takes the GPU from the slots (docs/cli.md)
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = named::<crate::engine::PngInflate>(), default_value = crate::engine::PngInflate::default().name())]
     png_inflate: crate::engine::PngInflate,
 }
 
@@ -406,7 +376,7 @@ struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(1..=64))]
     ns: Vec<u32>,
     /// Variants to measure (comma-separated); default: all
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = named::<Variant>(), value_delimiter = ',')]
     variant: Vec<Variant>,
     #[command(flatten)]
     filter: FilterArgs,

@@ -279,7 +279,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     opts.ns.sort_unstable();
     opts.ns.dedup();
     let results = match crate::bench::run(&opts) {
-        Err(e) if e.downcast_ref::<crate::bench::Mismatch>().is_some() => {
+        Err(e) if e.downcast_ref::<crate::bench::DiffersFromReference>().is_some() => {
             eprintln!("cuda_sobel: bench: {e:#}");
             return Ok(ExitCode::from(1));
         }

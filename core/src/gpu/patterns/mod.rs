@@ -1,0 +1,376 @@
+//! One Rust file per `cuda/*.cu` pattern, so that a student can open `cuda/strip.cu` and `strip.rs` side by
+//! side: each file here holds its kernel file's source (`include_str!`), its launch shape (constants that a
+//! test checks against the `.cu` file), its kernels once loaded, the device buffers it needs beyond the RGB
+//! input and the output, and its one `unsafe` launch with the safety contract.
+//!
+//! The safety contract, common to every launch: a kernel may touch exactly the bytes its buffers hold. Each
+//! [`Pattern::enqueue`] states what its kernels read and write for an image of [`Dims`], checks that the
+//! buffers are at least that large (a failed check is a bug in the caller, so it panics before anything is
+//! launched), and passes the arguments in the order and types of the kernel's C signature, which is
+//! repeated above each launch. `Dims` guarantees width, height > 0 and that they fit the kernels' `int`
+//! parameters. Launch errors (bad configuration, too many resources) come back as `DriverError`; errors
+//! during execution surface at the next synchronisation, which every caller performs.
+
+/// Every kernel file, once: `cuda/<name>.cu` and its Rust twin `core/src/gpu/patterns/<name>.rs`. Calls
+/// `$then!([edge files], [filter files])`: this module declares the twins and [`SOURCES`] from it,
+/// [`super::prebuilt`] embeds the edge files' machine code (`kernels/sm_90/<name>.cubin`), and `tests/kernels.rs`
+/// checks the list against `cuda/` — so a new kernel file is named here, and only here. The edge files are
+/// built with the edge command's options (`Build`), the default one prebuilt; the filter's (`cuda_sobel filter`)
+/// are compiled for each filter kernel (`src/gpu/conv.rs`), so none of their builds could be prebuilt.
+macro_rules! kernel_files {
+    ($then:ident) => {
+        $then!(
+            [
+                map,
+                fused_map,
+                fused,
+                n_per_thread,
+                const_taps,
+                separable,
+                tiled,
+                vec16,
+                strip,
+                selftest,
+                timing,
+                unfilter,
+                deflate
+            ],
+            [
+                conv_single,
+                conv_constant,
+                conv_double,
+                conv_predefined,
+                conv_local,
+                conv_separable,
+                conv_block,
+                conv_rolling,
+                conv_strip
+            ]
+        );
+    };
+}
+pub(crate) use kernel_files;
+
+macro_rules! declare {
+    ([$($name:ident),*], [$($conv:ident),*]) => {
+        $(pub mod $name;)*
+        $(pub mod $conv;)*
+
+        /// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
+        /// mode's PNG unfiltering and deflating), in `kernel_files!`'s order: the edge files, then the filter's.
+        pub const SOURCES: [KernelSource; [$(stringify!($name),)* $(stringify!($conv)),*].len()] =
+            [$($name::SOURCE,)* $($conv::SOURCE),*];
+
+        /// How many of [`SOURCES`], the first, are edge files (built with the edge command's options).
+        pub const EDGE_FILES: usize = [$(stringify!($name)),*].len();
+    };
+}
+kernel_files!(declare);
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchConfig};
+
+use super::GpuError;
+use crate::sobel::Border;
+use crate::variant::N1;
+
+/// The edge files of [`SOURCES`]: those the edge command's builds compile, and the default build prebuilds.
+pub fn edge_sources() -> &'static [KernelSource] {
+    &SOURCES[..EDGE_FILES]
+}
+
+/// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
+pub struct KernelSource {
+    /// The file's stem (`strip` for `cuda/strip.cu`).
+    pub name: &'static str,
+    /// Its text, embedded in the binary.
+    pub source: &'static str,
+}
+
+/// CUDA's limit on grid.y (grid.x allows 2^31 − 1).
+pub const MAX_GRID_Y: u64 = 65_535;
+/// The most rows one launch handles (grid.y × the shortest block, vec16's); taller images run in bands.
+pub const MAX_ROWS: usize = MAX_GRID_Y as usize * vec16::BLOCK.1 as usize;
+
+/// Image dimensions as the kernels take them.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    /// Width in pixels (> 0).
+    pub width: i32,
+    /// Height in pixels (> 0).
+    pub height: i32,
+}
+
+impl Dims {
+    /// Checks that the kernels can take a `width × height` image in one launch.
+    pub fn new(width: u32, height: u32) -> Result<Dims, GpuError> {
+        let fits = |v: u32| v > 0 && v <= i32::MAX as u32;
+        if !(fits(width) && fits(height)) {
+            return Err(GpuError::Unsupported(format!("a {width}×{height} image")));
+        }
+        if height as usize > MAX_ROWS {
+            return Err(GpuError::Unsupported(format!("images over {MAX_ROWS} rows in one launch")));
+        }
+        Ok(Dims { width: width as i32, height: height as i32 })
+    }
+
+    /// width × height.
+    pub fn pixels(self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Whether rows can be read in aligned 16-pixel groups (the fast form of vec16 and strip).
+    pub fn aligned16(self) -> bool {
+        self.width % 16 == 0
+    }
+
+    /// A 2D grid of `block`-shaped blocks covering `width × height` threads.
+    pub fn grid(self, block: (u32, u32)) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: ((self.width as u32).div_ceil(block.0), (self.height as u32).div_ceil(block.1), 1),
+            block_dim: (block.0, block.1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// What one launch of a variant needs besides its buffers.
+#[derive(Clone, Copy)]
+pub struct Job<'a> {
+    /// The stream to launch on.
+    pub stream: &'a Arc<CudaStream>,
+    /// The image (or band) size.
+    pub d: Dims,
+    /// What the stencil sees beyond the edge.
+    pub border: Border,
+    /// gpu-n1's granularity (the other patterns ignore it).
+    pub n1: N1,
+    /// The device's SMs (strip sizes its one wave by them).
+    pub multiprocessors: u32,
+    /// Bytes each pixel's output takes (the build's [`crate::sobel::Output`]: 1 for the edges).
+    pub out_bytes: usize,
+}
+
+impl Job<'_> {
+    /// The border as the kernels take it: `BORDER_*` of `cuda/sobel.cuh` (a test checks the values).
+    pub fn border_arg(&self) -> i32 {
+        self.border as i32
+    }
+}
+
+/// The device buffers a pattern needs besides the RGB input and the output.
+pub enum Scratch {
+    /// Patterns with no intermediate.
+    None,
+    /// map.cu's intermediates: the grey image and the exact gradients (16 or 32 bits each, by the stencil).
+    Map {
+        /// The grey image.
+        grey: CudaSlice<u8>,
+        /// The exact horizontal gradient, as bytes.
+        gx: CudaSlice<u8>,
+        /// The exact vertical gradient, as bytes.
+        gy: CudaSlice<u8>,
+    },
+    /// fused_map.cu's one intermediate: the grey image.
+    Grey(CudaSlice<u8>),
+    /// separable.cu's row pass: a (smoothing, difference) pair of shorts per pixel, held as u32.
+    RowPass(CudaSlice<u32>),
+}
+
+/// A variant's kernels, as the runner uses them.
+pub trait Pattern {
+    /// Device bytes per pixel of the intermediates [`Pattern::scratch`] allocates.
+    fn scratch_bytes_per_pixel(&self) -> usize {
+        0
+    }
+
+    /// Allocates the intermediates for `pixels` pixels (uninitialised: the kernels write them in full
+    /// before reading them).
+    fn scratch(&self, _stream: &Arc<CudaStream>, _pixels: usize) -> Result<Scratch, DriverError> {
+        Ok(Scratch::None)
+    }
+
+    /// Enqueues the pattern's kernels once: 3·w·h RGB bytes in, w·h outputs of `job.out_bytes` bytes out.
+    fn enqueue(
+        &self,
+        job: &Job,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        scratch: &mut Scratch,
+    ) -> Result<(), DriverError>;
+}
+
+/// Checks the buffers of an RGB → output launch (the module contract's size check).
+fn check_rgb_out(rgb: &CudaSlice<u8>, out: &CudaSlice<u8>, job: &Job) {
+    let d = job.d;
+    assert!(rgb.len() >= 3 * d.pixels() && out.len() >= job.out_bytes * d.pixels(), "buffers smaller than the image");
+}
+
+/// The `WxH` of a `.cu` file's "Launch shape: … W×H blocks" comment, for the launch-shape tests.
+#[cfg(test)]
+fn launch_shape_in(source: &str) -> (u32, u32) {
+    let line = source.lines().find(|l| l.contains("Launch shape:")).expect("a Launch shape line");
+    let shape = line.split_whitespace().find(|w| w.contains('×')).expect("a W×H in the Launch shape line");
+    let (w, h) = shape.split_once('×').unwrap();
+    (w.parse().unwrap(), h.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap())
+}
+
+/// A pattern of one kernel of the C signature `(const u8* rgb, out_t* out, int width, int height, int border)`
+/// on a 2D grid of `block`-shaped blocks, one thread per pixel: fused.cu, const_taps.cu and tiled.cu, which
+/// differ in their `.cu` file alone.
+pub struct RgbKernel {
+    f: cudarc::driver::CudaFunction,
+    block: (u32, u32),
+}
+
+impl RgbKernel {
+    /// Loads `name` from `m`, to be launched in `block`-shaped blocks.
+    pub fn load(m: &Arc<cudarc::driver::CudaModule>, name: &str, block: (u32, u32)) -> Result<RgbKernel, DriverError> {
+        Ok(RgbKernel { f: m.load_function(name)?, block })
+    }
+}
+
+impl Pattern for RgbKernel {
+    fn enqueue(
+        &self,
+        job: &Job,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        _: &mut Scratch,
+    ) -> Result<(), DriverError> {
+        launch_rgb_kernel(job, &self.f, rgb, out, job.d.grid(self.block))
+    }
+}
+
+/// Launches a kernel of the C signature `(const u8* rgb, out_t* out, int width, int height, int border)`, which
+/// reads 3·w·h bytes and writes w·h outputs of `job.out_bytes` (fused, const_taps, tiled, vec16).
+fn launch_rgb_kernel(
+    job: &Job,
+    f: &cudarc::driver::CudaFunction,
+    rgb: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+    cfg: LaunchConfig,
+) -> Result<(), DriverError> {
+    use cudarc::driver::PushKernelArg;
+    let (d, border) = (job.d, job.border_arg());
+    check_rgb_out(rgb, out, job);
+    let mut b = job.stream.launch_builder(f);
+    b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
+    // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
+    unsafe { b.launch(cfg) }.map(drop)
+}
+
+/// One argument of a filter kernel, as [`launch_conv`] hands it to the driver (which reads each from its address).
+pub(crate) enum Arg {
+    /// A device pointer.
+    Ptr(cudarc::driver::sys::CUdeviceptr),
+    /// An `int`.
+    Int(i32),
+}
+
+/// Launches a filter kernel (`cuda/conv_*.cu`) with `args` on `job.stream`. With `overlap` (the job's: a strategy of
+/// one launch an image, `conv::launches_an_image`), through `cuLaunchKernelEx` with
+/// programmatic stream serialization allowed, so that the kernel's blocks may start while the launch before is
+/// still finishing (`next_launch_may_start` in `cuda/conv.cuh` says why that stays correct); otherwise as any
+/// launch. Only on a created stream: on the legacy default stream a launch so made still waited for the one before
+/// (measured on the H100).
+///
+/// # Safety
+/// `args` follow the kernel's C signature, `cfg` is the grid its indexing assumes, and the buffers behind its pointers
+/// hold every byte it touches (the callers check them with [`ConvJob::check_io`] first).
+///
+/// [`ConvJob::check_io`]: crate::gpu::conv::ConvJob::check_io
+pub(crate) unsafe fn launch_conv(
+    job: &crate::gpu::conv::ConvJob,
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    args: &mut [Arg],
+    overlap: bool,
+) -> Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let mut params: Vec<*mut std::ffi::c_void> = args
+        .iter_mut()
+        .map(|a| match a {
+            Arg::Ptr(p) => (p as *mut sys::CUdeviceptr).cast(),
+            Arg::Int(i) => (i as *mut i32).cast(),
+        })
+        .collect();
+    let stream = job.stream.cu_stream();
+    if !overlap {
+        let (g, b, shared) = (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes);
+        return cudarc::driver::result::launch_kernel(f.cu_function(), g, b, shared, stream, &mut params);
+    }
+    // SAFETY (of the union): an all-zero attribute value is valid; the one field this attribute reads is set next.
+    let mut value: sys::CUlaunchAttributeValue = std::mem::zeroed();
+    value.programmaticStreamSerializationAllowed = 1;
+    let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    let mut attribute = sys::CUlaunchAttribute { id, pad: [0; 4], value };
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream,
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()).result()
+}
+
+/// Launches a filter map pass of the C signature
+/// `(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` (conv_constant.cu,
+/// conv_predefined.cu, conv_local.cu, which differ in their `.cu` file alone), and with `taps` a last argument
+/// `const int* taps` (conv_single.cu): reads `planes·w·h` bytes (and the taps), writes as many bytes (pass 0 or 2) or
+/// `planes·w·h` ints of the Gx plane (pass 1), which pass 2 reads.
+pub(crate) fn launch_conv_pass(
+    job: &crate::gpu::conv::ConvJob,
+    f: &cudarc::driver::CudaFunction,
+    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    (pass, taps): (i32, Option<&CudaSlice<i32>>),
+    cfg: LaunchConfig,
+) -> Result<(), DriverError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    job.check(input, out, gx, pass);
+    assert!(taps.is_none_or(|t| t.len() >= job.side * job.side), "a tap buffer smaller than the kernel");
+    let s = job.stream;
+    let ((i, _read), (o, _written), (g, _gx)) = (input.device_ptr(s), out.device_ptr_mut(s), gx.device_ptr_mut(s));
+    let taps = taps.map(|t| t.device_ptr(s));
+    let (d, border) = (job.d, job.border);
+    let mut args = vec![
+        Arg::Ptr(i),
+        Arg::Ptr(o),
+        Arg::Ptr(g),
+        Arg::Int(d.width),
+        Arg::Int(d.height),
+        Arg::Int(border),
+        Arg::Int(pass),
+    ];
+    args.extend(taps.as_ref().map(|(t, _)| Arg::Ptr(*t)));
+    // SAFETY: see the module contract; `ConvJob::check` and the assert above checked every buffer against what the
+    // kernel touches, the arguments follow the C signature above, and a kernel with a shared tile gets the block it
+    // was compiled for (the caller's `cfg`).
+    unsafe { launch_conv(job, f, cfg, &mut args, job.overlap) }
+}
+
+/// Launches a filter kernel of the C signature `(const u8* in, u8* out, int width, int height, int border)`
+/// (conv_double.cu, conv_block.cu, conv_rolling.cu, conv_separable.cu's fused kernel): reads `planes·w·h` bytes and
+/// writes as many.
+pub(crate) fn launch_conv_io(
+    job: &crate::gpu::conv::ConvJob,
+    f: &cudarc::driver::CudaFunction,
+    input: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+    cfg: LaunchConfig,
+) -> Result<(), DriverError> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    job.check_io(input, out, &mut None);
+    let ((i, _read), (o, _written)) = (input.device_ptr(job.stream), out.device_ptr_mut(job.stream));
+    let mut args = [Arg::Ptr(i), Arg::Ptr(o), Arg::Int(job.d.width), Arg::Int(job.d.height), Arg::Int(job.border)];
+    // SAFETY: see the module contract; `ConvJob::check_io` checked both buffers against what the kernel touches, the
+    // arguments follow the C signature above, and the caller's `cfg` is the block shape the kernel indexes by.
+    unsafe { launch_conv(job, f, cfg, &mut args, job.overlap) }
+}
