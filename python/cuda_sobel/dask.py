@@ -87,10 +87,11 @@ def _expand(inputs: Union[PathLike, Iterable[PathLike]]) -> List[str]:
 
 
 def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression: str, format: str, check: bool,
-           gpus: bool) -> Tuple[int, List[Tuple[str, str]], float, str]:
+           gpus: bool, kernel: Tuple[Optional[str], bool] = (None, False),
+           ) -> Tuple[int, List[Tuple[str, str]], float, str]:
     """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs), on this worker's GPU when it has one.
     `filter`: the arguments of :func:`cuda_sobel._arrays.native_filter` (the checked filter itself does not
-    travel)."""
+    travel); `kernel`: ``batch --kernel``'s spec (None: the edges) and ``--rgb``."""
     from ._arrays import native_filter
 
     devices = None
@@ -106,7 +107,7 @@ def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression
         count = _native.device_count()
         if isinstance(name, int) and count:
             devices = [name % count]
-    return _native.batch(jobs, native_filter(*filter), png_compression, format, check, devices)
+    return _native.batch(jobs, native_filter(*filter), png_compression, format, check, devices, *kernel)
 
 
 def _local_client(workers: Optional[int], gpus: bool) -> Any:
@@ -157,8 +158,11 @@ def sobel_files(
     chunk_size: Optional[int] = None,
     gpus: bool = False,
     progress: bool = False,
+    kernel: Optional[str] = None,
+    rgb: bool = False,
 ) -> Summary:
-    """Edge images of every input into ``out_dir`` (``<stem>_sobel.<format>``), computed on a Dask cluster.
+    """Edge images of every input into ``out_dir`` (``<stem>_sobel.<format>``), computed on a Dask cluster — or
+    with ``kernel`` the ``filter`` command's images (``<stem>_<kernel>.<format>``, as ``batch --kernel``).
 
     inputs
         Files, folders and glob patterns. Of a folder, its images are taken (files that are not images,
@@ -176,6 +180,9 @@ def sobel_files(
         its CPU.
     progress
         Show Dask's progress bar.
+    kernel, rgb
+        As ``cuda_sobel batch --kernel SPEC [--rgb]``: ``"gaussian:5"``, ``"box:7"``, a matrix file's path, …, of the
+        grey image or of each channel (``operator``, ``ksize``, ``compat``, ``grey`` and ``norm`` do not apply).
 
     Refusals (colliding output names, an output that would replace an input, an output folder that cannot
     be written) raise ``ValueError`` before any task runs; a file that fails is listed in the summary.
@@ -187,7 +194,7 @@ def sobel_files(
     started = time.perf_counter()
     files_in = _expand(inputs)
     out = os.fspath(out_dir)
-    pairs, skipped = _native.plan_batch(files_in, out, recursive, format)
+    pairs, skipped = _native.plan_batch(files_in, out, recursive, format, kernel)
     summary = Summary(images=len(pairs), skipped=skipped)
     if not pairs:
         summary.seconds = time.perf_counter() - started
@@ -207,7 +214,7 @@ def sobel_files(
         chunks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
         futures = client.map(
             _chunk, chunks, filter=filter_args, png_compression=png_compression, format=format, check=check,
-            gpus=gpus, pure=False, retries=2,
+            gpus=gpus, kernel=(kernel, rgb), pure=False, retries=2,
         )
         if progress:
             from distributed import progress as show
@@ -247,6 +254,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--png-compression", default="default", choices=["fast", "default", "best"])
     ap.add_argument("--check", action="store_true", help="also compute cpu-scalar; an image whose bytes differ fails")
     ap.add_argument("--chunk-size", type=int, help="images per task")
+    ap.add_argument("--kernel", help="the filter command's kernel instead of the edges (box:D, gaussian:D, scharr:D, "
+                    "sobel:K, a matrix file), as batch --kernel")
+    ap.add_argument("--rgb", action="store_true", help="with --kernel: filter R, G and B apart")
     a = ap.parse_args(argv)
     from distributed import Client
 
@@ -258,7 +268,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             a.inputs, a.out, client=client, operator=a.operator, ksize=a.ksize, border=a.border, compat=a.compat,
             grey=a.grey, norm="l1" if a.output == "l1" else "l2",
             png_compression=a.png_compression, format=a.format, recursive=a.recursive, check=a.check,
-            chunk_size=a.chunk_size, gpus=a.gpus,
+            chunk_size=a.chunk_size, gpus=a.gpus, kernel=a.kernel, rgb=a.rgb,
             progress=sys.stderr.isatty(),
         )
     except ValueError as e:

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use cuda_sobel_core::batch::KernelJob;
+use cuda_sobel_core::conv::ConvKernel;
 use cuda_sobel_core::engine::Engine;
 use cuda_sobel_core::image_io::{Format, PngCompression};
 use cuda_sobel_core::sobel::Filter;
@@ -22,16 +24,18 @@ type Plan = (Vec<(String, String)>, Vec<String>);
 /// whose outputs would share a name, an output that would replace an input, an unknown format) as
 /// `ValueError`s. Also the summary's lines about what the folders held that was left out, and why.
 #[pyfunction]
-#[pyo3(signature = (inputs, out_dir, recursive=false, format="png"))]
+#[pyo3(signature = (inputs, out_dir, recursive=false, format="png", kernel=None))]
 pub fn plan_batch(
     py: Python<'_>,
     inputs: Vec<PathBuf>,
     out_dir: PathBuf,
     recursive: bool,
     format: &str,
+    kernel: Option<&str>,
 ) -> PyResult<Plan> {
     let format = pick("format", format, &Format::ALL, Format::name)?;
-    let opts = options(inputs, recursive, out_dir, format, Filter::default(), PngCompression::Default, false);
+    let mut opts = options(inputs, recursive, out_dir, format, Filter::default(), PngCompression::Default, false);
+    opts.kernel = kernel_job(kernel, false)?;
     py.detach(|| cuda_sobel_core::batch::plan(&opts).map_err(|e| format!("{e:#}")))
         .map(|(jobs, skipped)| {
             let pairs = jobs.iter().map(|(i, o)| (i.display().to_string(), o.display().to_string()));
@@ -48,7 +52,8 @@ type BatchResult = (usize, Vec<(String, String)>, f64, String);
 /// computed). Outputs are written atomically, so running it again on the same files (a retried task) is
 /// harmless.
 #[pyfunction]
-#[pyo3(signature = (jobs, filter, png_compression, format, check, devices=None))]
+#[pyo3(signature = (jobs, filter, png_compression, format, check, devices=None, kernel=None, rgb=false))]
+#[allow(clippy::too_many_arguments)] // batch's options, passed through one by one
 pub fn batch(
     py: Python<'_>,
     jobs: Vec<(PathBuf, PathBuf)>,
@@ -57,11 +62,14 @@ pub fn batch(
     format: &str,
     check: bool,
     devices: Option<Vec<usize>>,
+    kernel: Option<&str>,
+    rgb: bool,
 ) -> PyResult<BatchResult> {
     let compression = pick("png_compression", png_compression, &PngCompression::ALL, PngCompression::name)?;
     let format = pick("format", format, &Format::ALL, Format::name)?;
     let mut opts = options(Vec::new(), false, PathBuf::new(), format, filter.filter, compression, check);
     opts.devices = devices;
+    opts.kernel = kernel_job(kernel, rgb)?;
     let summary = py
         .detach(|| -> anyhow::Result<_> {
             let engines = engines(&opts)?;
@@ -70,6 +78,16 @@ pub fn batch(
         .map_err(|e| runtime(format!("{e:#}")))?;
     let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
     Ok((summary.images, failures, summary.seconds, summary.engine))
+}
+
+/// `batch --kernel SPEC [--rgb]`'s job, or None for the edges; a bad spec as the `ValueError` of the command line's words.
+fn kernel_job(kernel: Option<&str>, rgb: bool) -> PyResult<Option<KernelJob>> {
+    kernel
+        .map(|spec| {
+            let kernel = ConvKernel::parse(spec).map_err(|e| PyValueError::new_err(format!("kernel {e}")))?;
+            Ok(KernelJob { kernel, rgb })
+        })
+        .transpose()
 }
 
 /// Batch options with the command line's defaults for what Python does not choose.

@@ -76,6 +76,20 @@ def test_two_workers_write_exactly_what_batch_writes(folder, expected, client, t
     assert "18 of 21 images" in str(summary) and summary.images_per_second > 0
 
 
+def test_a_kernel_over_the_cluster_writes_what_batch_kernel_writes(folder, client, tmp_path):
+    out = tmp_path / "batch"
+    run = subprocess.run([cli(), "batch", str(folder), "--out", str(out), "--kernel", "gaussian:5", "--rgb"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr  # the broken files
+    summary = csd.sobel_files([str(folder)], tmp_path / "dask", client=client, chunk_size=4, kernel="gaussian:5",
+                              rgb=True)
+    assert summary.done == 18 and len(summary.failed) == 3
+    got = written(tmp_path / "dask")
+    assert got == written(out) and all(name.endswith("_gaussian5.png") for name in got)
+    with pytest.raises(ValueError, match="gaussian:4: the size must be odd"):
+        csd.sobel_files([str(folder)], tmp_path / "bad", client=client, kernel="gaussian:4")
+
+
 class KillOnce(distributed.diagnostics.plugin.WorkerPlugin):
     """Kills its worker's process shortly after a task starts executing, once per flag file."""
 
