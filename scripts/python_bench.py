@@ -8,7 +8,8 @@ current stream, after 10 warm-up calls; median of --calls calls. Peers where ins
 (`filters.sobel` on grey), PyTorch conv2d eager (grey, two 3×3 convolutions, magnitude), cupyx.scipy.ndimage.
 Gradients: cuda_sobel.gradients on the same tensors (int16 beside its native launch alone, and float32)
 against kornia's `filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's
-two gradients, timed the same way.
+two gradients, timed the same way. Filters: cuda_sobel.filter on a grey plane and on packed RGB beside its native
+launch alone, against kornia's float blurs and torch conv2d of the same plane.
 CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation
 time for the same image (--cli BINARY --json).
 """
@@ -136,6 +137,43 @@ def gradient_table(torch, a):
         torch.cuda.empty_cache()
 
 
+def filter_table(torch, a):
+    """cuda_sobel.filter on a grey plane and on packed RGB (its grey made on the device) against its native launch
+    alone and the peers' float blurs of the same plane (kornia gaussian_blur2d / box_blur, torch conv2d)."""
+    try:
+        import kornia
+    except ImportError:
+        kornia = None
+    native = cs._engine(0)._native
+    print("\n| input, kernel | cuda_sobel.filter, grey plane | from RGB | kornia (float) | torch conv2d (float) |")
+    print("|---|---|---|---|---|")
+    for name, (h, w) in (("2048x1024", (1024, 2048)), ("7680x4320", (4320, 7680))):
+        grey = torch.randint(0, 256, (h, w), dtype=torch.uint8, device="cuda")
+        rgb = torch.randint(0, 256, (h, w, 3), dtype=torch.uint8, device="cuda")
+        out = torch.empty_like(grey)
+        plane = grey.float()[None, None]
+        for spec, d in (("gaussian:5", 5), ("box:7", 7)):
+            k = cs._filter.native_kernel(spec, None, False, None, "auto")
+            stream = torch.cuda.current_stream().cuda_stream
+            raw = cuda_median_us(torch, lambda: cs._native.filter_device(
+                native, k, grey.data_ptr(), out.data_ptr(), w, h, 1, False, (0, 0), stream), a.calls)
+            row = [f"{cuda_median_us(torch, lambda: cs.filter(grey, spec), a.calls):.1f} µs (native call alone "
+                   f"{raw:.1f})", f"{cuda_median_us(torch, lambda: cs.filter(rgb, spec), a.calls):.1f} µs"]
+            if kornia is not None:
+                blur = (lambda: kornia.filters.gaussian_blur2d(plane, (d, d), (1.0, 1.0), border_type="replicate")) \
+                    if spec.startswith("gaussian") else (lambda: kornia.filters.box_blur(plane, (d, d), "replicate"))
+                row.append(f"{cuda_median_us(torch, blur, max(20, a.calls // 4)):.1f} µs")
+            else:
+                row.append("–")
+            taps = torch.ones((1, 1, d, d), device="cuda") / (d * d)
+            padded = lambda: torch.nn.functional.conv2d(  # noqa: E731
+                torch.nn.functional.pad(plane, (d // 2,) * 4, mode="replicate"), taps)
+            row.append(f"{cuda_median_us(torch, padded, max(20, a.calls // 4)):.1f} µs")
+            print(f"| {name}, {spec} | " + " | ".join(row) + " |", flush=True)
+        del grey, rgb, out, plane
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=200)
@@ -177,6 +215,7 @@ def main():
         torch.cuda.empty_cache()
 
     gradient_table(torch, a)
+    filter_table(torch, a)
 
     if a.cli:
         rgb = np.random.default_rng(1).integers(0, 256, (1024, 2048, 3), dtype=np.uint8)
