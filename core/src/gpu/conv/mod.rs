@@ -182,6 +182,25 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     (file, options)
 }
 
+/// The builds [`ConvGpu::prepare`] loads for `strategy` on `kernel` (each a tuning for [`build_of`]), and gpu-strip's
+/// columns a thread of each: the tuning's, a ring's 4, or two builds (a box's 16 and 8, a packed ring's 8 and 4), one
+/// of which each image takes (`enqueue`).
+pub fn tunings_of(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> (Vec<u32>, Vec<Tuning>) {
+    let strip_columns = match t.strip_columns {
+        Some(c) => vec![c],
+        None if strategy == Strategy::GpuStrip => {
+            conv_strip::column_builds(is_box(kernel), kernel.strip_packed()).to_vec()
+        }
+        None => vec![conv_strip::columns(is_box(kernel))],
+    };
+    let tunings = if strip_columns.len() > 1 {
+        strip_columns.iter().map(|&c| Tuning { strip_columns: Some(c), ..t }).collect()
+    } else {
+        vec![t]
+    };
+    (strip_columns, tunings)
+}
+
 /// Whether `strategy` computes `kernel`'s gradient in two map passes through a Gx plane: `t.two_pass`, or its row's
 /// default, where its row lets a tuning choose.
 fn two_pass(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> bool {
@@ -340,20 +359,7 @@ impl ConvGpu {
         if let Some(why) = refusal(kernel, strategy) {
             return Err(GpuError::Refused(why));
         }
-        // gpu-strip's columns a thread: the tuning's, a ring's 4, or two builds (a box's 16 and 8, a packed ring's 8
-        // and 4), one of which each image takes (`enqueue`).
-        let strip_columns = match t.strip_columns {
-            Some(c) => vec![c],
-            None if strategy == Strategy::GpuStrip => {
-                conv_strip::column_builds(is_box(kernel), kernel.strip_packed()).to_vec()
-            }
-            None => vec![conv_strip::columns(is_box(kernel))],
-        };
-        let tunings: Vec<Tuning> = if strip_columns.len() > 1 {
-            strip_columns.iter().map(|&c| Tuning { strip_columns: Some(c), ..t }).collect()
-        } else {
-            vec![t]
-        };
+        let (strip_columns, tunings) = tunings_of(kernel, strategy, t);
         self.preload(&tunings.iter().map(|&t| (kernel.clone(), strategy, t)).collect::<Vec<_>>())?;
         let modules: Vec<Arc<CudaModule>> =
             tunings.iter().map(|&t| self.module(&self.build(kernel, strategy, t))).collect::<Result<_, _>>()?;
