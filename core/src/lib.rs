@@ -8,6 +8,7 @@
 pub mod auto;
 pub mod bands;
 pub mod batch;
+pub mod canny;
 pub mod conv;
 pub mod cpu;
 pub mod engine;

@@ -12,7 +12,8 @@ the ``cuda_sobel`` command line's scalar reference (``docs/semantics.md``): grey
 
 :func:`sobel` gives the 8-bit edges; :func:`gradients` Gx and Gy (int16, int32 or float32); :func:`direction`
 the gradient's angle or OpenCV Canny's four directions; :func:`filter` the ``filter`` command's convolutions (box,
-Gaussian, Scharr, Sobel, a matrix); :func:`read` the RGB image the command line decodes.
+Gaussian, Scharr, Sobel, a matrix); :func:`canny` OpenCV's Canny edges; :func:`read` the RGB image the command line
+decodes.
 
 Errors are Python exceptions with the command line's words: ``TypeError`` for a dtype or an array type it
 does not take, ``ValueError`` for a shape, a name, or a tensor on another device, ``FileNotFoundError`` /
@@ -30,11 +31,12 @@ import numpy as np
 from . import _arrays as _a
 from . import _native
 from . import _torch_ops as _ops
+from ._canny import canny
 from ._filter import VARIANTS as FILTER_VARIANTS
 from ._filter import filter
 
 __all__ = [
-    "Engine", "sobel", "gradients", "direction", "filter", "read", "device_count",
+    "Engine", "sobel", "gradients", "direction", "filter", "canny", "read", "device_count",
     "OPERATORS", "KSIZES", "BORDERS", "COMPATS", "GREYS", "VARIANTS", "FILTER_VARIANTS", "FORMATS",
 ]
 __version__: str = _native.__version__

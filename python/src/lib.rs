@@ -6,6 +6,7 @@
 //! exception with the command line's one-line words, never a panic.
 
 mod batch;
+mod canny;
 mod device;
 mod filter;
 mod host;
@@ -153,6 +154,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host::sobel_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::gradients_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::direction_host, m)?)?;
+    m.add_function(wrap_pyfunction!(canny::canny_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::outputs_on_gpu, m)?)?;
     m.add_function(wrap_pyfunction!(device::sobel_device, m)?)?;
     m.add_function(wrap_pyfunction!(filter::filter_host, m)?)?;

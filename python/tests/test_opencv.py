@@ -146,3 +146,102 @@ def test_these_comparisons_can_fail():
     rgb = rng.integers(0, 256, (512, 512, 3), dtype=np.uint8).astype(np.int64)
     textbook = (rgb[..., 0] * 4899 + rgb[..., 1] * 9617 + rgb[..., 2] * 1868 + (1 << 13)) >> 14
     assert differing(textbook.astype(np.uint8), cv2.cvtColor(rgb.astype(np.uint8), cv2.COLOR_RGB2GRAY)) > 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Canny: cv2.Canny(cvtColor(image), low, high, apertureSize, L2gradient) is the promise.
+
+CANNY_THRESHOLDS = [(50, 150), (150, 50), (10.5, 30.25), (0, 0), (-5, 40), (400, 9000)]
+
+
+def opencv_canny(bgr: np.ndarray, low, high, ksize: int, norm: str) -> np.ndarray:
+    grey = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY) if bgr.ndim == 3 else bgr
+    return cv2.Canny(grey, low, high, apertureSize=ksize, L2gradient=norm == "l2")
+
+
+@pytest.mark.parametrize("ksize", [3, 5, 7])
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_canny_is_opencvs_on_real_photos(ksize, norm):
+    for path in PHOTOS:
+        bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+        for low, high in CANNY_THRESHOLDS[:3] + ([(800, 2400)] if ksize == 7 else []):
+            ours = cs.canny(bgr, low, high, ksize=ksize, norm=norm, grey="bt601", bgr=True)
+            theirs = opencv_canny(bgr, low, high, ksize, norm)
+            assert differing(ours, theirs) == 0, f"{os.path.basename(path)} ksize {ksize} {norm} {low}/{high}"
+            assert set(np.unique(ours)) <= {0, 255}
+
+
+@pytest.mark.parametrize("ksize", [3, 5, 7])
+def test_canny_on_awkward_sizes_and_every_threshold_pair(ksize):
+    rng = np.random.default_rng(ksize)
+    for h, w in [(1, 1), (1, 7), (7, 1), (2, 9), (9, 2), (3, 3), (5, 6), (13, 11), (40, 57)]:
+        for smooth in (False, True):
+            grey = rng.integers(0, 256, (h, w), dtype=np.uint8)
+            if smooth:
+                grey = cv2.GaussianBlur(grey, (5, 5), 0)
+            for low, high in CANNY_THRESHOLDS:
+                for norm in ("l1", "l2"):
+                    scale = 16 if ksize == 7 else 1
+                    ours = cs.canny(grey, low * scale, high * scale, ksize=ksize, norm=norm)
+                    theirs = opencv_canny(grey, low * scale, high * scale, ksize, norm)
+                    assert differing(ours, theirs) == 0, f"{h}x{w} ksize {ksize} {norm} {low}/{high}"
+
+
+def spiral(n: int) -> np.ndarray:
+    """A one-pixel-wide white spiral on black, n×n: one chain of edge pixels that winds through the whole image."""
+    img = np.zeros((n, n), np.uint8)
+    top, left, bottom, right = 1, 1, n - 2, n - 2
+    while top <= bottom and left <= right:
+        img[top, left:right + 1] = 255
+        img[top:bottom + 1, right] = 255
+        img[bottom, left:right + 1] = 255
+        img[top + 2:bottom + 1, left] = 255
+        top, left, bottom, right = top + 2, left + 2, bottom - 2, right - 2
+        if top <= bottom:
+            img[top - 1, left - 1] = 255  # joins this turn to the next
+    return img
+
+
+def test_canny_on_adversarial_images():
+    """A spiral (one long chain), a weak ramp over the whole image with one strong seed, a checkerboard."""
+    n = 203
+    ramp = np.tile((np.arange(n) // 3).astype(np.uint8), (n, 1))
+    ramp[n // 2, n // 2] = 255
+    checker = ((np.add.outer(np.arange(n), np.arange(n)) % 2) * 255).astype(np.uint8)
+    for name, grey in [("spiral", spiral(n)), ("ramp", ramp), ("checker", checker)]:
+        for ksize in (3, 5, 7):
+            for low, high in [(1, 300), (20, 2000), (100, 100)]:
+                ours = cs.canny(grey, low, high, ksize=ksize)
+                assert differing(ours, opencv_canny(grey, low, high, ksize, "l1")) == 0, f"{name} ksize {ksize}"
+    # Hysteresis reaches along the weak ramp from the seed: 8 strong pixels alone, 208 with the weak ones joined.
+    assert np.count_nonzero(cs.canny(ramp, 300, 300)) == 8 and np.count_nonzero(cs.canny(ramp, 1, 300)) == 208
+
+
+def test_canny_comparisons_can_fail_and_errors_are_the_command_lines():
+    bgr = cv2.imread(PHOTOS[0], cv2.IMREAD_COLOR)
+    theirs = opencv_canny(bgr, 50, 150, 3, "l1")
+    assert differing(cs.canny(bgr, 50, 150, grey="bt601", bgr=True), theirs) == 0
+    assert differing(cs.canny(bgr, 50, 150, bgr=True), theirs) > 0  # the report's grey
+    assert differing(cs.canny(bgr, 50, 150, grey="bt601", bgr=True, norm="l2"), theirs) > 0
+    assert differing(cs.canny(bgr, 50, 150, grey="bt601", bgr=True, border="zero"), theirs) > 0
+    assert differing(cs.canny(bgr, 50, 160, grey="bt601", bgr=True), theirs) > 0
+    for low, high, words in [(float("nan"), 1, "low threshold must be a finite number"),
+                             (1, float("inf"), "high threshold must be a finite number"),
+                             ("abc", 1, "low threshold must be a number"), (1, None, "high threshold must be a number")]:
+        with pytest.raises(ValueError, match=words):
+            cs.canny(bgr, low, high)
+    with pytest.raises(ValueError, match="3, 5 or 7"):
+        cs.canny(bgr, 1, 2, ksize=1)
+
+
+def test_the_command_line_writes_cv2_cannys_bytes(tmp_path):
+    exe = cli()
+    for ksize, norm, (low, high) in [(3, "l1", (50, 150)), (5, "l2", (100, 300)), (7, "l1", (800, 2400))]:
+        for path in PHOTOS[:2]:
+            out = tmp_path / f"canny{ksize}.png"
+            subprocess.run([exe, path, "--output", "canny", "--low", str(low), "--high", str(high), "--ksize",
+                            str(ksize), "--norm", norm, "--grey", "bt601", "--variant", "cpu-rayon", "--out", str(out)],
+                           check=True, capture_output=True)
+            bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+            ours = cv2.imread(str(out), cv2.IMREAD_UNCHANGED)
+            assert differing(ours, opencv_canny(bgr, low, high, ksize, norm)) == 0, f"{path} ksize {ksize} {norm}"

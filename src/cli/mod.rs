@@ -113,9 +113,19 @@ struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// What to write: the edges (magnitude, or l1: |Gx| + |Gy|), a gradient (gx, gy: exact integers), the
-    /// direction (radians, float32) or Canny's four directions (direction4: 0–3)
+    /// direction (radians, float32), Canny's four directions (direction4: 0–3) or Canny's edges (canny: 0 or 255,
+    /// OpenCV's cv2.Canny; with --low and --high)
     #[arg(long, value_parser = named::<pipeline::Product>(), default_value = pipeline::Product::default().name())]
     output: pipeline::Product,
+    /// With --output canny: the lower hysteresis threshold (cv2.Canny's threshold1; swapped with --high when larger)
+    #[arg(long, allow_negative_numbers = true)]
+    low: Option<f64>,
+    /// With --output canny: the upper threshold (threshold2)
+    #[arg(long, allow_negative_numbers = true)]
+    high: Option<f64>,
+    /// With --output canny: the gradient's norm, l1 (|Gx| + |Gy|, OpenCV's default) or l2 (L2gradient=true)
+    #[arg(long, value_parser = ["l1", "l2"])]
+    norm: Option<String>,
     #[command(flatten)]
     safety: SafetyArgs,
     /// Print the measurements as JSON instead of a table

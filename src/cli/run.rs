@@ -74,6 +74,29 @@ fn run_filter(a: FilterCmdArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--output canny`'s thresholds, norm and aperture, checked; `None` for the other outputs, which take none of them.
+fn canny_of(
+    product: pipeline::Product,
+    (low, high, norm): (Option<f64>, Option<f64>, Option<&str>),
+    filter: crate::sobel::Filter,
+) -> anyhow::Result<Option<crate::canny::Canny>> {
+    use crate::sobel::{Compat, Norm, Operator};
+    if product != pipeline::Product::Canny {
+        if low.is_some() || high.is_some() || norm.is_some() {
+            anyhow::bail!("--low, --high and --norm go with --output canny (the edges' norm is --output l1)");
+        }
+        return Ok(None);
+    }
+    let (Some(low), Some(high)) = (low, high) else {
+        anyhow::bail!("--output canny needs both --low and --high (cv2.Canny's two thresholds)");
+    };
+    if filter.operator != Operator::Sobel || filter.compat != Compat::Exact {
+        anyhow::bail!("--output canny: OpenCV's Canny takes the exact Sobel, not --operator scharr or --compat report");
+    }
+    let norm = if norm == Some("l2") { Norm::L2 } else { Norm::L1 };
+    crate::canny::Canny::new(low, high, norm, filter.ksize).map(Some).map_err(anyhow::Error::msg)
+}
+
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let filter = args.filter.filter_with(args.output.norm())?;
     if let Some(file) = args.student.kernel_file {
@@ -116,12 +139,14 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
     variants.sort_by_key(|v| v.order());
     variants.dedup();
+    let canny = canny_of(args.output, (args.low, args.high, args.norm.as_deref()), filter)?;
     let opts = pipeline::Options {
         input,
         output,
         n1,
         filter,
         product: args.output,
+        canny,
         variants,
         intermediate: args.intermediate,
         gpu_reps: args.reps as usize,

@@ -35,8 +35,10 @@ pub struct Options {
     pub n1: N1,
     /// Operator, kernel size, border, arithmetic, grey and norm.
     pub filter: Filter,
-    /// What is written: the edges (`filter.norm` says which), a gradient, the direction.
+    /// What is written: the edges (`filter.norm` says which), a gradient, the direction, Canny's edges.
     pub product: Product,
+    /// Canny's thresholds, norm and aperture, with `--output canny`.
+    pub canny: Option<crate::canny::Canny>,
     /// Variants to run, in table order.
     pub variants: Vec<Variant>,
     /// Also write the grey, |Gx| and |Gy| images beside the output.

@@ -28,12 +28,22 @@ pub enum Product {
     Direction,
     /// OpenCV Canny's four directions, 0–3.
     Direction4,
+    /// Canny's edges (0 or 255) from the exact gradients: [`crate::canny`], with the thresholds of
+    /// [`super::Options::canny`].
+    Canny,
 }
 
 impl Product {
     /// Every value, in the order the help lists them.
-    pub const ALL: [Product; 6] =
-        [Product::Magnitude, Product::L1, Product::Gx, Product::Gy, Product::Direction, Product::Direction4];
+    pub const ALL: [Product; 7] = [
+        Product::Magnitude,
+        Product::L1,
+        Product::Gx,
+        Product::Gy,
+        Product::Direction,
+        Product::Direction4,
+        Product::Canny,
+    ];
 
     /// The name the command line uses.
     pub fn name(self) -> &'static str {
@@ -44,6 +54,7 @@ impl Product {
             Product::Gy => "gy",
             Product::Direction => "direction",
             Product::Direction4 => "direction4",
+            Product::Canny => "canny",
         }
     }
 
@@ -57,11 +68,12 @@ impl Product {
     }
 
     /// What the kernels compute for it (the gradients: both planes, in the smallest integer type that holds
-    /// `stencil`'s).
+    /// `stencil`'s; for Canny 32-bit, which its definition starts from).
     pub fn output(self, stencil: &Stencil) -> Output {
         match self {
             Product::Magnitude | Product::L1 => Output::Edges,
             Product::Gx | Product::Gy => Output::Gradients(Number::integer_for(stencil)),
+            Product::Canny => Output::Gradients(Number::I32),
             Product::Direction => Output::Direction,
             Product::Direction4 => Output::Direction4,
         }
@@ -69,6 +81,9 @@ impl Product {
 
     /// The type of the values written.
     pub fn kind(self, stencil: &Stencil) -> SampleKind {
+        if self == Product::Canny {
+            return SampleKind::U8;
+        }
         match self.output(stencil) {
             Output::Edges | Output::Direction4 => SampleKind::U8,
             Output::Gradients(Number::I16) => SampleKind::I16,
@@ -78,12 +93,12 @@ impl Product {
     }
 
     /// The default output path for `input`: `imgs_out/<stem>_sobel.png` for the edges; `<stem>_gx.npy`,
-    /// `_gy.npy`, `_direction.npy` and `_direction4.png` for the rest.
+    /// `_gy.npy`, `_direction.npy`, `_direction4.png` and `_canny.png` for the rest.
     pub fn default_output(self, input: &Path) -> PathBuf {
         let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "stdin".into());
         let name = match self {
             Product::Magnitude | Product::L1 => format!("{stem}_sobel.png"),
-            Product::Direction4 => format!("{stem}_direction4.png"),
+            Product::Direction4 | Product::Canny => format!("{stem}_{}.png", self.name()),
             other => format!("{stem}_{}.npy", other.name()),
         };
         Path::new("imgs_out").join(name)
@@ -91,9 +106,15 @@ impl Product {
 }
 
 /// The product's values from an output's bytes (little-endian planes, as every variant gives them): Gx's plane
-/// or Gy's for the gradients.
-fn values(product: Product, output: Output, bytes: &[u8], pixels: usize) -> Values<'_> {
+/// or Gy's for the gradients; Canny's edges of both.
+fn values<'a>(opts: &super::Options, output: Output, bytes: &'a [u8], (width, height): (usize, usize)) -> Values<'a> {
+    let (product, pixels) = (opts.product, width * height);
     let plane = |i: usize, b: usize| &bytes[i * pixels * b..(i + 1) * pixels * b];
+    if let (Product::Canny, Some(canny)) = (product, opts.canny) {
+        let g =
+            |i| plane(i, 4).chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>();
+        return Values::Owned(canny.edges(&g(0), &g(1), width, height));
+    }
     let index = usize::from(product == Product::Gy);
     match output {
         Output::Edges | Output::Direction4 => Values::U8(bytes), // no copy: the peak is the budget's
@@ -113,6 +134,7 @@ fn values(product: Product, output: Output, bytes: &[u8], pixels: usize) -> Valu
 /// The values of one plane: bytes as they are, wider numbers decoded from their little-endian bytes.
 enum Values<'a> {
     U8(&'a [u8]),
+    Owned(Vec<u8>),
     I16(Vec<i16>),
     I32(Vec<i32>),
     F32(Vec<f32>),
@@ -122,6 +144,7 @@ impl Values<'_> {
     fn samples(&self) -> Samples<'_> {
         match self {
             Values::U8(v) => Samples::U8(v),
+            Values::Owned(v) => Samples::U8(v),
             Values::I16(v) => Samples::I16(v),
             Values::I32(v) => Samples::I32(v),
             Values::F32(v) => Samples::F32(v),
@@ -148,7 +171,7 @@ pub(super) fn write(
         Ok(Picture { width, height, samples, color: png::ColorType::Grayscale, compression, format })
     };
     let output = opts.product.output(&opts.filter.stencil());
-    let product = values(opts.product, output, bytes, width as usize * height as usize);
+    let product = values(opts, output, bytes, (width as usize, height as usize));
     let mut staged = Staged::new();
     match zlib {
         // The edges' PNG data, already deflated on the GPU.

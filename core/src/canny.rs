@@ -1,0 +1,188 @@
+//! Canny edges as OpenCV defines them (`cv::Canny`), the stage after the gradients: non-maximum suppression along
+//! the gradient's direction, then hysteresis — the definition every path is checked against.
+//!
+//! From the exact gradients of the image's Sobel (any border; OpenCV's is replicate):
+//! 1. **OpenCV's gradients.** Canny takes `CV_16S` gradients. Apertures 3 and 5 fit (|G| ≤ 12 240); for aperture 7
+//!    OpenCV computes the Sobel scaled by 1/16 (rounded half to even, as `cvRound` rounds) and divides both
+//!    thresholds by 16 — measured against `cv2.Canny`: rounding half up or away from zero gives other bytes.
+//! 2. **Thresholds.** Swapped when `low > high`; with the L2 norm clamped to 32 767 and squared when positive (the
+//!    magnitude is then `Gx² + Gy²`, no square root); floored to integers. L1: `|Gx| + |Gy|`.
+//! 3. **Non-maximum suppression.** A pixel is a candidate when its magnitude `m > low` and it is a maximum across
+//!    its edge, in the sector [`crate::sobel::direction4`] gives (OpenCV's fixed-point test, tan 22.5° as
+//!    13 573 / 2^15): horizontal gradient, `m > left && m ≥ right`; vertical, `m > above && m ≥ below`; a
+//!    diagonal, strictly greater than both neighbours along it. Magnitudes outside the image are 0.
+//! 4. **Hysteresis.** A candidate is an edge (255) when an 8-connected path of candidates joins it to a strong one
+//!    (`m > high`); everything else is 0. Reachability does not depend on the order pixels are visited in, which is
+//!    what lets every path (one thread, all cores, the GPU) give these bytes.
+
+use crate::sobel::{direction4, Ksize, Norm};
+
+/// What Canny adds to a Sobel: its thresholds and norm (the aperture is the Sobel's `ksize`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Canny {
+    /// The lower threshold: candidates above it may join an edge.
+    pub low: f64,
+    /// The upper threshold: candidates above it start one.
+    pub high: f64,
+    /// L1 (`|Gx| + |Gy|`, OpenCV's default) or L2.
+    pub norm: Norm,
+    /// The aperture: 3, 5 or 7.
+    pub ksize: Ksize,
+}
+
+impl Canny {
+    /// The thresholds and aperture checked: finite numbers, an aperture OpenCV takes (3, 5, 7). The message names
+    /// the problem in one line.
+    pub fn new(low: f64, high: f64, norm: Norm, ksize: Ksize) -> Result<Canny, String> {
+        for (name, v) in [("low", low), ("high", high)] {
+            if !v.is_finite() {
+                return Err(format!("canny: the {name} threshold must be a finite number, not {v}"));
+            }
+        }
+        if !matches!(ksize, Ksize::K3 | Ksize::K5 | Ksize::K7) {
+            return Err("canny: the aperture (ksize) must be 3, 5 or 7, as OpenCV's Canny takes".into());
+        }
+        Ok(Canny { low, high, norm, ksize })
+    }
+
+    /// The thresholds as the magnitude is compared with them (step 2 of the module's definition): `(low, high)`.
+    pub fn thresholds(&self) -> (i64, i64) {
+        let (mut low, mut high) = if self.low > self.high { (self.high, self.low) } else { (self.low, self.high) };
+        if self.ksize == Ksize::K7 {
+            (low, high) = (low / 16.0, high / 16.0);
+        }
+        if self.norm == Norm::L2 {
+            let square = |t: f64| {
+                let t = t.min(32_767.0);
+                if t > 0.0 {
+                    t * t
+                } else {
+                    t
+                }
+            };
+            (low, high) = (square(low), square(high));
+        }
+        (low.floor() as i64, high.floor() as i64)
+    }
+
+    /// The gradient OpenCV's Canny sees for an exact gradient `g` (step 1).
+    pub fn opencv_gradient(&self, g: i32) -> i32 {
+        if self.ksize != Ksize::K7 {
+            return g.clamp(i16::MIN as i32, i16::MAX as i32);
+        }
+        let (q, r) = (g.div_euclid(16), g.rem_euclid(16));
+        if r > 8 || (r == 8 && q & 1 == 1) {
+            q + 1
+        } else {
+            q
+        }
+    }
+
+    /// The magnitude compared with the thresholds, of OpenCV's gradients.
+    pub fn magnitude(&self, gx: i32, gy: i32) -> i64 {
+        let (x, y) = (gx as i64, gy as i64);
+        match self.norm {
+            Norm::L1 => x.abs() + y.abs(),
+            Norm::L2 => x * x + y * y,
+        }
+    }
+
+    /// The edges (0 or 255 a pixel) of a `width × height` image from its exact gradients: the reference, one
+    /// thread, the module's four steps as written.
+    pub fn edges(&self, gx: &[i32], gy: &[i32], width: usize, height: usize) -> Vec<u8> {
+        assert!(gx.len() == width * height && gy.len() == gx.len(), "a gradient a pixel");
+        let (low, high) = self.thresholds();
+        let (gx, gy): (Vec<i32>, Vec<i32>) =
+            gx.iter().zip(gy).map(|(&x, &y)| (self.opencv_gradient(x), self.opencv_gradient(y))).unzip();
+        let m: Vec<i64> = gx.iter().zip(&gy).map(|(&x, &y)| self.magnitude(x, y)).collect();
+        let at = |x: isize, y: isize| {
+            let inside = (0..width as isize).contains(&x) && (0..height as isize).contains(&y);
+            if inside {
+                m[y as usize * width + x as usize]
+            } else {
+                0
+            }
+        };
+        // 3. Candidates: above `low` and a maximum across the edge.
+        let candidate: Vec<bool> = (0..width * height)
+            .map(|i| {
+                let (x, y, c) = ((i % width) as isize, (i / width) as isize, m[i]);
+                c > low
+                    && match direction4(gx[i], gy[i]) {
+                        0 => c > at(x - 1, y) && c >= at(x + 1, y),
+                        2 => c > at(x, y - 1) && c >= at(x, y + 1),
+                        1 => c > at(x - 1, y - 1) && c > at(x + 1, y + 1),
+                        _ => c > at(x + 1, y - 1) && c > at(x - 1, y + 1),
+                    }
+            })
+            .collect();
+        // 4. Hysteresis: everything reachable from a strong candidate through candidates.
+        let mut out = vec![0u8; width * height];
+        let mut stack: Vec<usize> = (0..width * height).filter(|&i| candidate[i] && m[i] > high).collect();
+        stack.iter().for_each(|&i| out[i] = 255);
+        while let Some(i) = stack.pop() {
+            let (x, y) = ((i % width) as isize, (i / width) as isize);
+            for (dx, dy) in [(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)] {
+                let (nx, ny) = (x + dx, y + dy);
+                if (0..width as isize).contains(&nx) && (0..height as isize).contains(&ny) {
+                    let n = ny as usize * width + nx as usize;
+                    if candidate[n] && out[n] == 0 {
+                        out[n] = 255;
+                        stack.push(n);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canny(low: f64, high: f64, norm: Norm, ksize: Ksize) -> Canny {
+        Canny::new(low, high, norm, ksize).unwrap()
+    }
+
+    #[test]
+    fn thresholds_are_swapped_scaled_squared_and_floored_as_opencv_does() {
+        assert_eq!(canny(150.7, 50.2, Norm::L1, Ksize::K3).thresholds(), (50, 150));
+        assert_eq!(canny(50.5, 150.5, Norm::L2, Ksize::K3).thresholds(), (2550, 22650)); // 50.5² = 2550.25
+        assert_eq!(canny(40_000.0, 50_000.0, Norm::L2, Ksize::K5).thresholds(), (32_767 * 32_767, 32_767 * 32_767));
+        assert_eq!(canny(-3.5, 100.0, Norm::L2, Ksize::K5).thresholds(), (-4, 10_000)); // negatives are not squared
+        assert_eq!(canny(800.0, 1600.0, Norm::L1, Ksize::K7).thresholds(), (50, 100));
+    }
+
+    #[test]
+    fn aperture_seven_rounds_half_to_even() {
+        let c = canny(0.0, 0.0, Norm::L1, Ksize::K7);
+        let got: Vec<i32> = [8, 24, -8, -24, 9, -9, 7, 163_200].map(|g| c.opencv_gradient(g)).to_vec();
+        assert_eq!(got, [0, 2, 0, -2, 1, -1, 0, 10_200]);
+        assert_eq!(canny(0.0, 0.0, Norm::L1, Ksize::K5).opencv_gradient(12_240), 12_240);
+    }
+
+    #[test]
+    fn what_opencv_refuses_is_refused() {
+        assert!(Canny::new(f64::NAN, 1.0, Norm::L1, Ksize::K3).unwrap_err().contains("low threshold"));
+        assert!(Canny::new(1.0, f64::INFINITY, Norm::L1, Ksize::K3).unwrap_err().contains("high threshold"));
+        assert!(Canny::new(1.0, 2.0, Norm::L1, Ksize::K1).unwrap_err().contains("3, 5 or 7"));
+    }
+
+    /// A vertical step worked by hand: grey 0 | 0 | 100 | 100 across each row, Sobel 3×3 with replicate. Gx is 400
+    /// in columns 1 and 2 (the step between them), 0 elsewhere; Gy is 0. Column 1: m = 400 > left 0 and ≥ right 400:
+    /// a maximum; column 2: 400 > left 400 fails. So one thin edge, in column 1, on every row.
+    #[test]
+    fn a_step_gives_one_thin_edge_on_the_left_of_the_tie() {
+        let (w, h) = (4, 3);
+        let gx: Vec<i32> = (0..w * h).map(|i| if i % w == 1 || i % w == 2 { 400 } else { 0 }).collect();
+        let gy = vec![0; w * h];
+        let out = canny(100.0, 300.0, Norm::L1, Ksize::K3).edges(&gx, &gy, w, h);
+        assert_eq!(out, [0, 255, 0, 0].repeat(h));
+        // A weak edge alone is no edge; joined to a strong one it is.
+        assert_eq!(canny(100.0, 500.0, Norm::L1, Ksize::K3).edges(&gx, &gy, w, h), vec![0; w * h]);
+        let mut strong = gx.clone();
+        strong[1] = 600; // the top row's maximum, now strong (and still a maximum: 600 > 0 and ≥ 400)
+        assert_eq!(canny(100.0, 500.0, Norm::L1, Ksize::K3).edges(&strong, &gy, w, h), [0, 255, 0, 0].repeat(h));
+    }
+}

@@ -1,0 +1,57 @@
+"""`cuda_sobel.canny`: OpenCV's Canny (``cv2.Canny``) on the project's exact gradients — the same bytes."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _arrays as _a
+from . import _native
+
+
+def _threshold(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"canny: the {name} threshold must be a number, not {value!r}")
+    return float(value)  # NaN and infinities: refused by the native check, in the command line's words
+
+
+def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", grey: str = "percent",
+          border: Optional[str] = None, bgr: bool = False, out: Any = None) -> Any:
+    """Canny edges of ``image``: uint8, 255 on an edge and 0 elsewhere, shaped like the image without its channels.
+
+    OpenCV's definition, byte for byte: the Sobel of aperture ``ksize`` (3, 5 or 7) as ``CV_16S`` (for 7 scaled by
+    1/16, the thresholds too), non-maximum suppression in OpenCV's four sectors, and hysteresis from the pixels above
+    ``high`` through those above ``low`` (8-connected; swapped when ``low > high``). ``norm``: ``"l1"`` (OpenCV's
+    default, ``L2gradient=False``) or ``"l2"``. With ``grey="bt601"`` and the default border (replicate, OpenCV's
+    choice for Canny) the result equals ``cv2.Canny(cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY), low, high,
+    apertureSize=ksize, L2gradient=(norm == "l2"))`` (``python/tests/test_opencv.py``).
+
+    Images as :func:`cuda_sobel.sobel` takes them on the host (NumPy, PIL, paths, PyTorch CPU tensors, lists, batches);
+    computed on all cores. GPU arrays are refused with a ``ValueError`` for now: move them to the host first.
+    """
+    lo, hi = _threshold("low", low), _threshold("high", high)
+    f = _a.native_filter("sobel", ksize, border, "exact", grey, norm)
+    from . import _each, _host, _placed
+
+    def one(x: Any, o: Any) -> Any:
+        x, lib, where, _ = _placed(x, None)
+        if where is not None:
+            raise ValueError(f"canny: an array on cuda:{where}; canny runs on host arrays for now (move it with "
+                             ".cpu() or cupy.asnumpy)")
+        host = _host(x, lib)
+        shape = _a.check(host, "numpy")
+        rs = _a.result_shape(shape)
+        if o is not None:
+            _a.check_out(o, lib, rs, None, ("uint8",))
+        target = o.numpy() if (o is not None and lib == "torch") else o
+        edges = target if (target is not None and target.flags.c_contiguous) else np.empty(rs, np.uint8)
+        _native.canny_host(_a.four_d(host), edges.reshape(_a.batch_shape(shape)), f, lo, hi, bgr)
+        if target is not None and edges is not target:
+            target[...] = edges
+        if o is not None:
+            return o
+        return _a.torch().from_numpy(edges) if lib == "torch" else edges
+
+    return _each(image, out, one)

@@ -1,0 +1,54 @@
+//! `cuda_sobel.canny` on host arrays: the exact gradients on every core (cpu-rayon), then OpenCV's Canny as the
+//! library defines it ([`cuda_sobel_core::canny`]).
+
+use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use cuda_sobel_core::canny::Canny;
+use cuda_sobel_core::cpu::rayon::{Out, Plane};
+use cuda_sobel_core::sobel::{Compat, Operator};
+
+use crate::host::{run_on, Images};
+use crate::NativeFilter;
+
+/// Canny edges (0 or 255) of the images (`image`: (N, H, W, C)) into `out` ((N, H, W) uint8, C-contiguous), with the
+/// filter's aperture (`ksize` 3, 5 or 7), norm, grey and border.
+#[pyfunction]
+#[pyo3(signature = (image, out, filter, low, high, bgr))]
+pub fn canny_host(
+    py: Python<'_>,
+    image: &Bound<'_, PyUntypedArray>,
+    mut out: PyReadwriteArrayDyn<'_, u8>,
+    filter: &NativeFilter,
+    low: f64,
+    high: f64,
+    bgr: bool,
+) -> PyResult<()> {
+    let f = filter.filter;
+    if f.operator != Operator::Sobel || f.compat != Compat::Exact {
+        return Err(PyValueError::new_err(
+            "canny: OpenCV's Canny takes the exact Sobel (operator='sobel', compat='exact')",
+        ));
+    }
+    let canny = Canny::new(low, high, f.norm, f.ksize).map_err(PyValueError::new_err)?;
+    let images = Images::of(image)?;
+    let views = images.views();
+    let (n, h, w, _) = views.dim();
+    if out.shape() != [n, h, w] {
+        return Err(PyValueError::new_err(format!("out: shape {:?}, expected {:?}", out.shape(), [n, h, w])));
+    }
+    let dst = out.as_slice_mut().map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
+    let px = h * w;
+    if n * px == 0 {
+        return Ok(());
+    }
+    py.detach(|| {
+        let (mut gx, mut gy) = (vec![0i32; px], vec![0i32; px]);
+        for (i, edges) in dst.chunks_mut(px).enumerate() {
+            run_on(&views.image(i, bgr), f, Out::Gradients(Plane::I32(&mut gx), Plane::I32(&mut gy)));
+            edges.copy_from_slice(&canny.edges(&gx, &gy, w, h));
+        }
+    });
+    Ok(())
+}
