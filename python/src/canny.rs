@@ -47,7 +47,7 @@ pub fn canny_host(
         let (mut gx, mut gy) = (vec![0i32; px], vec![0i32; px]);
         for (i, edges) in dst.chunks_mut(px).enumerate() {
             run_on(&views.image(i, bgr), f, Out::Gradients(Plane::I32(&mut gx), Plane::I32(&mut gy)));
-            edges.copy_from_slice(&canny.edges(&gx, &gy, w, h));
+            edges.copy_from_slice(&canny.edges_rayon(&gx, &gy, w, h));
         }
     });
     Ok(())

@@ -113,7 +113,7 @@ fn values<'a>(opts: &super::Options, output: Output, bytes: &'a [u8], (width, he
     if let (Product::Canny, Some(canny)) = (product, opts.canny) {
         let g =
             |i| plane(i, 4).chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>();
-        return Values::Owned(canny.edges(&g(0), &g(1), width, height));
+        return Values::Owned(canny.edges_rayon(&g(0), &g(1), width, height));
     }
     let index = usize::from(product == Product::Gy);
     match output {
