@@ -151,13 +151,12 @@ impl Canny {
         }
         let (low, high) = self.thresholds();
         let band = height.div_ceil(4 * rayon::current_num_threads()).max(1);
-        // 0: no edge; 1: a candidate; 2: a strong one (`map`); 255: an edge (`out`).
-        let (mut map, mut out) = (vec![0u8; width * height], vec![0u8; width * height]);
-        let borders: Vec<usize> = map
+        // One byte a pixel through every step: 0 no edge, WEAK a candidate not (yet) joined to a strong one, EDGE.
+        let mut out = vec![0u8; width * height];
+        let borders: Vec<usize> = out
             .par_chunks_mut(band * width)
-            .zip(out.par_chunks_mut(band * width))
             .enumerate()
-            .flat_map_iter(|(b, (map, out))| self.band(gx, gy, (width, height), (b * band, map, out), (low, high)))
+            .flat_map_iter(|(b, out)| self.band(gx, gy, (width, height), (b * band, out), (low, high)))
             .collect();
         let mut stack = borders;
         while let Some(i) = stack.pop() {
@@ -165,40 +164,50 @@ impl Canny {
             for ny in y.saturating_sub(1)..(y + 2).min(height) {
                 for nx in x.saturating_sub(1)..(x + 2).min(width) {
                     let n = ny * width + nx;
-                    if map[n] != 0 && out[n] == 0 {
-                        out[n] = 255;
+                    if out[n] == WEAK {
+                        out[n] = EDGE;
                         stack.push(n);
                     }
                 }
             }
         }
+        out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });
         out
     }
 
-    /// One band of [`Canny::edges_rayon`]: rows `top..top + rows` (`map` and `out` hold them). Returns the edge
-    /// pixels on its first and last rows (image indices), where a path may go on into the next band.
+    /// One band of [`Canny::edges_rayon`]: rows `top..top + rows` (`out` holds them). Returns the edge pixels on its
+    /// first and last rows (image indices), where a path may go on into the next band.
     fn band(
         &self,
         gx: &[i32],
         gy: &[i32],
         (width, height): (usize, usize),
-        (top, map, out): (usize, &mut [u8], &mut [u8]),
+        (top, out): (usize, &mut [u8]),
         (low, high): (i64, i64),
     ) -> Vec<usize> {
-        let rows = map.len() / width;
-        // Magnitudes of rows top − 1 … top + rows (0 outside the image): every magnitude fits 32 bits, |Gx| + |Gy| ≤
-        // 65 535 and Gx² + Gy² ≤ 2 · 32 767².
-        let mut m = vec![0i32; (rows + 2) * width];
-        for (r, line) in m.chunks_mut(width).enumerate() {
-            let Some(y) = (top + r).checked_sub(1).filter(|&y| y < height) else { continue };
-            for (x, v) in line.iter_mut().enumerate() {
-                let i = y * width + x;
-                *v = self.magnitude(self.opencv_gradient(gx[i]), self.opencv_gradient(gy[i])) as i32;
+        let rows = out.len() / width;
+        // Magnitudes of three rows at a time (row y in slot (y + 1) mod 3; 0 outside the image), each computed once a
+        // band: every magnitude fits 32 bits, |Gx| + |Gy| ≤ 65 535 and Gx² + Gy² ≤ 2 · 32 767². A band's full
+        // magnitude plane instead (8 MB at 2048×1024) made its page faults a third of the time.
+        let mut ring = [vec![0i32; width], vec![0i32; width], vec![0i32; width]];
+        let fill = |line: &mut [i32], y: isize| {
+            if !(0..height as isize).contains(&y) {
+                line.fill(0);
+                return;
             }
-        }
+            let at = y as usize * width;
+            for (x, v) in line.iter_mut().enumerate() {
+                *v = self.magnitude(self.opencv_gradient(gx[at + x]), self.opencv_gradient(gy[at + x])) as i32;
+            }
+        };
+        let slot = |y: isize| (y + 1).rem_euclid(3) as usize;
+        fill(&mut ring[slot(top as isize - 1)], top as isize - 1);
+        fill(&mut ring[slot(top as isize)], top as isize);
         let mut stack = Vec::new();
         for r in 0..rows {
-            let (up, here, down) = (&m[r * width..], &m[(r + 1) * width..], &m[(r + 2) * width..]);
+            let y = (top + r) as isize;
+            fill(&mut ring[slot(y + 1)], y + 1);
+            let (up, here, down) = (&ring[slot(y - 1)], &ring[slot(y)], &ring[slot(y + 1)]);
             let at = |line: &[i32], x: isize| if (0..width as isize).contains(&x) { line[x as usize] } else { 0 };
             for x in 0..width {
                 let c = here[x];
@@ -213,12 +222,11 @@ impl Canny {
                     1 => c > at(up, xi - 1) && c > at(down, xi + 1),
                     _ => c > at(up, xi + 1) && c > at(down, xi - 1),
                 };
-                if peak {
-                    map[r * width + x] = 1 + (c as i64 > high) as u8;
-                    if c as i64 > high {
-                        out[r * width + x] = 255;
-                        stack.push(r * width + x);
-                    }
+                if peak && c as i64 > high {
+                    out[r * width + x] = EDGE;
+                    stack.push(r * width + x);
+                } else if peak {
+                    out[r * width + x] = WEAK;
                 }
             }
         }
@@ -232,8 +240,8 @@ impl Canny {
             for nr in r.saturating_sub(1)..(r + 2).min(rows) {
                 for nx in x.saturating_sub(1)..(x + 2).min(width) {
                     let n = nr * width + nx;
-                    if map[n] != 0 && out[n] == 0 {
-                        out[n] = 255;
+                    if out[n] == WEAK {
+                        out[n] = EDGE;
                         stack.push(n);
                     }
                 }
@@ -242,6 +250,10 @@ impl Canny {
         borders
     }
 }
+
+/// [`Canny::edges_rayon`]'s states of a pixel: a candidate not yet joined to a strong one, and an edge.
+const WEAK: u8 = 1;
+const EDGE: u8 = 2;
 
 #[cfg(test)]
 mod tests {
