@@ -156,21 +156,9 @@ impl Canny {
         let borders: Vec<usize> = out
             .par_chunks_mut(band * width)
             .enumerate()
-            .flat_map_iter(|(b, out)| self.band(gx, gy, (width, height), (b * band, out), (low, high)))
+            .flat_map_iter(|(b, out)| self.band(|i| (gx[i], gy[i]), (width, height), (b * band, out), (low, high)))
             .collect();
-        let mut stack = borders;
-        while let Some(i) = stack.pop() {
-            let (x, y) = (i % width, i / width);
-            for ny in y.saturating_sub(1)..(y + 2).min(height) {
-                for nx in x.saturating_sub(1)..(x + 2).min(width) {
-                    let n = ny * width + nx;
-                    if out[n] == WEAK {
-                        out[n] = EDGE;
-                        stack.push(n);
-                    }
-                }
-            }
-        }
+        follow_across(&mut out, borders, width, height);
         out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });
         out
     }
@@ -179,8 +167,7 @@ impl Canny {
     /// first and last rows (image indices), where a path may go on into the next band.
     fn band(
         &self,
-        gx: &[i32],
-        gy: &[i32],
+        gradients: impl Fn(usize) -> (i32, i32),
         (width, height): (usize, usize),
         (top, out): (usize, &mut [u8]),
         (low, high): (i64, i64),
@@ -197,7 +184,8 @@ impl Canny {
             }
             let at = y as usize * width;
             for (x, v) in line.iter_mut().enumerate() {
-                *v = self.magnitude(self.opencv_gradient(gx[at + x]), self.opencv_gradient(gy[at + x])) as i32;
+                let (gx, gy) = gradients(at + x);
+                *v = self.magnitude(self.opencv_gradient(gx), self.opencv_gradient(gy)) as i32;
             }
         };
         let slot = |y: isize| (y + 1).rem_euclid(3) as usize;
@@ -216,7 +204,8 @@ impl Canny {
                 }
                 let i = (top + r) * width + x;
                 let xi = x as isize;
-                let peak = match direction4(self.opencv_gradient(gx[i]), self.opencv_gradient(gy[i])) {
+                let (gx, gy) = gradients(i);
+                let peak = match direction4(self.opencv_gradient(gx), self.opencv_gradient(gy)) {
                     0 => c > at(here, xi - 1) && c >= at(here, xi + 1),
                     2 => c > up[x] && c >= down[x],
                     1 => c > at(up, xi - 1) && c > at(down, xi + 1),
@@ -248,6 +237,81 @@ impl Canny {
             }
         }
         borders
+    }
+}
+
+impl Canny {
+    /// The edges of an image straight from its grey rows, on every core: [`Canny::edges_rayon`] with each band's
+    /// gradients computed inside the band (cpu-rayon's gradient pass over the band and the rows its stencil reaches),
+    /// so that no image-sized gradient plane is written and read again. The same bytes as [`Canny::edges`] of [`crate::cpu::scalar`]'s
+    /// gradients (tests below). `filter` gives the grey, the border and the stencil (its ksize is this Canny's).
+    pub fn edges_of<R: crate::cpu::source::Rows>(&self, src: &R, filter: crate::sobel::Filter) -> Vec<u8> {
+        use crate::cpu::rayon::{Out, Plane};
+        use rayon::prelude::*;
+        let (width, height) = (src.width(), src.height());
+        if width * height == 0 {
+            return Vec::new();
+        }
+        let (low, high) = self.thresholds();
+        let band = height.div_ceil(4 * rayon::current_num_threads()).max(1);
+        let mut out = vec![0u8; width * height];
+        let borders: Vec<usize> = out
+            .par_chunks_mut(band * width)
+            .enumerate()
+            .flat_map_iter(|(b, out)| {
+                let (top, rows, r) = (b * band, out.len() / width, filter.stencil().radius);
+                // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at
+                // the image's edges), by cpu-rayon's gradient pass.
+                let first = top.saturating_sub(1 + r);
+                let last = (top + rows + 1 + r).min(height);
+                let window = Window { src, first, height: last - first };
+                let (mut gx, mut gy) = (vec![0i32; (last - first) * width], vec![0i32; (last - first) * width]);
+                let planes = Out::Gradients(Plane::I32(&mut gx), Plane::I32(&mut gy));
+                crate::cpu::rayon::run(&window, filter, planes);
+                let at = |i: usize| (gx[i - first * width], gy[i - first * width]);
+                self.band(at, (width, height), (top, out), (low, high))
+            })
+            .collect();
+        follow_across(&mut out, borders, width, height);
+        out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });
+        out
+    }
+}
+
+/// Rows `first..first + height` of an image, as an image: its gradients are exact for every row at least the
+/// stencil's radius from the window's cut edges (and at the image's own edges, where the border rule is the image's).
+struct Window<'a, R> {
+    src: &'a R,
+    first: usize,
+    height: usize,
+}
+
+impl<R: crate::cpu::source::Rows> crate::cpu::source::Rows for Window<'_, R> {
+    fn width(&self) -> usize {
+        self.src.width()
+    }
+    fn height(&self) -> usize {
+        self.height
+    }
+    fn grey_row(&self, y: usize, filter: crate::sobel::Filter, dst: &mut [u8]) {
+        self.src.grey_row(self.first + y, filter, dst)
+    }
+}
+
+/// The hysteresis across the bands: from each band's edge pixels on its first and last rows, every weak candidate
+/// an 8-connected path reaches becomes an edge.
+fn follow_across(out: &mut [u8], mut stack: Vec<usize>, width: usize, height: usize) {
+    while let Some(i) = stack.pop() {
+        let (x, y) = (i % width, i / width);
+        for ny in y.saturating_sub(1)..(y + 2).min(height) {
+            for nx in x.saturating_sub(1)..(x + 2).min(width) {
+                let n = ny * width + nx;
+                if out[n] == WEAK {
+                    out[n] = EDGE;
+                    stack.push(n);
+                }
+            }
+        }
     }
 }
 
@@ -307,6 +371,40 @@ mod tests {
                     for (low, high) in [(0.0, 0.0), (50.0, 150.0), (300.0, 90.0), (-4.0, 2000.0), (900.0, 9000.0)] {
                         let c = canny(low, high, norm, ksize);
                         assert_eq!(c.edges_rayon(&gx, &gy, w, h), c.edges(&gx, &gy, w, h), "{w}×{h} {c:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn from_the_grey_rows_it_gives_the_references_bytes() {
+        // Random images of every size up to 29 × 23, each aperture, border, grey, norm and a range of thresholds:
+        // the fused path equals the reference on cpu-scalar's gradients.
+        use crate::sobel::{Border, Filter, Grey};
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut byte = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        };
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 3), (6, 5), (29, 23), (40, 7)] {
+            let data: Vec<u8> = (0..3 * w * h).map(|_| byte() / 4 * (1 + (w % 3) as u8)).collect();
+            let rgb = image::RgbImage::from_raw(w as u32, h as u32, data.clone()).unwrap();
+            let src = crate::cpu::source::PackedRgb::new(&data, w, h);
+            for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
+                for border in Border::ALL {
+                    for grey in [Grey::Percent, Grey::Bt601] {
+                        let filter = Filter { ksize, border, grey, ..Filter::default() };
+                        let st = crate::cpu::scalar::sobel_stages(&rgb, filter);
+                        for norm in [Norm::L1, Norm::L2] {
+                            for (low, high) in [(10.0, 40.0), (100.0, 300.0), (0.0, 0.0), (900.0, 100.0)] {
+                                let c = canny(low, high, norm, ksize);
+                                let want = c.edges(&st.gx, &st.gy, w, h);
+                                assert_eq!(c.edges_of(&src, filter), want, "{w}×{h} {filter:?} {c:?}");
+                            }
+                        }
                     }
                 }
             }

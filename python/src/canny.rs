@@ -1,15 +1,14 @@
-//! `cuda_sobel.canny` on host arrays: the exact gradients on every core (cpu-rayon), then OpenCV's Canny as the
-//! library defines it ([`cuda_sobel_core::canny`]).
+//! `cuda_sobel.canny` on host arrays: OpenCV's Canny as the library defines it ([`cuda_sobel_core::canny`]), on
+//! every core, straight from each image's grey rows (`Canny::edges_of`).
 
 use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use cuda_sobel_core::canny::Canny;
-use cuda_sobel_core::cpu::rayon::{Out, Plane};
 use cuda_sobel_core::sobel::{Compat, Operator};
 
-use crate::host::{run_on, Images};
+use crate::host::Images;
 use crate::NativeFilter;
 
 /// Canny edges (0 or 255) of the images (`image`: (N, H, W, C)) into `out` ((N, H, W) uint8, C-contiguous), with the
@@ -44,10 +43,8 @@ pub fn canny_host(
         return Ok(());
     }
     py.detach(|| {
-        let (mut gx, mut gy) = (vec![0i32; px], vec![0i32; px]);
         for (i, edges) in dst.chunks_mut(px).enumerate() {
-            run_on(&views.image(i, bgr), f, Out::Gradients(Plane::I32(&mut gx), Plane::I32(&mut gy)));
-            edges.copy_from_slice(&canny.edges_rayon(&gx, &gy, w, h));
+            edges.copy_from_slice(&canny.edges_of(&views.image(i, bgr), f));
         }
     });
     Ok(())

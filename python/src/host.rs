@@ -73,7 +73,7 @@ impl Views<'_> {
 /// cpu-rayon on one image: packed RGB (C-contiguous, 3 channels, R first) through [`PackedRgb`], whose grey
 /// row has its channel order as a constant (13 % faster at 6000² than the general layout's, measured on the
 /// development machine); any other layout as it is.
-pub(crate) fn run_on(image: &HostImage, filter: Filter, out: Out) {
+fn run_on(image: &HostImage, filter: Filter, out: Out) {
     if let (Samples::U8(a), false) = (&image.samples, image.bgr) {
         let (h, w, c) = a.dim();
         if let (3, Some(data)) = (c, a.as_slice()) {
