@@ -139,10 +139,10 @@ impl Canny {
 
 impl Canny {
     /// [`Canny::edges`] on every core, the same bytes (tests below, `tests/canny.rs`, and cv2's in
-    /// `python/tests/test_opencv.py`): the command line's and the Python package's. Each band of rows, on its own
-    /// core, computes its magnitudes (and the rows either side), suppresses, and follows the hysteresis from its
-    /// strong pixels as far as its own rows go, noting the edge pixels on its first and last rows; then one thread
-    /// continues from those across the bands. Reachability is the same whoever reaches a pixel first.
+    /// `python/tests/test_opencv.py`): what the command line writes from each variant's gradients. Each band of
+    /// rows, on its own core, computes its magnitudes (and the rows either side), suppresses, and follows the
+    /// hysteresis from its strong pixels as far as its own rows go, noting the edge pixels on its first and last rows;
+    /// then one thread continues from those across the bands. Reachability is the same whoever reaches a pixel first.
     pub fn edges_rayon(&self, gx: &[i32], gy: &[i32], width: usize, height: usize) -> Vec<u8> {
         use rayon::prelude::*;
         assert!(gx.len() == width * height && gy.len() == gx.len(), "a gradient a pixel");
@@ -243,8 +243,9 @@ impl Canny {
 impl Canny {
     /// The edges of an image straight from its grey rows, on every core: [`Canny::edges_rayon`] with each band's
     /// gradients computed inside the band (cpu-rayon's gradient pass over the band and the rows its stencil reaches),
-    /// so that no image-sized gradient plane is written and read again. The same bytes as [`Canny::edges`] of [`crate::cpu::scalar`]'s
-    /// gradients (tests below). `filter` gives the grey, the border and the stencil (its ksize is this Canny's).
+    /// so that no image-sized gradient plane is written and read again: the Python package's. The same bytes as
+    /// [`Canny::edges`] of [`crate::cpu::scalar`]'s gradients (tests below). `filter` gives the grey, the border and
+    /// the stencil (its ksize is this Canny's).
     pub fn edges_of<R: crate::cpu::source::Rows>(&self, src: &R, filter: crate::sobel::Filter) -> Vec<u8> {
         use crate::cpu::rayon::{Out, Plane};
         use rayon::prelude::*;
