@@ -1,8 +1,11 @@
 //! The engines a batch computes with: a device's context and kernels, nvJPEG where JPEGs are among the inputs,
 //! nvCOMP for `--png-inflate gpu`, and each device's slots — and the one line that says what they are.
 
-use super::{waves, BatchOptions, JpegDecoder, PngInflate};
+use std::path::PathBuf;
+
+use super::{waves, BatchOptions, BatchSummary, JpegDecoder, PngInflate};
 use crate::engine::{AsleepForNow, Device, Engine};
+use crate::memory;
 
 /// GPU slots a device by default. 2000 PNG scenes, H100: 16 slots 1231–1267 images/s against 8 slots' 1150–1173 and
 /// 4 slots' 591 (batch's line); 12 and 24 no faster than 16. Whatever their number, the slots share the driver's 8
@@ -21,43 +24,98 @@ pub fn jpeg_engine_slots(width: usize) -> usize {
 /// Slots where nvJPEG's default backend decodes JPEGs (no JPEG engine): 4 slots 340–355 images/s, 8 298–408.
 pub const JPEG_BACKEND_SLOTS: usize = 4;
 
-/// The engines a batch computes with — one per device of `opts.devices` (default: every visible one), each with its
-/// slot pool; without any GPU, one CPU engine; none for the baseline — and what they are, in one line. Opening costs
-/// a context and its kernels per device (~0.25 s): a caller that runs many batches (a Dask worker) opens them once
-/// and passes them to [`super::run_planned`], ready for JPEGs (nvJPEG loaded unless `--jpeg-decoder cpu`).
-pub fn open_engines(opts: &BatchOptions) -> anyhow::Result<(Vec<Engine>, String)> {
-    open_engines_for(opts, true)
+/// Everything a batch computes with, opened once: the engines of its devices (each with its slots), what they are in
+/// one line, and the worker threads beside the slots (with the slots' contexts asleep while they wait). `cuda_sobel
+/// batch` opens one per run; a Dask worker keeps one for its life and runs every task through it
+/// ([`Resident::run`]), so a task pays for no context, kernels, nvJPEG, pinned slots or threads. Several tasks may run
+/// through one at once: their jobs share its threads, slots and the memory pool they are given.
+pub struct Resident {
+    pub(super) engines: Vec<Engine>,
+    pub(super) description: String,
+    pub(super) workers: Option<rayon::ThreadPool>,
+    pub(super) notes: Vec<String>,
+    /// Why devices asked for did not open.
+    reasons: Vec<String>,
+    _asleep: Vec<AsleepForNow>,
 }
 
-/// [`open_engines`] for inputs with JPEGs among them (`jpegs`) or none: then without nvJPEG, unless asked.
-pub fn open_engines_for(opts: &BatchOptions, jpegs: bool) -> anyhow::Result<(Vec<Engine>, String)> {
-    engines_from(opts, open_devices(opts), jpegs)
+impl Resident {
+    /// The engines of `opts.devices` (default: every visible one), opened at once, each with its slot pool; without
+    /// any GPU, one CPU engine; none for the baseline. `jpegs`: JPEGs are among the inputs (nvJPEG is loaded unless
+    /// `--jpeg-decoder cpu`); without, nvJPEG only where `--jpeg-decoder gpu` asks. `threads`: workers beside the
+    /// slots (`None`: one a core, or the global pool where `RAYON_NUM_THREADS` chose).
+    pub fn open(opts: &BatchOptions, jpegs: bool, threads: Option<usize>) -> anyhow::Result<Resident> {
+        Resident::from_devices(opts, open_devices(opts), jpegs, threads)
+    }
+
+    /// [`Resident::open`] from devices already opened by [`open_devices`].
+    pub(super) fn from_devices(
+        opts: &BatchOptions,
+        devices: Vec<(usize, Result<Engine, String>)>,
+        jpegs: bool,
+        threads: Option<usize>,
+    ) -> anyhow::Result<Resident> {
+        let reasons =
+            devices.iter().filter_map(|(o, d)| d.as_ref().err().map(|e| format!("device {o}: {e}"))).collect();
+        let (engines, description) = engines_from(opts, devices, jpegs)?;
+        let (asleep, notes, workers) = workers(&engines, threads);
+        Ok(Resident { engines, description, workers, notes, reasons, _asleep: asleep })
+    }
+
+    /// What computes the jobs of `opts`, in one line (the summary's).
+    pub fn description(&self, opts: &BatchOptions) -> String {
+        match &opts.kernel {
+            Some(k) => kernel_line(k, &self.engines, &self.reasons),
+            None => self.description.clone(),
+        }
+    }
+
+    /// How many engines (devices, or the one CPU engine).
+    pub fn engine_count(&self) -> usize {
+        self.engines.len()
+    }
+
+    /// Each (input, output) of `jobs`, already planned by [`super::plan`] (a Dask task runs its share of one plan),
+    /// within the memory of `pool`.
+    pub fn run(&self, opts: &BatchOptions, jobs: &[(PathBuf, PathBuf)], pool: &memory::Pool) -> BatchSummary {
+        super::run_jobs(opts, self, jobs, pool, super::ahead::Ahead::default())
+    }
 }
 
 /// Each device of `opts.devices` (default: every visible one) opened with gpu-strip's kernels, or why not; none
-/// for the baseline.
+/// for the baseline. The devices open at once, each on a thread of its own: a context and its kernels take
+/// ~0.25 s a device, and one after the other they made two GPUs' fixed cost twice one's.
 pub(super) fn open_devices(opts: &BatchOptions) -> Vec<(usize, Result<Engine, String>)> {
     if opts.baseline {
         return Vec::new();
     }
     let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
-    ordinals.into_iter().map(|o| (o, Engine::new(Device::Cuda(o), opts.filter).map_err(|e| e.to_string()))).collect()
+    let open = |o: usize| Engine::new(Device::Cuda(o), opts.filter).map_err(|e| e.to_string());
+    on_threads(ordinals, |o| (o, open(o)))
 }
 
-/// The engines of [`open_engines_for`], from its devices opened.
-pub(super) fn engines_from(
+/// `f` of each item, each on a scoped thread of its own, in order.
+fn on_threads<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items.into_iter().map(|item| s.spawn(move || f(item))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
+/// The engines of [`Resident::open`], from its devices opened: nvJPEG, nvCOMP and the slots added to each device at
+/// once (loading nvJPEG and pinning a device's slots take tenths of a second each).
+fn engines_from(
     opts: &BatchOptions,
     devices: Vec<(usize, Result<Engine, String>)>,
     jpegs: bool,
 ) -> anyhow::Result<(Vec<Engine>, String)> {
-    let mut engines: Vec<Engine> = Vec::new();
     if opts.baseline {
-        return Ok((engines, "none (baseline: decode + encode only)".to_string()));
+        return Ok((Vec::new(), "none (baseline: decode + encode only)".to_string()));
     }
-    let (mut reasons, mut slots) = (Vec::new(), 0);
     let nvjpeg = opts.jpeg_decoder == JpegDecoder::Gpu || (jpegs && opts.jpeg_decoder == JpegDecoder::Auto);
-    for (ordinal, opened) in devices {
-        let opened = opened.and_then(|e| {
+    let ready = |(ordinal, opened): (usize, Result<Engine, String>)| {
+        let ready = opened.and_then(|e| {
             let e = if nvjpeg { e.with_nvjpeg() } else { e };
             let e = if opts.png_inflate == PngInflate::Gpu { e.with_nvcomp(waves::STREAMS) } else { e };
             let default = match (jpegs, e.jpeg_engine_width()) {
@@ -65,14 +123,18 @@ pub(super) fn engines_from(
                 (true, None) => JPEG_BACKEND_SLOTS,
                 (false, _) => DEFAULT_SLOTS,
             };
-            slots = opts.slots.unwrap_or(default);
-            e.with_slots(slots).map_err(|e| e.to_string())
+            e.with_slots(opts.slots.unwrap_or(default)).map_err(|e| e.to_string())
         });
-        match opened {
+        ready.map_err(|e| format!("device {ordinal}: {e}"))
+    };
+    let (mut engines, mut reasons) = (Vec::new(), Vec::new());
+    for ready in on_threads(devices, ready) {
+        match ready {
             Ok(e) => engines.push(e),
-            Err(e) => reasons.push(format!("device {ordinal}: {e}")),
+            Err(e) => reasons.push(e),
         }
     }
+    let slots = engines.first().map_or(0, Engine::slot_count);
     let jpeg = match engines.first().map(Engine::jpeg_decoder) {
         _ if !nvjpeg && opts.jpeg_decoder == JpegDecoder::Auto => "no JPEG among the inputs (nvJPEG not loaded)".into(),
         Some(Ok(lib)) => format!("JPEGs decoded by nvJPEG ({lib})"),
@@ -88,16 +150,7 @@ pub(super) fn engines_from(
         (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
     };
     let mut description = match (engines.first(), &opts.kernel) {
-        (Some(e), Some(k)) => {
-            let strategy = crate::conv::Strategy::auto_for(&k.kernel).name();
-            format!(
-                "{} by {strategy} on {} ({} device(s))",
-                k.kernel.name,
-                e.device_name().unwrap_or("?"),
-                engines.len()
-            )
-        }
-        (None, Some(k)) => format!("{} by cpu-rayon (no GPU: {})", k.kernel.name, reasons.join("; ")),
+        (_, Some(k)) => kernel_line(k, &engines, &reasons),
         (Some(e), None) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
         (None, None) => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
     };
@@ -110,6 +163,18 @@ pub(super) fn engines_from(
     Ok((engines, description))
 }
 
+/// What computes `batch --kernel`'s job `k` on `engines` (the GPU ones; none: the CPU, for the `reasons` given).
+fn kernel_line(k: &super::KernelJob, engines: &[Engine], reasons: &[String]) -> String {
+    match engines.iter().find(|e| e.has_gpu()) {
+        Some(e) => {
+            let strategy = crate::conv::Strategy::auto_for(&k.kernel).name();
+            let gpus = engines.iter().filter(|e| e.has_gpu()).count();
+            format!("{} by {strategy} on {} ({gpus} device(s))", k.kernel.name, e.device_name().unwrap_or("?"))
+        }
+        None => format!("{} by cpu-rayon (no GPU: {})", k.kernel.name, reasons.join("; ")),
+    }
+}
+
 /// The threads a batch's jobs run on beside GPU slots, and the slots' contexts set to wait asleep until the guards
 /// are dropped: a worker holding a slot mostly waits for the GPU (a photo's decode and edges on the JPEG engine),
 /// and asleep it leaves its core to the workers that inflate and decode — so there are as many workers as cores
@@ -117,11 +182,11 @@ pub(super) fn engines_from(
 /// slots: 16 workers spinning 990–1020 images/s, asleep 1006–1019; 24 asleep 1044–1048, spinning 955–963; 32
 /// asleep 985–1025. Now a PNG's GPU part runs on the slots' own
 /// threads, and 14, 16 or 24 workers ran those scenes alike (2.13–2.27, 2.04–2.23, 1.99–2.25 s).
-/// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads. A context whose waits
+/// `None` (the global pool) without slots, or where `RAYON_NUM_THREADS` chose the threads and `threads` does not. A context whose waits
 /// cannot be set asleep keeps spinning (the batch still runs, slower): one note each says so.
-pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Vec<String>, Option<rayon::ThreadPool>) {
+fn workers(engines: &[Engine], threads: Option<usize>) -> (Vec<AsleepForNow>, Vec<String>, Option<rayon::ThreadPool>) {
     let slots: usize = engines.iter().map(Engine::slot_count).sum();
-    if slots == 0 || std::env::var_os("RAYON_NUM_THREADS").is_some() {
+    if slots == 0 || (threads.is_none() && std::env::var_os("RAYON_NUM_THREADS").is_some()) {
         return (Vec::new(), Vec::new(), None);
     }
     let (mut asleep, mut notes) = (Vec::new(), Vec::new());
@@ -136,7 +201,7 @@ pub(super) fn workers(engines: &[Engine]) -> (Vec<AsleepForNow>, Vec<String>, Op
             None => {}
         }
     }
-    let threads = rayon::current_num_threads() + slots.div_ceil(2);
+    let threads = threads.unwrap_or_else(rayon::current_num_threads) + slots.div_ceil(2);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("batch-{i}")).build().ok();
     (asleep, notes, pool)
 }

@@ -40,8 +40,8 @@ use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use ahead::Ahead;
 use checks::{check_against_scalar, check_png};
-use engines::{engines_from, open_devices};
-pub use engines::{jpeg_engine_slots, open_engines, open_engines_for, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
+use engines::open_devices;
+pub use engines::{jpeg_engine_slots, Resident, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
 use handoff::{Inflated, Order};
 pub use inputs::{Input, Inputs};
 pub use kernel::KernelJob;
@@ -171,12 +171,12 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
         (planned, devices.join().unwrap_or_else(|_| vec![(0, Err("opening the GPU failed".into()))]), ahead)
     });
     let (jobs, skipped, jpegs) = planned?;
-    let (engines, description) = engines_from(opts, devices, jpegs)?;
-    let summary = run_jobs(opts, &engines, description, &jobs, &pool, ahead);
+    let resident = Resident::from_devices(opts, devices, jpegs, None)?;
+    let summary = run_jobs(opts, &resident, &jobs, &pool, ahead);
     crate::trace::mark("batch done");
     // Closing them takes ~0.2 s after 1000 photos (the JPEG engine's); left to the process's exit instead, the
     // driver took as long.
-    drop(engines);
+    drop(resident);
     crate::trace::mark("engines closed");
     Ok(BatchSummary { skipped, ..summary })
 }
@@ -194,25 +194,16 @@ pub fn plan(opts: &BatchOptions) -> anyhow::Result<(Jobs, Vec<String>)> {
     Ok((jobs, inputs::skipped_lines(&found)))
 }
 
-/// Each (input, output) of `jobs`, already planned by [`plan`] (a Dask task runs its share of one plan).
-pub fn run_planned(
-    opts: &BatchOptions,
-    engines: &[Engine],
-    description: String,
-    jobs: &[(PathBuf, PathBuf)],
-) -> BatchSummary {
-    run_jobs(opts, engines, description, jobs, &memory::Pool::new(opts.budget), Ahead::default())
-}
-
-/// [`run_planned`] within the memory of `pool`, with the files `ahead` read before the engines were open.
+/// Each (input, output) of `jobs` on `resident`, within the memory of `pool`, with the files `ahead` read before the
+/// engines were open.
 fn run_jobs<'p>(
     opts: &BatchOptions,
-    engines: &[Engine],
-    description: String,
+    resident: &Resident,
     jobs: &[(PathBuf, PathBuf)],
     pool: &'p memory::Pool,
     ahead: Ahead<'p>,
 ) -> BatchSummary {
+    let engines = &resident.engines[..];
     // PNGs go to the GPU still filtered on every engine, or on none (no GPU): then what was read ahead is dropped.
     let filtered_on_gpu = engines.iter().all(Engine::unfilters_on_gpu);
     if !filtered_on_gpu {
@@ -396,8 +387,7 @@ fn run_jobs<'p>(
         progress.inc(1);
     };
 
-    let (_asleep, not_asleep, workers) = engines::workers(engines);
-    notes.lock().expect("no panic while locked").extend(not_asleep);
+    notes.lock().expect("no panic while locked").extend(resident.notes.iter().cloned());
     // A PNG the GPU unfilters goes to a GPU thread, one a slot, once its worker has inflated it (`handoff.rs`); with
     // --png-inflate gpu, waves of PNGs nvCOMP inflates are taken from the back of the order (`waves.rs`).
     let gpu_threads: usize = if filtered_on_gpu { engines.iter().map(Engine::slot_count).sum() } else { 0 };
@@ -424,7 +414,7 @@ fn run_jobs<'p>(
         ToGpu::Rows((png, _reservation)) => on_rows(i, png),
         ToGpu::InWave(image) => waves::sobel(&waves, i, image),
     };
-    let threads = handoff::run(&order, workers.as_ref(), gpu_threads, job, on_gpu, finish, producer);
+    let threads = handoff::run(&order, resident.workers.as_ref(), gpu_threads, job, on_gpu, finish, producer);
     progress.finish_and_clear();
     stages.trace(engines, start.elapsed().as_secs_f64(), jobs.len(), threads);
 
@@ -437,7 +427,7 @@ fn run_jobs<'p>(
         failures,
         seconds: start.elapsed().as_secs_f64(),
         input_bytes: input_bytes.into_inner(),
-        engine: description,
+        engine: resident.description(opts),
         skipped: Vec::new(),
         notes,
         gpu_deflated: by_gpu_deflate.into_inner(),

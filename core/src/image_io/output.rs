@@ -276,7 +276,7 @@ impl Staged {
         match target {
             Target::File { path, mode } => {
                 self.make_folders(parent_of(path)).map_err(write_err)?;
-                let mut tmp = TempFile::new_in(parent_of(path)).map_err(write_err)?;
+                let mut tmp = TempFile::beside(path).map_err(write_err)?;
                 if let Some(mode) = mode {
                     tmp.file().set_permissions(mode.clone()).map_err(write_err)?;
                 }
