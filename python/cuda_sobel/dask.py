@@ -21,15 +21,26 @@ import glob
 import math
 import os
 import sys
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-__all__ = ["sobel_files", "Summary", "main"]
+try:
+    from distributed.diagnostics.plugin import WorkerPlugin
+except ImportError:  # Dask is needed to run, not to import (the docs build, type checks)
+    WorkerPlugin = object  # type: ignore[assignment,misc]
+
+__all__ = ["sobel_files", "Summary", "WorkerSummary", "EnginePlugin", "chunk_size_for", "main"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+TASKS_PER_WORKER = 2
+"""Tasks a worker runs at once, through its one engine: while one task's last images finish, the next one's
+first are already decoding, so the GPU and the cores never drain between tasks."""
 
 
 @dataclass
@@ -47,6 +58,10 @@ class Summary:
     skipped: List[str] = field(default_factory=list)
     """What the input folders held that was left out, one line per kind, with how many and why (files that
     are not images, sub-folders without ``recursive``, hidden files, images this tool wrote earlier)."""
+    workers: Dict[str, "WorkerSummary"] = field(default_factory=dict)
+    """What each worker did, by its name (a task that a dead worker did not finish counts where it was redone)."""
+    tasks: int = 0
+    """Tasks the images were spread over."""
 
     @property
     def done(self) -> int:
@@ -60,13 +75,37 @@ class Summary:
     def __str__(self) -> str:
         lines = [
             f"dask: {self.done} of {self.images} images in {self.seconds:.2f} s — {self.images_per_second:.1f} images/s"
-            f" — {'; '.join(self.engines) or 'no task ran'}"
+            f" — {len(self.workers)} worker(s), {self.tasks} task(s)"
         ]
+        lines.extend(f"  {name}: {w}" for name, w in sorted(self.workers.items()))
         lines.extend(self.skipped)
         if self.failed:
             lines.append(f"failed ({len(self.failed)}):")
             lines.extend(f"  {reason}" for _, reason in self.failed)
         return "\n".join(lines)
+
+
+@dataclass
+class WorkerSummary:
+    """What one worker did."""
+
+    images: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    """Time its tasks took, added up (tasks that ran at once count each)."""
+    engines: List[str] = field(default_factory=list)
+    """What computed there: device, slots, JPEG decoder (``cuda_sobel batch``'s line)."""
+
+    def __str__(self) -> str:
+        return f"{self.images - self.failed} done, {self.failed} failed — {'; '.join(self.engines)}"
+
+
+def chunk_size_for(images: int, workers: int) -> int:
+    """Images a task: about 16 tasks a worker, 8 to 256 images each. Each task costs its worker a few milliseconds
+    (Dask's dispatch, batch's threads for the task) while a worker's two tasks at once hide the drain between them;
+    more tasks balance the workers' ends better and a worker that dies takes fewer images with it. With a photo
+    taking ~2 ms of a GPU worker, 64 images is ~0.13 s of work a task."""
+    return min(256, max(8, math.ceil(images / (16 * max(1, workers)))))
 
 
 def _expand(inputs: Union[PathLike, Iterable[PathLike]]) -> List[str]:
@@ -86,50 +125,105 @@ def _expand(inputs: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     return out
 
 
+_OPENED: Dict[Tuple[Optional[Tuple[int, ...]], Optional[int]], "Future[Any]"] = {}
+_OPENING = threading.Lock()
+
+
+def _engine(devices: Optional[List[int]], threads: Optional[int]) -> Any:
+    """This process's :class:`~cuda_sobel._native.BatchWorker` for ``devices`` and ``threads``: opened by the first
+    caller (or by :class:`EnginePlugin` when the worker started) and kept for the process's life, so that no task pays
+    for a GPU context, kernels, nvJPEG, pinned slots or threads. Callers meanwhile wait for the one opening."""
+    key = (tuple(devices) if devices is not None else None, threads)
+    with _OPENING:
+        opened = _OPENED.get(key)
+        mine = opened is None
+        if mine:
+            opened = _OPENED[key] = Future()
+    if mine:
+        try:
+            opened.set_result(_native.BatchWorker(devices, threads))
+        except BaseException as e:  # every waiter sees why; a later task tries again
+            with _OPENING:
+                del _OPENED[key]
+            opened.set_exception(e)
+    return opened.result()
+
+
+def _worker_devices(gpus: bool, name: Any) -> Optional[List[int]]:
+    """The GPU worker `name` computes on: with ``gpus`` on a local cluster of a multi-GPU host (workers named 0, 1,
+    …), worker i takes GPU i; elsewhere (a worker whose ``CUDA_VISIBLE_DEVICES`` is set, as dask-cuda's are, or any
+    other) every visible one."""
+    if not gpus or os.environ.get("CUDA_VISIBLE_DEVICES"):
+        return None
+    count = _native.device_count()
+    return [name % count] if isinstance(name, int) and count else None
+
+
+def _threads() -> Optional[int]:
+    """Workers beside the GPU slots: the ``CUDA_SOBEL_THREADS`` a local cluster gives each worker (its share of
+    the host's cores), else every core (``RAYON_NUM_THREADS`` when set)."""
+    text = os.environ.get("CUDA_SOBEL_THREADS")
+    return int(text) if text else None
+
+
+class EnginePlugin(WorkerPlugin):  # type: ignore[misc]
+    """A Dask worker plugin that opens cuda_sobel's engine as the worker starts, on a thread of its own — so the
+    worker joins the cluster at once and the GPU opens while the client plans — and keeps it for the worker's life.
+    Registered by :func:`sobel_files` (``client.register_plugin``); tasks that reach a worker first simply wait for it.
+    """
+
+    name = "cuda-sobel-engine"
+    idempotent = True
+
+    def __init__(self, gpus: bool) -> None:
+        self.gpus = gpus
+
+    def setup(self, worker: Any) -> None:
+        devices, threads = _worker_devices(self.gpus, worker.name), _threads()
+        # A failure here is the first task's error, with its words (the task opens again and raises it).
+        threading.Thread(target=lambda: _try(_engine, devices, threads), name="cuda-sobel-open", daemon=True).start()
+
+
+
+def _try(f: Any, *args: Any) -> None:
+    try:
+        f(*args)
+    except Exception:
+        pass
+
+
 def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression: str, format: str, check: bool,
            gpus: bool, kernel: Tuple[Optional[str], bool] = (None, False),
-           ) -> Tuple[int, List[Tuple[str, str]], float, str]:
-    """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs), on this worker's GPU when it has one.
-    `filter`: the arguments of :func:`cuda_sobel._arrays.native_filter` (the checked filter itself does not
-    travel); `kernel`: ``batch --kernel``'s spec (None: the edges) and ``--rgb``."""
+           ) -> Tuple[int, List[Tuple[str, str]], float, str, str]:
+    """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs) through this worker's resident engine (its
+    GPU when it has one). `filter`: the arguments of :func:`cuda_sobel._arrays.native_filter` (the checked filter
+    itself does not travel); `kernel`: ``batch --kernel``'s spec (None: the edges) and ``--rgb``. Returns batch's
+    (images, failures, seconds, what computed) and the worker's name."""
     from ._arrays import native_filter
 
-    devices = None
-    if gpus and not os.environ.get("CUDA_VISIBLE_DEVICES"):
-        # A plain LocalCluster on a multi-GPU host: worker i takes GPU i (dask-cuda's workers instead see
-        # one device each through CUDA_VISIBLE_DEVICES).
-        try:
-            from distributed import get_worker
+    try:
+        from distributed import get_worker
 
-            name = get_worker().name
-        except (ImportError, ValueError):
-            name = None
-        count = _native.device_count()
-        if isinstance(name, int) and count:
-            devices = [name % count]
-    return _native.batch(jobs, native_filter(*filter), png_compression, format, check, devices, *kernel)
+        name = get_worker().name
+    except (ImportError, ValueError):  # called outside a worker
+        name = f"pid {os.getpid()}"
+    engine = _engine(_worker_devices(gpus, name), _threads())
+    images, failed, seconds, what = engine.run(jobs, native_filter(*filter), png_compression, format, check, *kernel)
+    return images, failed, seconds, what, str(name)
 
 
 def _local_client(workers: Optional[int], gpus: bool) -> Any:
-    """A local cluster: one worker per GPU with ``gpus`` (dask-cuda's LocalCUDACluster when installed),
-    else ``workers`` processes (default: 2), each one task at a time, the cores shared out among them."""
+    """A local cluster of ``workers`` processes (default: one per GPU with ``gpus``, else 2), worker i on GPU i with
+    ``gpus``; each runs :data:`TASKS_PER_WORKER` tasks at once and gets its share of the host's cores."""
     from distributed import Client, LocalCluster
 
     cores = os.cpu_count() or 1
-    if gpus:
-        gpu_count = max(1, _native.device_count())
-        try:
-            from dask_cuda import LocalCUDACluster
-
-            return Client(LocalCUDACluster(n_workers=workers))
-        except ImportError:
-            workers = workers or gpu_count
-        # A GPU worker gets its GPU's share of the host's cores, however many workers run.
-        threads = str(max(1, cores // max(workers, gpu_count)))
-    else:
-        workers = workers or 2
-        threads = str(max(1, cores // workers))
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, env={"RAYON_NUM_THREADS": threads})
+    workers = workers or (max(1, _native.device_count()) if gpus else 2)
+    threads = str(max(1, cores // workers))
+    env = {"RAYON_NUM_THREADS": threads, "CUDA_SOBEL_THREADS": threads}
+    # The plugin given here opens each worker's engine as it starts, while the client plans.
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=TASKS_PER_WORKER, processes=True, env=env,
+                           plugins={EnginePlugin(gpus)})
     return Client(cluster)
 
 
@@ -174,12 +268,12 @@ def sobel_files(
         As ``cuda_sobel batch``'s options (``norm="l1"`` is its ``--output l1``; ``format``: one of
         ``cuda_sobel.FORMATS``, e.g. ``"png"``, ``"jpg"``).
     chunk_size
-        Images per task (default: about four tasks per worker, at most 64 images each).
+        Images per task (default: :func:`chunk_size_for`).
     gpus
         For a cluster started here: one worker per GPU. On any cluster, a worker without a GPU computes on
         its CPU.
     progress
-        Show Dask's progress bar.
+        A line on standard error, updated as tasks end: images done, images/s, failures.
     kernel, rgb
         As ``cuda_sobel batch --kernel SPEC [--rgb]``: ``"gaussian:5"``, ``"box:7"``, a matrix file's path, …, of the
         grey image or of each channel (``operator``, ``ksize``, ``compat``, ``grey`` and ``norm`` do not apply).
@@ -209,21 +303,36 @@ def sobel_files(
         except (ImportError, ValueError):
             client = own = _local_client(None, gpus)
     try:
+        client.register_plugin(EnginePlugin(gpus))
         workers = max(1, len(client.scheduler_info().get("workers", {})))
-        size = chunk_size or min(64, max(1, math.ceil(len(pairs) / (4 * workers))))
+        size = chunk_size or chunk_size_for(len(pairs), workers)
         chunks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
+        summary.tasks = len(chunks)
         futures = client.map(
             _chunk, chunks, filter=filter_args, png_compression=png_compression, format=format, check=check,
             gpus=gpus, kernel=(kernel, rgb), pure=False, retries=2,
         )
-        if progress:
-            from distributed import progress as show
+        from distributed import as_completed
 
-            show(futures)
-        for images, failed, _seconds, engine in client.gather(futures):
+        done = 0
+        for future in as_completed(futures):
+            images, failed, seconds, engine, name = future.result()
             summary.failed.extend(failed)
             if engine not in summary.engines:
                 summary.engines.append(engine)
+            w = summary.workers.setdefault(name, WorkerSummary())
+            w.images, w.failed, w.seconds = w.images + images, w.failed + len(failed), w.seconds + seconds
+            if engine not in w.engines:
+                w.engines.append(engine)
+            done += images
+            if progress:
+                rate = done / (time.perf_counter() - started)
+                print(f"\r{done}/{len(pairs)} images · {rate:.0f} images/s · {len(summary.failed)} failed",
+                      end="", file=sys.stderr, flush=True)
+        if progress:
+            print(file=sys.stderr)
+        # What a worker killed mid-file left (its hidden temporary file): no task writes these outputs any more.
+        _native.remove_stale([o for _, o in pairs])
     finally:
         if own is not None:
             _close(own)
@@ -284,4 +393,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Through the package's module, not this `__main__` copy of it: what travels to the workers (the tasks, the
+    # plugin) is then named by reference to `cuda_sobel.dask`, not pickled with this module's state.
+    from cuda_sobel.dask import main as _main
+
+    sys.exit(_main())

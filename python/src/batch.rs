@@ -1,18 +1,16 @@
 //! `cuda_sobel batch` for Dask: the client plans (lists the folders, names every output, refuses what batch
-//! refuses), each worker runs its share of the plan with engines it keeps.
+//! refuses), each worker runs its share of the plan through a [`BatchWorker`] it keeps.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use cuda_sobel_core::batch::KernelJob;
+use cuda_sobel_core::batch::{KernelJob, Resident};
 use cuda_sobel_core::conv::ConvKernel;
-use cuda_sobel_core::engine::Engine;
 use cuda_sobel_core::image_io::{Format, PngCompression};
 use cuda_sobel_core::sobel::Filter;
+use cuda_sobel_core::{interrupt, memory};
 
 use crate::{pick, runtime, NativeFilter};
 
@@ -44,40 +42,79 @@ pub fn plan_batch(
         .map_err(PyValueError::new_err)
 }
 
-/// (images, [(file, reason)], seconds, what computed): what [`batch`] returns.
+/// (images, [(file, reason)], seconds, what computed): what [`BatchWorker::run`] returns.
 type BatchResult = (usize, Vec<(String, String)>, f64, String);
 
-/// `cuda_sobel batch` on these (input, output) pairs, planned by [`plan_batch`] (the GPU(s) `devices`,
-/// default every visible one, else the CPU): (images, [(file, reason) of each failure], seconds, what
-/// computed). Outputs are written atomically, so running it again on the same files (a retried task) is
-/// harmless.
+/// `cuda_sobel batch`'s engines, opened once and kept for the life of a process — a Dask worker's: the devices'
+/// contexts and kernels, nvJPEG, the pinned slots and the worker threads beside them (all devices at once), so that
+/// a task pays for none of it. Opening costs tenths of a second to a second a device; a task of 64 photos, about as
+/// long. Tasks may call [`BatchWorker::run`] from several threads at once: their jobs share its threads, slots and
+/// memory budget, and one task's last images overlap the next task's first.
+#[pyclass(frozen, module = "cuda_sobel._native")]
+pub struct BatchWorker {
+    resident: Resident,
+    pool: memory::Pool,
+}
+
+#[pymethods]
+impl BatchWorker {
+    /// Opens the GPU(s) `devices` (default: every visible one; without any, the CPU) with `threads` workers beside
+    /// the slots (default: one a core, or `RAYON_NUM_THREADS`).
+    #[new]
+    #[pyo3(signature = (devices=None, threads=None))]
+    fn new(py: Python<'_>, devices: Option<Vec<usize>>, threads: Option<usize>) -> PyResult<Self> {
+        let mut opts =
+            options(Vec::new(), false, PathBuf::new(), Format::Png, Filter::default(), PngCompression::Default, false);
+        opts.devices = devices;
+        let resident = py.detach(|| Resident::open(&opts, true, threads)).map_err(|e| runtime(format!("{e:#}")))?;
+        Ok(BatchWorker { resident, pool: memory::Pool::new(opts.budget) })
+    }
+
+    /// What computes the edges, in one line (device, slots, JPEG decoder).
+    #[getter]
+    fn description(&self) -> String {
+        self.resident.description(&options(
+            Vec::new(),
+            false,
+            PathBuf::new(),
+            Format::Png,
+            Filter::default(),
+            PngCompression::Default,
+            false,
+        ))
+    }
+
+    /// `cuda_sobel batch` on these (input, output) pairs, planned by [`plan_batch`]: (images, [(file, reason) of
+    /// each failure], seconds, what computed). Outputs are written atomically, so running it again on the same
+    /// files (a retried task) is harmless.
+    #[pyo3(signature = (jobs, filter, png_compression, format, check, kernel=None, rgb=false))]
+    #[allow(clippy::too_many_arguments)] // batch's options, passed through one by one
+    fn run(
+        &self,
+        py: Python<'_>,
+        jobs: Vec<(PathBuf, PathBuf)>,
+        filter: &NativeFilter,
+        png_compression: &str,
+        format: &str,
+        check: bool,
+        kernel: Option<&str>,
+        rgb: bool,
+    ) -> PyResult<BatchResult> {
+        let compression = pick("png_compression", png_compression, &PngCompression::ALL, PngCompression::name)?;
+        let format = pick("format", format, &Format::ALL, Format::name)?;
+        let mut opts = options(Vec::new(), false, PathBuf::new(), format, filter.filter, compression, check);
+        opts.kernel = kernel_job(kernel, rgb)?;
+        let summary = py.detach(|| self.resident.run(&opts, &jobs, &self.pool));
+        let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
+        Ok((summary.images, failures, summary.seconds, summary.engine))
+    }
+}
+
+/// Removes what writers killed mid-file left beside each of `outputs` (hidden temporary files named after the
+/// output, and only those), once no task writes them any more; returns how many.
 #[pyfunction]
-#[pyo3(signature = (jobs, filter, png_compression, format, check, devices=None, kernel=None, rgb=false))]
-#[allow(clippy::too_many_arguments)] // batch's options, passed through one by one
-pub fn batch(
-    py: Python<'_>,
-    jobs: Vec<(PathBuf, PathBuf)>,
-    filter: &NativeFilter,
-    png_compression: &str,
-    format: &str,
-    check: bool,
-    devices: Option<Vec<usize>>,
-    kernel: Option<&str>,
-    rgb: bool,
-) -> PyResult<BatchResult> {
-    let compression = pick("png_compression", png_compression, &PngCompression::ALL, PngCompression::name)?;
-    let format = pick("format", format, &Format::ALL, Format::name)?;
-    let mut opts = options(Vec::new(), false, PathBuf::new(), format, filter.filter, compression, check);
-    opts.devices = devices;
-    opts.kernel = kernel_job(kernel, rgb)?;
-    let summary = py
-        .detach(|| -> anyhow::Result<_> {
-            let engines = engines(&opts)?;
-            Ok(cuda_sobel_core::batch::run_planned(&opts, &engines.0, engines.1.clone(), &jobs))
-        })
-        .map_err(|e| runtime(format!("{e:#}")))?;
-    let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
-    Ok((summary.images, failures, summary.seconds, summary.engine))
+pub fn remove_stale(py: Python<'_>, outputs: Vec<PathBuf>) -> PyResult<usize> {
+    py.detach(|| interrupt::remove_stale(&outputs)).map_err(|e| runtime(format!("removing temporary files: {e}")))
 }
 
 /// `batch --kernel SPEC [--rgb]`'s job, or None for the edges; a bad spec as the `ValueError` of the command line's words.
@@ -118,20 +155,4 @@ fn options(
         png_inflate: cuda_sobel_core::batch::PngInflate::Cpu,
         kernel: None,
     }
-}
-
-/// The engines for `opts.devices`, opened once per process and kept: a Dask worker runs one batch per task,
-/// and opening a context with its kernels and pinned slots for each (~0.3 s) made a 2-worker run 4× slower
-/// than `cuda_sobel batch` on the same folder.
-fn engines(opts: &cuda_sobel_core::batch::BatchOptions) -> anyhow::Result<Arc<(Vec<Engine>, String)>> {
-    type Cache = Mutex<HashMap<Option<Vec<usize>>, Arc<(Vec<Engine>, String)>>>;
-    static ENGINES: OnceLock<Cache> = OnceLock::new();
-    let mut cache =
-        ENGINES.get_or_init(Default::default).lock().map_err(|_| anyhow::anyhow!("engine cache poisoned"))?;
-    if let Some(e) = cache.get(&opts.devices) {
-        return Ok(e.clone());
-    }
-    let opened = Arc::new(cuda_sobel_core::batch::open_engines(opts)?);
-    cache.insert(opts.devices.clone(), opened.clone());
-    Ok(opened)
 }

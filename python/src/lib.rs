@@ -161,7 +161,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(filter::filter_device, m)?)?;
     m.add_function(wrap_pyfunction!(filter::filter_workspace, m)?)?;
     m.add_function(wrap_pyfunction!(batch::plan_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::remove_stale, m)?)?;
+    m.add_class::<batch::BatchWorker>()?;
     Ok(())
 }
 

@@ -3,9 +3,11 @@ gives exactly `cuda_sobel batch`'s files and failures; a worker that dies mid-ru
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -91,7 +93,8 @@ def test_a_kernel_over_the_cluster_writes_what_batch_kernel_writes(folder, clien
 
 
 class KillOnce(distributed.diagnostics.plugin.WorkerPlugin):
-    """Kills its worker's process shortly after a task starts executing, once per flag file."""
+    """SIGKILLs its worker's process shortly after a task starts executing, once per flag file: the worker ends as
+    one the kernel's OOM killer or a lost node would, with no chance to clean up."""
 
     name = "kill-once"
 
@@ -101,7 +104,12 @@ class KillOnce(distributed.diagnostics.plugin.WorkerPlugin):
     def transition(self, key, start, finish, **kwargs):
         if finish == "executing" and not os.path.exists(self.flag):
             open(self.flag, "w").close()
-            threading.Timer(0.05, os._exit, (1,)).start()
+            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGKILL)).start()
+
+
+def leftover(out) -> list:
+    """Hidden files under `out`: what a writer killed mid-file would leave."""
+    return [os.path.join(d, f) for d, _, files in os.walk(out) for f in files if f.startswith(".")]
 
 
 def test_a_worker_killed_mid_run_loses_nothing(folder, expected, client, tmp_path):
@@ -113,7 +121,85 @@ def test_a_worker_killed_mid_run_loses_nothing(folder, expected, client, tmp_pat
     summary = csd.sobel_files([str(folder / "*.png"), str(folder / "empty.jpg")], out, client=client, chunk_size=2)
     assert os.path.exists(flag), "a worker was killed"
     assert summary.done == 18 and len(summary.failed) == 3
-    assert written(out) == expected
+    assert written(out) == expected and not leftover(out)
+    assert sum(w.images for w in summary.workers.values()) == 21, "each image counted once"
+
+
+def test_what_a_killed_writer_left_is_removed_and_nothing_else(folder, expected, client, tmp_path):
+    """A temporary file as a worker killed mid-write leaves it (named after its output) goes once the run is over;
+    the user's own hidden files, even ones that look alike, stay."""
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / ".cuda_sobel-img03_sobel.png.Ab12Cd.tmp"
+    stale.write_bytes(b"half an image")
+    mine = [out / ".cuda_sobel-notes.txt.Ab12Cd.tmp", out / ".cuda_sobel-img03_sobel.png.tmp", out / ".hidden"]
+    for f in mine:
+        f.write_bytes(b"the user's")
+    summary = csd.sobel_files([str(folder)], out, client=client, chunk_size=5)
+    assert summary.done == 18 and written(out) == expected
+    assert not stale.exists()
+    assert all(f.read_bytes() == b"the user's" for f in mine)
+
+
+@pytest.fixture
+def separate_cluster(tmp_path):
+    """A scheduler and two workers started as a user's cluster is: Dask's own `dask scheduler` and `dask worker`
+    commands, separate processes talking TCP (each worker under its nanny, which restarts it when it dies)."""
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    if not os.path.exists(dask):
+        dask = shutil.which("dask")
+    if dask is None:
+        pytest.skip("no `dask` command beside the Python interpreter or on PATH")
+    address = tmp_path / "scheduler.json"
+    # The tests' own plugin (KillOnce) travels by reference to this module, so the workers can import it.
+    path = os.pathsep.join(filter(None, [os.path.dirname(__file__), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, RAYON_NUM_THREADS="1", PYTHONPATH=path)
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(address)], env=env, stderr=subprocess.DEVNULL)]
+    try:
+        for i in range(2):
+            procs.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(address), "--name", f"w{i}",
+                                           "--nthreads", "2", "--no-dashboard"], env=env, stderr=subprocess.DEVNULL))
+        for _ in range(300):
+            if address.exists():
+                break
+            time.sleep(0.1)
+        c = distributed.Client(scheduler_file=str(address), timeout=60)
+        c.wait_for_workers(2, timeout=60)
+        yield c
+        c.close()
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs[::-1]:
+            p.wait(timeout=60)
+
+
+def test_a_separate_process_cluster_over_tcp_with_a_worker_killed(folder, expected, separate_cluster, tmp_path):
+    """As `dask scheduler` + `dask worker` run on a user's machines: batch's bytes, and a worker SIGKILLed mid-run
+    loses no image, leaves no partial file, and the summary counts each image once."""
+    client = separate_cluster
+    assert client.scheduler.address.startswith("tcp://")
+    plain = csd.sobel_files([str(folder)], tmp_path / "plain", client=client, chunk_size=3)
+    assert plain.done == 18 and written(tmp_path / "plain") == expected
+    assert set(plain.workers) <= {"w0", "w1"} and "cpu-rayon" in str(plain)
+
+    flag = str(tmp_path / "killed")
+    client.register_plugin(KillOnce(flag))
+    out = tmp_path / "out"
+    summary = csd.sobel_files([str(folder)], out, client=client, chunk_size=2)
+    assert os.path.exists(flag), "a worker was killed"
+    assert summary.done == 18 and len(summary.failed) == 3
+    assert written(out) == expected and not leftover(out)
+    assert sum(w.images for w in summary.workers.values()) == summary.images == 21
+    assert sum(w.failed for w in summary.workers.values()) == 3
+
+
+def test_tasks_are_sized_to_the_work():
+    assert csd.chunk_size_for(21, 2) == 8  # never fewer than 8 images a task
+    assert csd.chunk_size_for(2000, 2) == 63  # about 16 tasks a worker
+    assert csd.chunk_size_for(2000, 1) == 125
+    assert csd.chunk_size_for(1_000_000, 4) == 256  # never more than 256
 
 
 def test_refusals_come_before_any_task(folder, tmp_path):
