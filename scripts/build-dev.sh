@@ -3,7 +3,7 @@
 # .dev/cuda_sobel and .dev/tests.tar.xz (each integration-test binary), .dev/kernel-cache.tar.xz (the sm_90
 # machine code of every kernel build the GPU tests and the bench ask for, so the GPU machine's minutes go to
 # testing, not to NVRTC) and .dev/wheels/ (the Python package, and the peers the GPU machine lacks:
-# kornia). The GPU machine has no Rust and no internet; all of this runs there unchanged. Then, through the
+# kornia, and Dask in .dev/wheels/dask). The GPU machine has no Rust and no internet; all of this runs there unchanged. Then, through the
 # device tool:
 #   run(carry: [".dev"], command: "bash scripts/gpu-check.sh")
 # NVRTC_DIR: where the nvidia-cuda-nvrtc wheel is (as .ci/run installs it); PYTHON: a Python with maturin.
@@ -38,5 +38,13 @@ mkdir -p .dev/wheels
 "$PYTHON" -m maturin build --quiet --release --locked -m python/Cargo.toml -o .dev/wheels
 "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 -d .dev/wheels \
   kornia==0.8.1 kornia_rs==0.1.9 || echo "build-dev: no kornia wheels (offline?); the kornia rows will be skipped"
+# Dask for bench/scale-out.sh and test_dask.py there (the GPU machine has none): distributed and what it imports.
+mkdir -p .dev/wheels/dask
+"$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 -d .dev/wheels/dask \
+  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --platform any \
+  dask==2026.8.0 distributed==2026.8.0 cloudpickle==3.1.3 toolz==1.2.0 partd==1.4.2 locket==1.0.0 tblib==3.2.2 \
+  zict==3.0.0 msgpack==1.2.4 psutil==7.2.2 sortedcontainers==2.4.0 tornado==6.6.1 PyYAML==6.0.4 fsspec==2026.9.0 \
+  click==8.5.1 Jinja2==3.1.6 MarkupSafe==3.0.4 importlib_metadata==10.2.0 zipp==4.1.2 urllib3==2.8.0 ||
+  echo "build-dev: no Dask wheels (offline?); the Dask runs will be skipped there"
 du -sh .dev/cuda_sobel .dev/tests.tar.xz .dev/kernel-cache.tar.xz .dev/wheels
 du -sh .dev

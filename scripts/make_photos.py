@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""JPEG photos for the folder benchmarks (bench/photos.sh, bench/dask.sh): the real photos of tests/data/photos
+"""JPEG photos for the folder benchmarks (bench/photos.sh, bench/scale_out.py): the real photos of tests/data/photos
 resized to 4000×3000 with sensor-like noise (Gaussian, σ = 4 levels, a new seed each file), quality 90 — not
 flat synthetic images that compress to nothing. With --odd, the awkward files instead: grey, 4:4:4, 4:2:2,
 progressive, an odd size, a restart-interval file, CMYK and an EXIF-rotated one (Pillow), cut and hostile

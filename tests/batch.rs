@@ -278,6 +278,7 @@ fn nvjpeg_is_loaded_only_where_an_input_is_a_jpeg() {
             .env_remove("RAYON_NUM_THREADS")
             .arg("batch")
             .arg(&input)
+            .args(["--devices", "0"]) // one device's slots, on a host of any number of GPUs
             .arg("--out")
             .arg(dir.path().join("traced"))
             .assert()

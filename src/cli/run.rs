@@ -236,7 +236,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         Some(spec) => Some(crate::batch::KernelJob { kernel: crate::conv::ConvKernel::parse(spec)?, rgb: a.rgb }),
         None => None,
     };
-    let summary = crate::batch::run(&crate::batch::BatchOptions {
+    let (summary, _engines) = crate::batch::run_keeping(&crate::batch::BatchOptions {
         inputs: a.inputs,
         recursive: a.recursive,
         out_dir: a.out,
@@ -255,7 +255,9 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         kernel,
     })?;
     crate::say!("{}", crate::batch::summary_text(&summary));
-    Ok(if summary.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    // Every output is in place: the engines are left to the OS (`exit_now` does not return), not closed one by one.
+    crate::trace::mark("summary written");
+    crate::interrupt::exit_now(if summary.failures.is_empty() { 0 } else { 2 })
 }
 
 fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
