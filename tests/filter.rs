@@ -119,6 +119,9 @@ fn kernels() -> Vec<ConvKernel> {
     k.push(ConvKernel::from_text("laplacian", "0 1 0\n1 -4 1\n0 1 0\ndivisor 1").unwrap());
     k.push(ConvKernel::from_text("skew", "1 2 3 0 -1\n").unwrap()); // 1×5 padded to 5×5, sum 5
     k.push(ConvKernel::from_text("emboss", "gradient\n-2 -1 0\n-1 1 1\n0 1 2").unwrap());
+    // Rank one with taps so large (15 × 15 of 2^20) that even the column sums need 64 bits.
+    let row = vec!["1048576"; 15].join(" ");
+    k.push(ConvKernel::from_text("huge", &vec![row; 15].join("\n")).unwrap());
     k
 }
 
@@ -138,7 +141,7 @@ fn cpu_rayon_equals_the_reference_everywhere() {
             for border in Border::ALL {
                 let img = random(w, h, 1 + (m % 2) * 2, (n * 31 + m) as u64);
                 assert_eq!(
-                    conv::filter_rayon(&img, k, border),
+                    cuda_sobel::cpu::rayon::filter(&img, k, border),
                     conv::filter_scalar(&img, k, border),
                     "{} {w}×{h} {border:?}",
                     k.name

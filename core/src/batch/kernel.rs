@@ -43,7 +43,7 @@ pub(super) fn run_one(
     let border = opts.filter.border;
     let result = match engine {
         Some(engine) => engine.filter_planes(&planes, &job.kernel, border),
-        None => Ok(conv::filter_rayon(&planes, &job.kernel, border)),
+        None => Ok(crate::cpu::rayon::filter(&planes, &job.kernel, border)),
     }
     .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
     if opts.check && conv::filter_scalar(&planes, &job.kernel, border) != result {

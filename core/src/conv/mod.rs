@@ -24,7 +24,7 @@ mod spec;
 pub mod strategy;
 pub use strategy::{Strategy, STRIP_PACKED_BOUND};
 
-pub use reference::{filter_plane, filter_rayon, filter_scalar};
+pub use reference::{filter_plane, filter_scalar};
 
 /// The largest kernel side (`box:15`): radius 7.
 pub const MAX_SIZE: usize = 15;

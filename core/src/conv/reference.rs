@@ -1,10 +1,8 @@
 //! Stencils on the CPU: [`correlate`], the one definition of a stencil's sum that every path is held to (the
 //! edge command's `cpu-scalar` computes its gradients with it too); the filter's scalar reference (that
-//! definition read literally: every tap of every pixel, every neighbour through the border rule, 64-bit sums)
-//! and its rayon twin (rows in parallel,
-//! interior pixels read without the border rule, sums in the kernel's width), which tests hold to it.
-
-use rayon::prelude::*;
+//! definition read literally: every tap of every pixel, every neighbour through the border rule, 64-bit sums), which
+//! tests hold the fast paths to — on the CPU, [`crate::cpu::rayon::filter`], the edges' band loop with the kernel's
+//! taps.
 
 use super::{ConvKernel, Planes, MAX_SIZE};
 use crate::sobel::Border;
@@ -110,47 +108,10 @@ pub fn filter_scalar(img: &Planes, k: &ConvKernel, border: Border) -> Planes {
     Planes { data, ..*img }
 }
 
-/// One plane's row `y` into `out`: interior pixels (the whole window inside) in the kernel's own width
-/// without the border rule, the rest by the definition.
-fn row_into(v: View, y: usize, out: &mut [u8]) {
-    let View { plane, w, h, k, .. } = v;
-    let (d, r) = (k.side(), k.radius);
-    let gradient = matches!(k.kind, super::Kind::Gradient);
-    let inside_rows = y >= r && y + r < h;
-    for (x, o) in out.iter_mut().enumerate() {
-        if !(inside_rows && x >= r && x + r < w) {
-            *o = pixel(v, x, y);
-            continue;
-        }
-        let (mut s, mut t) = (0i64, 0i64);
-        for i in 0..d {
-            let row = &plane[(y + i - r) * w + x - r..][..d];
-            for (j, &p) in row.iter().enumerate() {
-                s += k.tap(i, j, false) as i64 * p as i64;
-                if gradient {
-                    t += k.tap(i, j, true) as i64 * p as i64;
-                }
-            }
-        }
-        *o = k.finish(s, t);
-    }
-}
-
-/// The filter on every core: rows in parallel.
-pub fn filter_rayon(img: &Planes, k: &ConvKernel, border: Border) -> Planes {
-    let (w, h) = (img.width, img.height);
-    let mut data = vec![0u8; img.data.len()];
-    data.par_chunks_mut(w).enumerate().for_each(|(n, out)| {
-        let (p, y) = (n / h, n % h);
-        row_into(View { plane: &img.data[p * w * h..][..w * h], w, h, k, border }, y, out);
-    });
-    Planes { data, ..*img }
-}
-
 /// The filter by a CPU strategy: the reference, or rayon.
 pub fn filter_plane(img: &Planes, k: &ConvKernel, border: Border, parallel: bool) -> Planes {
     if parallel {
-        filter_rayon(img, k, border)
+        crate::cpu::rayon::filter(img, k, border)
     } else {
         filter_scalar(img, k, border)
     }

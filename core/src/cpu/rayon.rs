@@ -1,4 +1,5 @@
-//! `cpu-rayon`: the fast CPU baseline. Same bytes as `cpu-scalar`, but
+//! `cpu-rayon`: the fast CPU path, of the edges and of the filter command's kernels alike ([`filter`]). Same bytes as
+//! `cpu-scalar`, but
 //! - **fused**: grey, Gx, Gy and the output in one pass, with no full-size intermediate buffers;
 //! - **parallel**: the output is cut into bands of rows, one rayon task per band;
 //! - **stencil with a rolling window**: a band keeps the stencil's `2r + 1` grey rows (r its radius), each
@@ -13,14 +14,21 @@
 //! - **runtime CPU dispatch** (`multiversion`): the band loop is compiled for AVX-512/AVX2 as well as the
 //!   baseline SSE2 and the best one the CPU has is picked at run time. Measured reason: 2048×1024 on the
 //!   development machine (2 threads) took 4.3 ms with SSE2 and 2.9 ms with AVX2 (median of 60 runs);
-//! - **specialised per stencil**: the stencil is a const generic parameter, chosen once per band, so each
-//!   inner loop is compiled with its taps folded in (zero taps vanish, ×1 becomes an add).
+//! - **specialised per stencil**: the edges' stencil is a const generic parameter, chosen once per band, so each
+//!   inner loop is compiled with its taps folded in (zero taps vanish, ×1 becomes an add); a filter's kernel runs
+//!   the same loop with its taps read at run time, in the narrowest lanes its sums fit (32 or 64 bits), and a
+//!   kernel that does not separate sums its matrix's rows along the ring's rows instead.
 
 use ::rayon::prelude::*;
 use image::{GrayImage, RgbImage};
 
 pub use super::source::{HostImage, PackedRgb, Rows, Samples};
-use crate::sobel::{Compat, Filter, Ksize, Norm, Operator, Stencil};
+use super::taps::{Const, GreyPlane, Runtime, Taps};
+use crate::conv::{self, ConvKernel, Kind, Planes, MAX_SIZE};
+use crate::sobel::{Border, Compat, Filter, Ksize, Norm, Operator};
+
+/// The largest radius a band's ring holds: a filter's (the edges' stencils reach 3).
+const MAX_RADIUS: usize = MAX_SIZE / 2;
 
 /// Rows per band at most; bands this tall keep the redundant halo rows small while giving each of many
 /// threads several bands to balance.
@@ -46,6 +54,8 @@ pub enum Out<'a> {
     Direction(&'a mut [f32]),
     /// OpenCV Canny's quantised direction ([`crate::sobel::direction4`]).
     Direction4(&'a mut [u8]),
+    /// A filter's bytes ([`ConvKernel::finish`]): the smoothed value, or a gradient kernel's magnitude.
+    Filtered(&'a mut [u8], Kind),
 }
 
 impl Plane<'_> {
@@ -70,9 +80,9 @@ impl Plane<'_> {
     fn put<G: Lane>(&mut self, y: usize, g: &[G]) {
         let w = g.len();
         match self {
-            Plane::I16(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.into() as i16),
-            Plane::I32(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.into()),
-            Plane::F32(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.into() as f32),
+            Plane::I16(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.get() as i16),
+            Plane::I32(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.get() as i32),
+            Plane::F32(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.get() as f32),
         }
     }
 }
@@ -80,7 +90,7 @@ impl Plane<'_> {
 impl Out<'_> {
     fn len(&self) -> usize {
         match self {
-            Out::Edges(o) | Out::Direction4(o) => o.len(),
+            Out::Edges(o) | Out::Direction4(o) | Out::Filtered(o, _) => o.len(),
             Out::Gradients(x, y) => x.len().min(y.len()),
             Out::Direction(o) => o.len(),
         }
@@ -91,6 +101,7 @@ impl Out<'_> {
         match self {
             Out::Edges(o) => o.chunks_mut(n).map(Out::Edges).collect(),
             Out::Direction4(o) => o.chunks_mut(n).map(Out::Direction4).collect(),
+            Out::Filtered(o, kind) => o.chunks_mut(n).map(|o| Out::Filtered(o, *kind)).collect(),
             Out::Direction(o) => o.chunks_mut(n).map(Out::Direction).collect(),
             Out::Gradients(x, y) => {
                 x.chunks(n).into_iter().zip(y.chunks(n)).map(|(x, y)| Out::Gradients(x, y)).collect()
@@ -150,7 +161,28 @@ pub fn output_bytes<R: Rows>(src: &R, filter: Filter, output: crate::sobel::Outp
 }
 
 /// Computes `out` for the image `src` in `filter`'s arithmetic, on every core.
-pub fn run<R: Rows>(src: &R, filter: Filter, mut out: Out) {
+pub fn run<R: Rows>(src: &R, filter: Filter, out: Out) {
+    in_bands(src, out, |src, y0, out| by_stencil(src, y0, filter, out));
+}
+
+/// A filter's `kernel` over each plane of `img`, on every core: the filter command's `cpu-rayon`, the same band loop
+/// as the edges' with the kernel's taps read at run time (bytes identical to [`crate::conv::filter_scalar`]).
+pub fn filter(img: &Planes, kernel: &ConvKernel, border: Border) -> Planes {
+    let (w, h) = (img.width, img.height);
+    let mut data = vec![0u8; img.data.len()];
+    let taps = Runtime::of(kernel);
+    let filter = Filter::with_border(border);
+    if w * h > 0 {
+        for (plane, out) in img.data.chunks(w * h).zip(data.chunks_mut(w * h)) {
+            let src = GreyPlane { data: plane, width: w, height: h };
+            in_bands(&src, Out::Filtered(out, kernel.kind), |src, y0, out| by_kernel(src, y0, filter, &taps, out));
+        }
+    }
+    Planes { data, ..*img }
+}
+
+/// `band(src, y0, out)` over bands of rows of `out`, in parallel.
+fn in_bands<R: Rows>(src: &R, mut out: Out, band: impl Fn(&R, usize, Out) + Sync) {
     let (width, height) = (src.width(), src.height());
     assert_eq!(out.len(), width * height, "one output value a pixel");
     if width * height == 0 {
@@ -158,9 +190,10 @@ pub fn run<R: Rows>(src: &R, filter: Filter, mut out: Out) {
     }
     let tasks = ::rayon::current_num_threads() * 4;
     let band_rows = height.div_ceil(tasks).clamp(1, MAX_BAND_ROWS);
-    out.bands(width * band_rows).into_par_iter().enumerate().for_each(|(band, out_band)| {
-        by_stencil(src, band * band_rows, filter, out_band);
-    });
+    out.bands(width * band_rows)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, out_band)| band(src, b * band_rows, out_band));
 }
 
 /// One band (output rows from `y0`, as many as `out` holds), with the filter's stencil as a constant.
@@ -175,115 +208,130 @@ fn by_stencil<R: Rows>(src: &R, y0: usize, filter: Filter, out: Out) {
     }
 }
 
-/// The stencil of operator `OP` (0 Scharr, 1 Sobel) and size `K`, as a constant.
-struct Taps<const OP: u8, const K: usize>;
-
-impl<const OP: u8, const K: usize> Taps<OP, K> {
-    const STENCIL: Stencil = Stencil::of(
-        if OP == 0 { Operator::Scharr } else { Operator::Sobel },
-        match K {
-            1 => Ksize::K1,
-            3 => Ksize::K3,
-            5 => Ksize::K5,
-            _ => Ksize::K7,
-        },
-    );
+/// One band of a filter's kernel read at run time, in the narrowest lanes its sums fit.
+#[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn by_kernel(src: &GreyPlane, y0: usize, filter: Filter, taps: &Runtime, out: Out) {
+    match (taps.column_fits_i32, taps.fits_i32) {
+        (true, true) => band_in::<_, _, i32, i32>(src, y0, filter, taps, out),
+        (true, false) => band_in::<_, _, i32, i64>(src, y0, filter, taps, out),
+        _ => band_in::<_, _, i64, i64>(src, y0, filter, taps, out),
+    }
 }
 
-/// [`by_stencil`] for one stencil; inlined into each of its CPU-feature versions. Gx and Gy are 16-bit where
-/// the stencil's bound allows (every size but 7: twice the lanes of 32 bits; measured below).
+/// [`by_stencil`] for one stencil; inlined into each of its CPU-feature versions. Column sums are 16-bit (every
+/// stencil's fit), Gx and Gy 16-bit where the stencil's bound allows (every size but 7: twice the lanes of 32 bits).
 #[inline(always)]
 fn band<R: Rows, const OP: u8, const K: usize>(src: &R, y0: usize, filter: Filter, out: Out) {
-    if Taps::<OP, K>::STENCIL.fits_i16() {
-        band_in::<R, OP, K, i16>(src, y0, filter, out)
+    if Const::<OP, K>::STENCIL.fits_i16() {
+        band_in::<R, _, i16, i16>(src, y0, filter, &Const::<OP, K>, out)
     } else {
-        band_in::<R, OP, K, i32>(src, y0, filter, out)
+        band_in::<R, _, i16, i32>(src, y0, filter, &Const::<OP, K>, out)
     }
 }
 
-/// A gradient lane type: i16 where the stencil's gradients fit, else i32.
-trait Lane: Copy + Default + Into<i32> + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
-    fn of(v: i32) -> Self;
+/// A lane of sums: i16, i32 or i64, the narrowest the sums fit (more lanes a vector).
+trait Lane: Copy + Default + Into<i64> + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    fn of(v: i64) -> Self;
+    fn get(self) -> i64;
 }
-impl Lane for i16 {
-    #[inline(always)]
-    fn of(v: i32) -> Self {
-        v as i16
-    }
+macro_rules! lane {
+    ($($t:ty),*) => {$(
+        impl Lane for $t {
+            #[inline(always)]
+            fn of(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn get(self) -> i64 {
+                self as i64
+            }
+        }
+    )*};
 }
-impl Lane for i32 {
-    #[inline(always)]
-    fn of(v: i32) -> Self {
-        v
-    }
-}
+lane!(i16, i32, i64);
 
+/// The band loop: each new output row converts one new row to grey into a ring of the stencil's `2r + 1` padded
+/// rows; a stencil of rank one then sums down the columns (`C` lanes) and along the row (`G` lanes), a matrix along
+/// each of its rows. `S` is the sum with the kernel, `T` with its transpose (Gx and Gy; a smoothing filter has none).
 #[inline(always)]
-fn band_in<R: Rows, const OP: u8, const K: usize, G: Lane>(src: &R, y0: usize, filter: Filter, mut out: Out) {
-    let st = Taps::<OP, K>::STENCIL;
-    let (r, taps) = (st.radius, st.width());
+fn band_in<R: Rows, T: Taps, C: Lane, G: Lane>(src: &R, y0: usize, filter: Filter, st: &T, mut out: Out) {
+    let r = st.radius();
+    let taps = 2 * r + 1;
     let (width, height) = (src.width(), src.height());
     let padded = width + 2 * r;
     let rows_out = out.len() / width;
+    let transpose = !matches!(out, Out::Filtered(_, Kind::Smooth { .. }));
     // ring[(y + r) % taps] holds grey row y (through the border rule), padded with r pixels each side.
     let mut ring = vec![vec![0u8; padded]; taps];
     for y in y0 as isize - r as isize..(y0 + r) as isize {
         padded_grey_row(src, y, width, height, r, filter, &mut ring[(y + r as isize) as usize % taps]);
     }
-    let (mut s, mut d) = (vec![0i16; padded], vec![0i16; padded]);
+    let (mut s, mut d) = (vec![C::default(); padded], vec![C::default(); padded]);
     let (mut gx, mut gy) = (vec![G::default(); width], vec![G::default(); width]);
     for k in 0..rows_out {
         let y = y0 + k;
         padded_grey_row(src, (y + r) as isize, width, height, r, filter, &mut ring[(y + 2 * r) % taps]);
-        // Down the columns: s = Σ smooth·row, d = Σ deriv·row over the ring's rows y − r … y + r.
-        let rows: [&[u8]; 2 * Stencil::MAX_RADIUS + 1] = std::array::from_fn(|i| &ring[(y + i) % taps][..padded]);
-        column_sums(&rows, taps, st.smooth(), st.deriv(), &mut s, &mut d);
-        // Along the row: Gx = Σ deriv·s, Gy = Σ smooth·d over columns x … x + 2r of the padded row, one pass a
-        // non-zero tap, then the output from the two rows. (Fusing the row sums into the output loop, the taps
-        // unrolled inside it, was 2× slower at 6000² and 2048×1024 once the taps became the stencil's.)
-        row_sums(&s, taps, st.deriv(), &mut gx);
-        row_sums(&d, taps, st.smooth(), &mut gy);
+        let rows: [&[u8]; 2 * MAX_RADIUS + 1] = std::array::from_fn(|i| &ring[(y + i) % taps][..padded]);
+        match st.factors() {
+            // Down the columns: s = Σ column·row, d = Σ row-factor·row over the ring's rows y − r … y + r; then along
+            // the row: S = Σ row·s, T = Σ column·d over columns x … x + 2r of the padded row, one pass a non-zero
+            // tap. (Fusing the row sums into the output loop, the taps unrolled inside it, was 2× slower at 6000²
+            // and 2048×1024 once the taps became the stencil's.)
+            Some((column, row)) => {
+                column_sums(&rows, taps, column, &mut s);
+                row_sums(&s, taps, row, &mut gx, true);
+                if transpose {
+                    column_sums(&rows, taps, row, &mut d);
+                    row_sums(&d, taps, column, &mut gy, true);
+                }
+            }
+            // A matrix: S = Σᵢ (row i of the matrix along ring row i).
+            None => {
+                for (i, row) in rows.iter().enumerate().take(taps) {
+                    row_sums(row, taps, st.matrix_row(i, false), &mut gx, i == 0);
+                    if transpose {
+                        row_sums(row, taps, st.matrix_row(i, true), &mut gy, i == 0);
+                    }
+                }
+            }
+        }
+        let line = k * width..(k + 1) * width;
         match &mut out {
             Out::Gradients(px, py) => {
                 px.put(k, &gx);
                 py.put(k, &gy);
             }
-            Out::Edges(o) => {
-                let o = &mut o[k * width..(k + 1) * width];
-                match (filter.compat, filter.norm) {
-                    (Compat::Report, _) => map2(&gx, &gy, o, crate::sobel::magnitude_report),
-                    (_, Norm::L2) => map2(&gx, &gy, o, crate::sobel::magnitude),
-                    (_, Norm::L1) => map2(&gx, &gy, o, crate::sobel::magnitude_l1),
-                }
+            Out::Edges(o) => match (filter.compat, filter.norm) {
+                (Compat::Report, _) => map2(&gx, &gy, &mut o[line], crate::sobel::magnitude_report),
+                (_, Norm::L2) => map2(&gx, &gy, &mut o[line], crate::sobel::magnitude),
+                (_, Norm::L1) => map2(&gx, &gy, &mut o[line], crate::sobel::magnitude_l1),
+            },
+            Out::Direction(o) => map2(&gx, &gy, &mut o[line], crate::sobel::direction),
+            Out::Direction4(o) => map2(&gx, &gy, &mut o[line], crate::sobel::direction4),
+            Out::Filtered(o, Kind::Smooth { divisor }) => {
+                let divisor = *divisor;
+                o[line].iter_mut().zip(&gx).for_each(|(o, &s)| *o = conv::smooth_byte(s.get(), divisor));
             }
-            Out::Direction(o) => map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction),
-            Out::Direction4(o) => map2(&gx, &gy, &mut o[k * width..(k + 1) * width], crate::sobel::direction4),
+            Out::Filtered(o, Kind::Gradient) => {
+                let o = &mut o[line];
+                o.iter_mut()
+                    .zip(gx.iter().zip(&gy))
+                    .for_each(|(o, (&x, &y))| *o = conv::gradient_byte(x.get(), y.get()));
+            }
         }
     }
 }
 
-/// `s[c] = Σ smooth[i]·rows[i][c]`, `d[c] = Σ deriv[i]·rows[i][c]` over the first `taps` rows, one pass over
-/// the row per tap (each a plain loop over two slices, which vectorises: a single pass over the columns with
-/// the rows unrolled inside took 2.2× longer, measured at 2048×1024); the taps are constants, so the zero
-/// ones vanish.
+/// `s[c] = Σ t[i]·rows[i][c]` over the first `taps` rows, one pass over the row per non-zero tap (each a plain loop
+/// over two slices, which vectorises: a single pass over the columns with the rows unrolled inside took 2.2× longer,
+/// measured at 2048×1024); with constant taps the zero ones vanish.
 #[inline(always)]
-fn column_sums(
-    rows: &[&[u8]; 2 * Stencil::MAX_RADIUS + 1],
-    taps: usize,
-    smooth: &[i32],
-    deriv: &[i32],
-    s: &mut [i16],
-    d: &mut [i16],
-) {
-    s.fill(0);
-    d.fill(0);
+fn column_sums<C: Lane>(rows: &[&[u8]; 2 * MAX_RADIUS + 1], taps: usize, t: &[i32], s: &mut [C]) {
+    s.fill(C::default());
     for (i, row) in rows.iter().enumerate().take(taps) {
-        let (ts, td) = (smooth[i] as i16, deriv[i] as i16);
-        if ts != 0 {
-            s.iter_mut().zip(*row).for_each(|(s, &v)| *s += ts * v as i16);
-        }
-        if td != 0 {
-            d.iter_mut().zip(*row).for_each(|(d, &v)| *d += td * v as i16);
+        if t[i] != 0 {
+            let ti = C::of(t[i] as i64);
+            s.iter_mut().zip(*row).for_each(|(s, &v)| *s = *s + ti * C::of(v as i64));
         }
     }
 }
@@ -291,17 +339,20 @@ fn column_sums(
 /// `o[x] = f(gx[x], gy[x])`.
 #[inline(always)]
 fn map2<G: Lane, T>(gx: &[G], gy: &[G], o: &mut [T], f: impl Fn(i32, i32) -> T) {
-    o.iter_mut().zip(gx.iter().zip(gy)).for_each(|(o, (&x, &y))| *o = f(x.into(), y.into()));
+    o.iter_mut().zip(gx.iter().zip(gy)).for_each(|(o, (&x, &y))| *o = f(x.get() as i32, y.get() as i32));
 }
 
-/// `g[x] = Σ t[j]·v[x + j]` over `taps` columns, one pass over the row per non-zero tap.
+/// `g[x] (+)= Σ t[j]·v[x + j]` over `taps` columns, one pass over the row per non-zero tap; `g` is cleared first
+/// with `fresh`.
 #[inline(always)]
-fn row_sums<G: Lane>(v: &[i16], taps: usize, t: &[i32], g: &mut [G]) {
-    g.fill(G::default());
+fn row_sums<V: Copy + Into<i64>, G: Lane>(v: &[V], taps: usize, t: &[i32], g: &mut [G], fresh: bool) {
+    if fresh {
+        g.fill(G::default());
+    }
     for (j, &tj) in t.iter().enumerate().take(taps) {
         if tj != 0 {
-            let tj = G::of(tj);
-            g.iter_mut().zip(&v[j..]).for_each(|(g, &v)| *g = *g + tj * G::of(v as i32));
+            let tj = G::of(tj as i64);
+            g.iter_mut().zip(&v[j..]).for_each(|(g, &v)| *g = *g + tj * G::of(v.into()));
         }
     }
 }

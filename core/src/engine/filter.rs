@@ -28,7 +28,7 @@ pub fn apply(
         Ok(gpu) => gpu,
         Err(e) if strategy.is_none() => {
             let note = format!("no GPU ({e}): filtered with cpu-rayon");
-            return Ok((conv::filter_rayon(img, kernel, border), Some(note)));
+            return Ok((crate::cpu::rayon::filter(img, kernel, border), Some(note)));
         }
         Err(e) => return Err(e),
     };
@@ -41,7 +41,7 @@ impl super::Engine {
     /// kernel ([`Strategy::auto_for`]; its files loaded once, on first use), else cpu-rayon — `batch --kernel`'s
     /// computation, the bytes `cuda_sobel filter` gives.
     pub fn filter_planes(&self, img: &Planes, kernel: &ConvKernel, border: Border) -> Result<Planes, GpuError> {
-        let Some(gpu) = self.gpu.as_ref() else { return Ok(conv::filter_rayon(img, kernel, border)) };
+        let Some(gpu) = self.gpu.as_ref() else { return Ok(crate::cpu::rayon::filter(img, kernel, border)) };
         let conv = self.conv.get_or_init(|| ConvGpu::new(gpu.clone()));
         conv.run_prepared(&*conv.prepared(kernel, Strategy::auto_for(kernel))?, img, border)
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::conv::{self, ConvKernel, Planes, Strategy};
+use crate::conv::{ConvKernel, Planes, Strategy};
 use crate::engine::filter::{launches_an_image, ConvGpu, Dims, Gpu, Tuning};
 use crate::sobel::Border;
 use crate::stats::Summary;
@@ -231,7 +231,7 @@ pub fn run(study: Study, runs: usize, out: &Path) -> anyhow::Result<Vec<PathBuf>
         let mut kernels: Vec<&ConvKernel> = cases.iter().filter(|c| c.set == s).map(|c| &c.kernel).collect();
         kernels.dedup();
         for kernel in kernels {
-            let want: Vec<Vec<u8>> = host.iter().map(|p| conv::filter_rayon(p, kernel, border).data).collect();
+            let want: Vec<Vec<u8>> = host.iter().map(|p| crate::cpu::rayon::filter(p, kernel, border).data).collect();
             // What each case's outputs are first set to: the complement of every expected byte, so that a strategy
             // that leaves a pixel unwritten fails the check below, whatever an earlier case left in the shared buffers.
             let poison: Vec<Vec<u8>> = want.iter().map(|w| w.iter().map(|b| !b).collect()).collect();
