@@ -196,10 +196,11 @@ def _try(f: Any, *args: Any) -> None:
 
 def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression: str, format: str, check: bool,
            gpus: bool, kernel: Tuple[Optional[str], bool] = (None, False),
-           ) -> Tuple[int, List[Tuple[str, str]], float, str, str]:
+           canny: Optional[Tuple[float, float]] = None) -> Tuple[int, List[Tuple[str, str]], float, str, str]:
     """One task: ``cuda_sobel batch`` on `jobs` ((input, output) pairs) through this worker's resident engine (its
     GPU when it has one). `filter`: the arguments of :func:`cuda_sobel._arrays.native_filter` (the checked filter
-    itself does not travel); `kernel`: ``batch --kernel``'s spec (None: the edges) and ``--rgb``. Returns batch's
+    itself does not travel); `kernel`: ``batch --kernel``'s spec (None: the edges) and ``--rgb``; `canny`: ``--output
+    canny``'s thresholds. Returns batch's
     (images, failures, seconds, what computed) and the worker's name."""
     from ._arrays import native_filter
 
@@ -214,7 +215,8 @@ def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression
         engine = _engine(plugin.devices, plugin.threads)
     else:
         engine = _engine(_worker_devices(gpus, name), _threads())
-    images, failed, seconds, what = engine.run(jobs, native_filter(*filter), png_compression, format, check, *kernel)
+    images, failed, seconds, what = engine.run(jobs, native_filter(*filter), png_compression, format, check, *kernel,
+                                               canny)
     return images, failed, seconds, what, str(name)
 
 
@@ -250,7 +252,7 @@ def sobel_files(
     border: Optional[str] = None,
     compat: str = "exact",
     grey: str = "percent",
-    norm: str = "l2",
+    norm: Optional[str] = None,
     png_compression: str = "default",
     format: str = "png",
     recursive: bool = False,
@@ -260,9 +262,11 @@ def sobel_files(
     progress: bool = False,
     kernel: Optional[str] = None,
     rgb: bool = False,
+    canny: Optional[Tuple[float, float]] = None,
 ) -> Summary:
     """Edge images of every input into ``out_dir`` (``<stem>_sobel.<format>``), computed on a Dask cluster — or
-    with ``kernel`` the ``filter`` command's images (``<stem>_<kernel>.<format>``, as ``batch --kernel``).
+    with ``kernel`` the ``filter`` command's images (``<stem>_<kernel>.<format>``, as ``batch --kernel``), or with
+    ``canny`` OpenCV's Canny (``<stem>_canny.<format>``, as ``batch --output canny``).
 
     inputs
         Files, folders and glob patterns. Of a folder, its images are taken (files that are not images,
@@ -271,8 +275,8 @@ def sobel_files(
     client
         A ``distributed.Client``; None: the current one, else a local cluster started (and closed) here.
     operator, ksize, border, compat, grey, norm, png_compression, format, check
-        As ``cuda_sobel batch``'s options (``norm="l1"`` is its ``--output l1``; ``format``: one of
-        ``cuda_sobel.FORMATS``, e.g. ``"png"``, ``"jpg"``).
+        As ``cuda_sobel batch``'s options (``norm="l1"`` is its ``--output l1``, default ``"l2"``; with ``canny``,
+        Canny's norm, default ``"l1"`` as OpenCV's; ``format``: one of ``cuda_sobel.FORMATS``, e.g. ``"png"``).
     chunk_size
         Images per task (default: :func:`chunk_size_for`).
     gpus
@@ -284,18 +288,27 @@ def sobel_files(
     kernel, rgb
         As ``cuda_sobel batch --kernel SPEC [--rgb]``: ``"gaussian:5"``, ``"box:7"``, a matrix file's path, …, of the
         grey image or of each channel (``operator``, ``ksize``, ``compat``, ``grey`` and ``norm`` do not apply).
+    canny
+        ``(low, high)``: ``cuda_sobel batch --output canny --low LOW --high HIGH`` — ``cv2.Canny``'s bytes of the grey
+        image (``grey="bt601"`` for ``cvtColor``'s), aperture ``ksize`` (3, 5 or 7), on the workers' cores.
 
     Refusals (colliding output names, an output that would replace an input, an output folder that cannot
     be written) raise ``ValueError`` before any task runs; a file that fails is listed in the summary.
     """
     from ._arrays import native_filter
 
+    if canny is not None and kernel is not None:
+        raise ValueError("canny and kernel: one output at a time")
+    norm = norm or ("l1" if canny is not None else "l2")
     filter_args = (operator, ksize, border, compat, grey, norm)
-    native_filter(*filter_args)  # a bad name or combination fails here, before any task
+    checked = native_filter(*filter_args)  # a bad name or combination fails here, before any task
+    if canny is not None:
+        low, high = canny
+        _native.check_canny(checked, float(low), float(high))
     started = time.perf_counter()
     files_in = _expand(inputs)
     out = os.fspath(out_dir)
-    pairs, skipped = _native.plan_batch(files_in, out, recursive, format, kernel)
+    pairs, skipped = _native.plan_batch(files_in, out, recursive, format, kernel, canny is not None)
     summary = Summary(images=len(pairs), skipped=skipped)
     if not pairs:
         summary.seconds = time.perf_counter() - started
@@ -317,7 +330,7 @@ def sobel_files(
         summary.tasks = len(chunks)
         futures = client.map(
             _chunk, chunks, filter=filter_args, png_compression=png_compression, format=format, check=check,
-            gpus=gpus, kernel=(kernel, rgb), pure=False, retries=2,
+            gpus=gpus, kernel=(kernel, rgb), canny=canny, pure=False, retries=2,
         )
         from distributed import as_completed
 
@@ -366,7 +379,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--border", choices=_native.BORDERS)
     ap.add_argument("--compat", default="exact", choices=_native.COMPATS)
     ap.add_argument("--grey", default="percent", choices=_native.GREYS)
-    ap.add_argument("--output", default="magnitude", choices=["magnitude", "l1"], help="the edges' norm")
+    ap.add_argument("--output", default="magnitude", choices=["magnitude", "l1", "canny"],
+                    help="the edges' norm, or canny: OpenCV's Canny (with --low and --high), as batch --output canny")
+    ap.add_argument("--low", type=float, help="with --output canny: the lower threshold (cv2.Canny's threshold1)")
+    ap.add_argument("--high", type=float, help="with --output canny: the upper threshold (threshold2)")
+    ap.add_argument("--norm", choices=["l1", "l2"], help="with --output canny: the gradient's norm (default l1)")
     ap.add_argument("--png-compression", default="default", choices=["fast", "default", "best"])
     ap.add_argument("--check", action="store_true", help="also compute cpu-scalar; an image whose bytes differ fails")
     ap.add_argument("--chunk-size", type=int, help="images per task")
@@ -374,6 +391,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "sobel:K, a matrix file), as batch --kernel")
     ap.add_argument("--rgb", action="store_true", help="with --kernel: filter R, G and B apart")
     a = ap.parse_args(argv)
+    if (a.low is not None or a.high is not None or a.norm) and a.output != "canny":
+        ap.error("--low, --high and --norm go with --output canny")
+    if a.output == "canny" and (a.low is None or a.high is None):
+        ap.error("--output canny needs both --low and --high (cv2.Canny's two thresholds)")
     from distributed import Client
 
     client = Client(a.scheduler) if a.scheduler else _local_client(a.workers, a.gpus)
@@ -382,9 +403,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         summary = sobel_files(
             a.inputs, a.out, client=client, operator=a.operator, ksize=a.ksize, border=a.border, compat=a.compat,
-            grey=a.grey, norm="l1" if a.output == "l1" else "l2",
+            grey=a.grey, norm=a.norm if a.output == "canny" else "l1" if a.output == "l1" else "l2",
             png_compression=a.png_compression, format=a.format, recursive=a.recursive, check=a.check,
             chunk_size=a.chunk_size, gpus=a.gpus, kernel=a.kernel, rgb=a.rgb,
+            canny=(a.low, a.high) if a.output == "canny" else None,
             progress=sys.stderr.isatty(),
         )
     except ValueError as e:

@@ -7,9 +7,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use cuda_sobel_core::batch::{KernelJob, Resident};
+use cuda_sobel_core::canny::Canny;
 use cuda_sobel_core::conv::ConvKernel;
 use cuda_sobel_core::image_io::{Format, PngCompression};
-use cuda_sobel_core::sobel::Filter;
+use cuda_sobel_core::sobel::{Compat, Filter, Ksize, Norm, Operator};
 use cuda_sobel_core::{interrupt, memory};
 
 use crate::{pick, runtime, NativeFilter};
@@ -22,7 +23,7 @@ type Plan = (Vec<(String, String)>, Vec<String>);
 /// whose outputs would share a name, an output that would replace an input, an unknown format) as
 /// `ValueError`s. Also the summary's lines about what the folders held that was left out, and why.
 #[pyfunction]
-#[pyo3(signature = (inputs, out_dir, recursive=false, format="png", kernel=None))]
+#[pyo3(signature = (inputs, out_dir, recursive=false, format="png", kernel=None, canny=false))]
 pub fn plan_batch(
     py: Python<'_>,
     inputs: Vec<PathBuf>,
@@ -30,10 +31,13 @@ pub fn plan_batch(
     recursive: bool,
     format: &str,
     kernel: Option<&str>,
+    canny: bool,
 ) -> PyResult<Plan> {
     let format = pick("format", format, &Format::ALL, Format::name)?;
     let mut opts = options(inputs, recursive, out_dir, format, Filter::default(), PngCompression::Default, false);
     opts.kernel = kernel_job(kernel, false)?;
+    // Only the outputs' names depend on it here (`<stem>_canny.<format>`).
+    opts.canny = canny.then(|| Canny::new(0.0, 0.0, Norm::L1, Ksize::K3).expect("valid"));
     py.detach(|| cuda_sobel_core::batch::plan(&opts).map_err(|e| format!("{e:#}")))
         .map(|(jobs, skipped)| {
             let pairs = jobs.iter().map(|(i, o)| (i.display().to_string(), o.display().to_string()));
@@ -87,7 +91,7 @@ impl BatchWorker {
     /// `cuda_sobel batch` on these (input, output) pairs, planned by [`plan_batch`]: (images, [(file, reason) of
     /// each failure], seconds, what computed). Outputs are written atomically, so running it again on the same
     /// files (a retried task) is harmless.
-    #[pyo3(signature = (jobs, filter, png_compression, format, check, kernel=None, rgb=false))]
+    #[pyo3(signature = (jobs, filter, png_compression, format, check, kernel=None, rgb=false, canny=None))]
     #[allow(clippy::too_many_arguments)] // batch's options, passed through one by one
     fn run(
         &self,
@@ -99,11 +103,13 @@ impl BatchWorker {
         check: bool,
         kernel: Option<&str>,
         rgb: bool,
+        canny: Option<(f64, f64)>,
     ) -> PyResult<BatchResult> {
         let compression = pick("png_compression", png_compression, &PngCompression::ALL, PngCompression::name)?;
         let format = pick("format", format, &Format::ALL, Format::name)?;
         let mut opts = options(Vec::new(), false, PathBuf::new(), format, filter.filter, compression, check);
         opts.kernel = kernel_job(kernel, rgb)?;
+        opts.canny = canny.map(|(low, high)| canny_of(filter.filter, low, high)).transpose()?;
         let summary = py.detach(|| self.resident.run(&opts, &jobs, &self.pool));
         let failures = summary.failures.iter().map(|(p, r)| (p.display().to_string(), r.clone())).collect();
         Ok((summary.images, failures, summary.seconds, summary.engine))
@@ -125,6 +131,24 @@ fn kernel_job(kernel: Option<&str>, rgb: bool) -> PyResult<Option<KernelJob>> {
             Ok(KernelJob { kernel, rgb })
         })
         .transpose()
+}
+
+/// Checks `--output canny`'s thresholds against `filter` before any task runs: a `ValueError` in the command line's
+/// words.
+#[pyfunction]
+pub fn check_canny(filter: &NativeFilter, low: f64, high: f64) -> PyResult<()> {
+    canny_of(filter.filter, low, high).map(drop)
+}
+
+/// `--output canny`'s parameters with `filter`'s aperture and norm, checked as the command line checks them (a
+/// `ValueError` in its words).
+pub fn canny_of(filter: Filter, low: f64, high: f64) -> PyResult<Canny> {
+    if filter.operator != Operator::Sobel || filter.compat != Compat::Exact {
+        return Err(PyValueError::new_err(
+            "canny: OpenCV's Canny takes the exact Sobel (operator='sobel', compat='exact')",
+        ));
+    }
+    Canny::new(low, high, filter.norm, filter.ksize).map_err(PyValueError::new_err)
 }
 
 /// Batch options with the command line's defaults for what Python does not choose.
@@ -154,5 +178,6 @@ fn options(
         png_encoder: cuda_sobel_core::batch::PngEncoder::Auto,
         png_inflate: cuda_sobel_core::batch::PngInflate::Cpu,
         kernel: None,
+        canny: None,
     }
 }

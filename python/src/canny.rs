@@ -5,9 +5,6 @@ use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use cuda_sobel_core::canny::Canny;
-use cuda_sobel_core::sobel::{Compat, Operator};
-
 use crate::host::Images;
 use crate::NativeFilter;
 
@@ -25,12 +22,7 @@ pub fn canny_host(
     bgr: bool,
 ) -> PyResult<()> {
     let f = filter.filter;
-    if f.operator != Operator::Sobel || f.compat != Compat::Exact {
-        return Err(PyValueError::new_err(
-            "canny: OpenCV's Canny takes the exact Sobel (operator='sobel', compat='exact')",
-        ));
-    }
-    let canny = Canny::new(low, high, f.norm, f.ksize).map_err(PyValueError::new_err)?;
+    let canny = crate::batch::canny_of(f, low, high)?;
     let images = Images::of(image)?;
     let views = images.views();
     let (n, h, w, _) = views.dim();

@@ -162,6 +162,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(filter::filter_workspace, m)?)?;
     m.add_function(wrap_pyfunction!(batch::plan_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::remove_stale, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::check_canny, m)?)?;
     m.add_class::<batch::BatchWorker>()?;
     Ok(())
 }

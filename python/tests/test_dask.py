@@ -92,6 +92,23 @@ def test_a_kernel_over_the_cluster_writes_what_batch_kernel_writes(folder, clien
         csd.sobel_files([str(folder)], tmp_path / "bad", client=client, kernel="gaussian:4")
 
 
+def test_canny_over_the_cluster_writes_what_batch_output_canny_writes(folder, client, tmp_path):
+    out = tmp_path / "batch"
+    args = ["--output", "canny", "--low", "40", "--high", "120", "--grey", "bt601", "--ksize", "5"]
+    run = subprocess.run([cli(), "batch", str(folder), "--out", str(out), *args], capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr  # the broken files
+    summary = csd.sobel_files([str(folder)], tmp_path / "dask", client=client, chunk_size=4, canny=(40, 120),
+                              grey="bt601", ksize=5)
+    assert summary.done == 18 and len(summary.failed) == 3 and "Canny (aperture 5, norm l1" in str(summary)
+    got = written(tmp_path / "dask")
+    assert got == written(out) and all(name.endswith("_canny.png") for name in got)
+    with pytest.raises(ValueError, match="must be a finite number"):
+        csd.sobel_files([str(folder)], tmp_path / "bad", client=client, canny=(float("nan"), 9))
+    with pytest.raises(ValueError, match="must be 3, 5 or 7"):
+        csd.sobel_files([str(folder)], tmp_path / "bad", client=client, canny=(1, 9), ksize=1)
+    assert not (tmp_path / "bad").exists()
+
+
 class KillOnce(distributed.diagnostics.plugin.WorkerPlugin):
     """SIGKILLs its worker's process shortly after a task starts executing, once per flag file: the worker ends as
     one the kernel's OOM killer or a lost node would, with no chance to clean up."""

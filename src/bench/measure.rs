@@ -45,6 +45,7 @@ pub(super) fn batch_row(opts: &BenchOptions, size: (u32, u32)) -> anyhow::Result
             png_encoder: crate::batch::PngEncoder::Auto,
             png_inflate: crate::batch::PngInflate::Cpu,
             kernel: None,
+            canny: None,
         })
     };
     run(false)?; // warm-up: file cache, contexts

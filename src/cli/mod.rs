@@ -313,10 +313,20 @@ struct BatchArgs {
     /// Folder for the edge images (<stem>_sobel.<format>)
     #[arg(long)]
     out: PathBuf,
-    /// The edges' norm: magnitude, or l1 (|Gx| + |Gy|); batch writes edge images (the gradients and the
-    /// direction: the image command, one file at a time)
+    /// The edges' norm: magnitude, or l1 (|Gx| + |Gy|); or canny: OpenCV's Canny (<stem>_canny.<format>, with --low
+    /// and --high, computed on the CPU). Batch writes images (the gradients and the direction: the image command, one
+    /// file at a time)
     #[arg(long, value_enum, default_value = "magnitude")]
     output: run::BatchOutput,
+    /// With --output canny: the lower hysteresis threshold (cv2.Canny's threshold1; swapped with --high when larger)
+    #[arg(long, allow_negative_numbers = true)]
+    low: Option<f64>,
+    /// With --output canny: the upper threshold (threshold2)
+    #[arg(long, allow_negative_numbers = true)]
+    high: Option<f64>,
+    /// With --output canny: the gradient's norm, l1 (|Gx| + |Gy|, OpenCV's default) or l2 (L2gradient=true)
+    #[arg(long, value_parser = ["l1", "l2"])]
+    norm: Option<String>,
     /// Filter every image by this kernel instead, as the filter command does (box:D, gaussian:D, scharr:D, sobel:K or
     /// a matrix file), into <stem>_<kernel>.<format> (box:5: <stem>_box5.png)
     #[arg(long, value_name = "SPEC", conflicts_with_all = ["output", "baseline"])]

@@ -220,7 +220,11 @@ fn pixels_per_thread(image: &std::path::Path, n: Option<&str>, more: &[PathBuf])
 pub(super) struct BatchOutput(pub(super) pipeline::Product);
 impl clap::ValueEnum for BatchOutput {
     fn value_variants<'a>() -> &'a [Self] {
-        &[BatchOutput(pipeline::Product::Magnitude), BatchOutput(pipeline::Product::L1)]
+        &[
+            BatchOutput(pipeline::Product::Magnitude),
+            BatchOutput(pipeline::Product::L1),
+            BatchOutput(pipeline::Product::Canny),
+        ]
     }
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         Some(clap::builder::PossibleValue::new(self.0.name()))
@@ -236,6 +240,10 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         Some(spec) => Some(crate::batch::KernelJob { kernel: crate::conv::ConvKernel::parse(spec)?, rgb: a.rgb }),
         None => None,
     };
+    let canny = canny_of(a.output.0, (a.low, a.high, a.norm.as_deref()), filter)?;
+    if canny.is_some() && a.baseline {
+        anyhow::bail!("--baseline times the edges' codecs: it takes no --output canny");
+    }
     let (summary, _engines) = crate::batch::run_keeping(&crate::batch::BatchOptions {
         inputs: a.inputs,
         recursive: a.recursive,
@@ -253,6 +261,7 @@ fn run_batch(a: BatchArgs) -> anyhow::Result<ExitCode> {
         png_encoder: a.png_encoder,
         png_inflate: a.png_inflate,
         kernel,
+        canny,
     })?;
     crate::say!("{}", crate::batch::summary_text(&summary));
     // Every output is in place: the engines are left to the OS (`exit_now` does not return), not closed one by one.

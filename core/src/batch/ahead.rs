@@ -154,6 +154,7 @@ mod tests {
             png_encoder: super::super::PngEncoder::Auto,
             png_inflate: super::super::PngInflate::Cpu,
             kernel: None,
+            canny: None,
         }
     }
 

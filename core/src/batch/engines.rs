@@ -65,6 +65,7 @@ impl Resident {
     /// What computes the jobs of `opts`, in one line (the summary's).
     pub fn description(&self, opts: &BatchOptions) -> String {
         match &opts.kernel {
+            _ if opts.canny.is_some() => canny_line(opts),
             Some(k) => kernel_line(k, &self.engines, &self.reasons),
             None => self.description.clone(),
         }
@@ -94,7 +95,8 @@ impl Resident {
 /// for the baseline. The devices open at once, each on a thread of its own: a context and its kernels take
 /// ~0.25 s a device, and one after the other they made two GPUs' fixed cost twice one's.
 pub(super) fn open_devices(opts: &BatchOptions) -> Vec<(usize, Result<Engine, String>)> {
-    if opts.baseline {
+    // Canny runs on the CPU (`kernel.rs`): no GPU to open.
+    if opts.baseline || opts.canny.is_some() {
         return Vec::new();
     }
     let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
@@ -158,6 +160,7 @@ fn engines_from(
         (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
     };
     let mut description = match (engines.first(), &opts.kernel) {
+        _ if opts.canny.is_some() => canny_line(opts),
         (_, Some(k)) => kernel_line(k, &engines, &reasons),
         (Some(e), None) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
         (None, None) => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
@@ -169,6 +172,18 @@ fn engines_from(
         engines.push(Engine::new(Device::Cpu, opts.filter)?);
     }
     Ok((engines, description))
+}
+
+/// What computes `--output canny`: its parameters, on the CPU.
+fn canny_line(opts: &BatchOptions) -> String {
+    let c = opts.canny.expect("called for --output canny");
+    format!(
+        "Canny (aperture {}, norm {}, thresholds {} and {}) by cpu-rayon",
+        c.ksize.name(),
+        if c.norm == crate::sobel::Norm::L1 { "l1" } else { "l2" },
+        c.low,
+        c.high
+    )
 }
 
 /// What computes `batch --kernel`'s job `k` on `engines` (the GPU ones; none: the CPU, for the `reasons` given).

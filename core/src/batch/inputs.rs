@@ -170,6 +170,23 @@ pub fn skipped_lines(found: &Inputs) -> Vec<String> {
     lines
 }
 
+/// Each input file with its output path.
+pub type Jobs = Vec<(PathBuf, PathBuf)>;
+
+/// The files of `opts.inputs` with their output paths, checked before any work (see this module), and the
+/// summary's lines about what the folders held that was left out.
+pub fn plan(opts: &super::BatchOptions) -> anyhow::Result<(Jobs, Vec<String>)> {
+    let found = collect(&opts.inputs, opts.recursive, &opts.out_dir)?;
+    let tag = match (&opts.kernel, opts.canny) {
+        (Some(k), _) => k.kernel.tag(),
+        (None, Some(_)) => "canny".into(),
+        (None, None) => "sobel".into(),
+    };
+    let outputs = plan_outputs(&found.files, &opts.out_dir, &tag, opts.format)?;
+    let jobs = found.files.iter().map(|f| f.path.clone()).zip(outputs).collect();
+    Ok((jobs, skipped_lines(&found)))
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -43,7 +43,7 @@ use checks::{check_against_scalar, check_png};
 use engines::open_devices;
 pub use engines::{jpeg_engine_slots, Resident, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
 use handoff::{Inflated, Order};
-pub use inputs::{Input, Inputs};
+pub use inputs::{plan, Input, Inputs, Jobs};
 pub use kernel::KernelJob;
 use stages::Stages;
 pub use summary::{summary_text, BatchSummary};
@@ -96,6 +96,8 @@ pub struct BatchOptions {
     pub png_inflate: PngInflate,
     /// `--kernel`: the filter command's kernel instead of the edges (`kernel.rs`).
     pub kernel: Option<KernelJob>,
+    /// `--output canny`: OpenCV's Canny of every image instead of the edges (`kernel.rs`).
+    pub canny: Option<crate::canny::Canny>,
 }
 
 /// Where a batch encodes its PNG outputs (`--png-encoder`).
@@ -163,6 +165,7 @@ pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Residen
         let planned = plan(opts).map(|(jobs, skipped)| {
             let jpegs = !opts.baseline
                 && opts.kernel.is_none()
+                && opts.canny.is_none()
                 && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
             (jobs, skipped, jpegs)
         });
@@ -170,7 +173,12 @@ pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Residen
         let ahead = match &planned {
             // Not with --png-inflate gpu: the waves take from the back of the order, and a file read ahead that a
             // wave took instead would hold its memory to the end.
-            Ok((jobs, _, _)) if !opts.baseline && opts.png_inflate == PngInflate::Cpu && opts.kernel.is_none() => {
+            Ok((jobs, _, _))
+                if !opts.baseline
+                    && opts.png_inflate == PngInflate::Cpu
+                    && opts.kernel.is_none()
+                    && opts.canny.is_none() =>
+            {
                 let ahead = Ahead::read_while(opts, jobs, &pool, || devices.is_finished());
                 crate::trace::mark(&format!("{} PNGs read while the GPU opened", ahead.len()));
                 ahead
@@ -184,19 +192,6 @@ pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Residen
     let summary = run_jobs(opts, &resident, &jobs, &pool, ahead);
     crate::trace::mark("batch done");
     Ok((BatchSummary { skipped, ..summary }, resident))
-}
-
-/// Each input file with its output path.
-pub type Jobs = Vec<(PathBuf, PathBuf)>;
-
-/// The files of `opts.inputs` with their output paths, checked before any work (see [`inputs`]), and the
-/// summary's lines about what the folders held that was left out.
-pub fn plan(opts: &BatchOptions) -> anyhow::Result<(Jobs, Vec<String>)> {
-    let found = inputs::collect(&opts.inputs, opts.recursive, &opts.out_dir)?;
-    let tag = opts.kernel.as_ref().map_or("sobel".into(), |k| k.kernel.tag());
-    let outputs = inputs::plan_outputs(&found.files, &opts.out_dir, &tag, opts.format)?;
-    let jobs = found.files.iter().map(|f| f.path.clone()).zip(outputs).collect();
-    Ok((jobs, inputs::skipped_lines(&found)))
 }
 
 /// Each (input, output) of `jobs` on `resident`, within the memory of `pool`, with the files `ahead` read before the
@@ -298,6 +293,9 @@ fn run_jobs<'p>(
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         if let Some(k) = &opts.kernel {
             return kernel::run_one(opts, k, engine, (path, out), pool).map(|()| None);
+        }
+        if let Some(canny) = &opts.canny {
+            return kernel::run_canny(opts, canny, (path, out), pool).map(|()| None);
         }
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
         // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
