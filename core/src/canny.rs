@@ -66,6 +66,7 @@ impl Canny {
     }
 
     /// The gradient OpenCV's Canny sees for an exact gradient `g` (step 1).
+    #[inline]
     pub fn opencv_gradient(&self, g: i32) -> i32 {
         if self.ksize != Ksize::K7 {
             return g.clamp(i16::MIN as i32, i16::MAX as i32);
