@@ -9,6 +9,11 @@
 //    (`magnitude_of` in sobel.cuh, after clamping each to ±255, which changes no answer);
 //  - sums in 32 bits, or 64 where 255·Σ|K| + ⌊d/2⌋ passes 2^31 (CONV_WIDE=1: gaussian:13 and :15).
 //
+// The edge command runs its Sobel and Scharr stencils through the same files (`Build::conv_defines` in
+// core/src/gpu/build.rs): its builds add CONV_RGB=1, the input packed RGB whose grey (sobel.cuh's `grey_of`) is
+// taken where a pixel is read, as fused.cu does, and sobel.cuh's OUTPUT, NORM_L1 and COMPAT_REPORT, which
+// `conv_store` below writes. A filter build has neither, and reads planes of bytes and writes bytes.
+//
 // The host compiles each file once per kernel (`defines` in src/gpu/conv.rs): the radius, kind and divisor always, so
 // every loop over the window unrolls; the taps themselves (CONV_TAPS, row by row) for the strategies that compile
 // them in. The others read them at run time: from global memory (conv_single.cu) or from `__constant__` memory
@@ -39,7 +44,15 @@
 #ifndef CONV_NONNEG
 #define CONV_NONNEG 0
 #endif
+#ifndef CONV_RGB
+#define CONV_RGB 0
+#endif
 #define CONV_D (2 * CONV_R + 1)
+// Bytes of input a pixel: a plane's byte, or packed RGB.
+#define CONV_IN_BYTES (CONV_RGB ? 3 : 1)
+// An edge build's gradient output other than the L2 edge byte (sobel.cuh's `store` writes it from the exact sums).
+#define CONV_EXACT_OUT (CONV_GRADIENT && (OUTPUT != OUTPUT_EDGES || NORM_L1 || COMPAT_REPORT))
+static_assert(!CONV_RGB || CONV_GRADIENT, "an RGB input is the edge command's: a gradient kernel");
 
 #if CONV_WIDE
 typedef long long acc_t;
@@ -65,8 +78,10 @@ __device__ __forceinline__ void next_launch_may_start() {
 }
 
 // The taps in constant memory (conv_constant.cu, conv_double.cu, conv_local.cu): every thread of a warp reads the
-// same tap at the same time, which the constant cache serves in one broadcast.
-__constant__ int c_taps[CONV_D * CONV_D];
+// same tap at the same time, which the constant cache serves in one broadcast. A build that knows its taps
+// (CONV_TAPS: the edge command's) starts with them there; the filter's copies its kernel's in before launching.
+// Either way the compiler cannot fold them: the host may rewrite constant memory at any time.
+__constant__ int c_taps[CONV_D * CONV_D] = {CONV_TAPS};
 
 // Tap (i, j) of K, or of Kᵀ, compiled in: a constant once the loops are unrolled, so zero taps vanish.
 __device__ __forceinline__ int compiled_tap(int i, int j, bool transposed) {
@@ -120,17 +135,30 @@ __device__ __forceinline__ u8 edge_out(acc_t gx, acc_t gy) {
 }
 #endif
 
+// Pixel (x, y), inside the image, of a w-wide plane: its byte, or with CONV_RGB the grey of its RGB.
+__device__ __forceinline__ int plane_pixel(const u8* p, int x, int y, int w) {
+    size_t i = (size_t)y * w + x;
+#if CONV_RGB
+    return grey_of(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+#else
+    return p[i];
+#endif
+}
+
 // Two ways to read pixel (x', y') of a plane: directly, where the whole window of the output is inside the image
 // (almost every pixel), and through the border rule elsewhere.
 struct DirectFetch {
     const u8* p;
     int w;
-    __device__ __forceinline__ int operator()(int x, int y) const { return p[(size_t)y * w + x]; }
+    __device__ __forceinline__ int operator()(int x, int y) const { return plane_pixel(p, x, y, w); }
 };
 struct BorderFetch {
     const u8* p;
     int w, h, border;
-    __device__ __forceinline__ int operator()(int x, int y) const { return grey_pixel(p, x, y, w, h, border); }
+    __device__ __forceinline__ int operator()(int x, int y) const {
+        int sx = resolve(x, w, border), sy = resolve(y, h, border);
+        return sx < 0 || sy < 0 ? 0 : plane_pixel(p, sx, sy, w);
+    }
 };
 
 // Whether the whole window of (x, y) is inside a w × h image.
@@ -170,25 +198,6 @@ __device__ __forceinline__ void window_sums(Tap tap, Fetch fetch, int x, int y, 
 #define PASS_GX 1
 #define PASS_GY 2
 
-// One output pixel (index i of out and gx_plane) for `pass`, the sums from tap(i, j, transposed) and fetch.
-template <typename Tap, typename Fetch>
-__device__ __forceinline__ void conv_pixel(int pass, Tap tap, Fetch fetch, int x, int y, u8* out, int* gx_plane,
-                                           size_t i) {
-#if CONV_GRADIENT
-    if (pass == PASS_GX) {
-        gx_plane[i] = clamp255(window_sum([&](int a, int b) { return tap(a, b, false); }, fetch, x, y));
-    } else if (pass == PASS_GY) {
-        out[i] = edge_out(gx_plane[i], window_sum([&](int a, int b) { return tap(a, b, true); }, fetch, x, y));
-    } else {
-        acc_t s, t;
-        window_sums(tap, fetch, x, y, s, t);
-        out[i] = edge_out(s, t);
-    }
-#else
-    out[i] = smooth_out(window_sum([&](int a, int b) { return tap(a, b, false); }, fetch, x, y));
-#endif
-}
-
 // The byte of a pixel whose sums are s (K's) and t (Kᵀ's, used by gradient kernels only).
 __device__ __forceinline__ u8 conv_finish(acc_t s, acc_t t) {
 #if CONV_GRADIENT
@@ -198,18 +207,59 @@ __device__ __forceinline__ u8 conv_finish(acc_t s, acc_t t) {
 #endif
 }
 
+// What pixel i of a launch over `all` pixels writes from its sums: `conv_finish`'s byte, or an edge build's output
+// (Gx and Gy, the direction, the L1 or the report's magnitude) as sobel.cuh's `store` writes it from the exact
+// sums. The files whose kernels write through this take edge builds (conv_constant.cu, conv_separable.cu).
+__device__ __forceinline__ void conv_store(out_t* out, size_t i, size_t all, acc_t s, acc_t t) {
+#if CONV_EXACT_OUT
+    store(out, i, all, (int)s, (int)t);
+#else
+    out[i] = conv_finish(s, t);
+#endif
+}
+
+// Gx as the two-pass gradients keep it between their launches: clamped to ±255 for the edge byte (the sums may be
+// 64-bit), exact for an edge build's other outputs.
+__device__ __forceinline__ int kept_gx(acc_t s) {
+#if CONV_EXACT_OUT
+    return (int)s;
+#else
+    return clamp255(s);
+#endif
+}
+
+// One output pixel (index i of out and gx_plane, of `all`) for `pass`, the sums from tap(i, j, transposed) and fetch.
+template <typename Tap, typename Fetch>
+__device__ __forceinline__ void conv_pixel(int pass, Tap tap, Fetch fetch, int x, int y, out_t* out, int* gx_plane,
+                                           size_t i, size_t all) {
+#if CONV_GRADIENT
+    if (pass == PASS_GX) {
+        gx_plane[i] = kept_gx(window_sum([&](int a, int b) { return tap(a, b, false); }, fetch, x, y));
+    } else if (pass == PASS_GY) {
+        conv_store(out, i, all, gx_plane[i], window_sum([&](int a, int b) { return tap(a, b, true); }, fetch, x, y));
+    } else {
+        acc_t s, t;
+        window_sums(tap, fetch, x, y, s, t);
+        conv_store(out, i, all, s, t);
+    }
+#else
+    conv_store(out, i, all, window_sum([&](int a, int b) { return tap(a, b, false); }, fetch, x, y), 0);
+#endif
+}
+
 // The map strategies' kernel body: one thread per output pixel of plane blockIdx.z, any block shape.
 template <typename Tap>
-__device__ __forceinline__ void conv_map(Tap tap, const u8* in, u8* out, int* gx_plane, int width, int height,
+__device__ __forceinline__ void conv_map(Tap tap, const u8* in, out_t* out, int* gx_plane, int width, int height,
                                          int border, int pass) {
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height) return;
     size_t plane = (size_t)width * height * blockIdx.z, i = plane + (size_t)y * width + x;
-    const u8* p = in + plane;
+    size_t all = (size_t)width * height * gridDim.z;
+    const u8* p = in + plane * CONV_IN_BYTES;
     if (window_inside(x, y, width, height))
-        conv_pixel(pass, tap, DirectFetch{p, width}, x, y, out, gx_plane, i);
+        conv_pixel(pass, tap, DirectFetch{p, width}, x, y, out, gx_plane, i, all);
     else
-        conv_pixel(pass, tap, BorderFetch{p, width, height, border}, x, y, out, gx_plane, i);
+        conv_pixel(pass, tap, BorderFetch{p, width, height, border}, x, y, out, gx_plane, i, all);
 }
 
 #endif  // CUDA_SOBEL_CONV_CUH

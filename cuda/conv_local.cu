@@ -11,7 +11,6 @@
 // threads, down to one thread loading all of it (TILE_LOADERS=1) while the others wait at the barrier.
 // The taps come from constant memory, or are compiled in with LOCAL_PREDEFINED=1 (the study's "local +
 // predefined"); a gradient kernel runs in one launch (PASS_WHOLE: the study's "local + double") or two.
-//
 // Launch shape: 2D grid of 32×8 blocks (exactly TILE_W × TILE_H threads; -DTILE_W=8 -DTILE_H=4 for the case
 // study's work-groups), grid.z = planes.
 // Equivalence contract: bytes identical to `filter --variant cpu-scalar` (see conv.cuh).
@@ -34,18 +33,18 @@
 #define TILE_ROWS (TILE_H + 2 * CONV_R)
 
 extern "C" __global__ void __launch_bounds__(TILE_W * TILE_H)
-    conv_local(const u8* __restrict__ in, u8* __restrict__ out, int* __restrict__ gx_plane, int width, int height,
+    conv_local(const u8* __restrict__ in, out_t* __restrict__ out, int* __restrict__ gx_plane, int width, int height,
                int border, int pass) {
     next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     __shared__ u8 tile[TILE_ROWS][TILE_PITCH];
-    size_t plane = (size_t)width * height * blockIdx.z;
-    const u8* p = in + plane;
+    size_t plane = (size_t)width * height * blockIdx.z, all = (size_t)width * height * gridDim.z;
+    const BorderFetch fetch_image{in + plane * CONV_IN_BYTES, width, height, border};
     int bx = blockIdx.x * TILE_W, by = blockIdx.y * TILE_H;
     int t = threadIdx.y * TILE_W + threadIdx.x;
     if (t < TILE_LOADERS) {
         for (int k = t; k < TILE_PITCH * TILE_ROWS; k += TILE_LOADERS) {
             int tx = k % TILE_PITCH, ty = k / TILE_PITCH;
-            tile[ty][tx] = (u8)grey_pixel(p, bx + tx - CONV_R, by + ty - CONV_R, width, height, border);
+            tile[ty][tx] = (u8)fetch_image(bx + tx - CONV_R, by + ty - CONV_R);
         }
     }
     __syncthreads();
@@ -58,5 +57,5 @@ extern "C" __global__ void __launch_bounds__(TILE_W * TILE_H)
 #else
     auto tap = [](int i, int j, bool tr) { return tr ? c_taps[j * CONV_D + i] : c_taps[i * CONV_D + j]; };
 #endif
-    conv_pixel(pass, tap, fetch, x, y, out, gx_plane, plane + (size_t)y * width + x);
+    conv_pixel(pass, tap, fetch, x, y, out, gx_plane, plane + (size_t)y * width + x, all);
 }

@@ -11,7 +11,7 @@
 #include "sobel.cuh"
 #include "conv.cuh"
 
-extern "C" __global__ void conv_predefined(const u8* __restrict__ in, u8* __restrict__ out, int* __restrict__ gx_plane,
+extern "C" __global__ void conv_predefined(const u8* __restrict__ in, out_t* __restrict__ out, int* __restrict__ gx_plane,
                                            int width, int height, int border, int pass) {
     next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     conv_map([](int i, int j, bool t) { return compiled_tap(i, j, t); }, in, out, gx_plane, width, height, border,

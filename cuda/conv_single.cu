@@ -12,7 +12,7 @@
 #include "sobel.cuh"
 #include "conv.cuh"
 
-extern "C" __global__ void conv_single(const u8* __restrict__ in, u8* __restrict__ out, int* __restrict__ gx_plane,
+extern "C" __global__ void conv_single(const u8* __restrict__ in, out_t* __restrict__ out, int* __restrict__ gx_plane,
                                        int width, int height, int border, int pass, const int* __restrict__ taps) {
     next_launch_may_start();  // conv.cuh: nothing unless CONV_OVERLAP
     auto tap = [&](int i, int j, bool t) { return t ? taps[j * CONV_D + i] : taps[i * CONV_D + j]; };

@@ -12,7 +12,7 @@
 //  - offsets into images are 64-bit (size_t): width·height·3 passes 2^31 at about 26 000 × 26 000.
 //
 // The stencil, the arithmetic and the output are fixed when the host compiles a file: it passes them as `-D`
-// constants (`Build::defines` in core/src/gpu/kernels.rs) and loads one module per combination, so each build's
+// constants (`Build::defines` in core/src/gpu/build.rs) and loads one module per combination, so each build's
 // loops have their taps folded in — zero taps vanish, ×1 becomes an add — and no run-time branch is in any
 // hot loop. Without options, a file compiles as the default build (Sobel 3×3, exact, 8-bit edges), so
 // `nvcc -ptx cuda/fused.cu` works as well:
@@ -61,7 +61,7 @@
 #define COMPAT_REPORT 0
 #endif
 
-// What each pixel writes (`Output` in core/src/gpu/kernels.rs): the edge byte, Gx and Gy (two planes of
+// What each pixel writes (`Output` in core/src/sobel.rs): the edge byte, Gx and Gy (two planes of
 // OUT_GRADIENT_T: 1 short, 2 int, 3 float), the direction in radians (float), or Canny's four directions.
 #define OUTPUT_EDGES 0
 #define OUTPUT_GRADIENTS 1

@@ -6,7 +6,7 @@
 //! `CUDA_SOBEL_CACHE=DIR cargo run --release --example fill_kernel_cache`; scripts/build-dev.sh packs DIR.
 use cuda_sobel::conv::{ConvKernel, Strategy};
 use cuda_sobel::gpu::cache::CodeCache;
-use cuda_sobel::gpu::compile::{arch_option, cache_key, compile_with, options, Code};
+use cuda_sobel::gpu::compile::{arch_option, cache_key, compile_with, options_for, Code};
 use cuda_sobel::gpu::conv::{build_of, refusal, tunings_of, Tuning};
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
@@ -32,7 +32,9 @@ fn main() -> anyhow::Result<()> {
     let cache = CodeCache::in_default_folder();
     let mut jobs: Vec<(&KernelSource, Vec<String>)> = builds
         .iter()
-        .flat_map(|&b| edge_sources().iter().map(move |src| (src, options(&arch_option(9, 0, Code::Cubin), b))))
+        .flat_map(|&b| {
+            edge_sources().iter().map(move |src| (src, options_for(&arch_option(9, 0, Code::Cubin), b, src)))
+        })
         .collect();
     // The filter: tests/filter.rs's kernels and those of python/tests, by every GPU strategy that takes them.
     let mut kernels: Vec<ConvKernel> = [

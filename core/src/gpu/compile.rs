@@ -91,6 +91,16 @@ pub fn options(arch: &str, build: Build) -> Vec<String> {
     o
 }
 
+/// The options kernel file `src` is compiled with for `build`: [`options`], and for a filter file the build's stencil
+/// as a filter kernel ([`Build::conv_defines`]).
+pub fn options_for(arch: &str, build: Build, src: &KernelSource) -> Vec<String> {
+    let mut o = options(arch, build);
+    if super::patterns::is_filter_file(src) {
+        o.extend(build.conv_defines());
+    }
+    o
+}
+
 /// The architecture and the arithmetic options every kernel file is compiled with (the edge builds' `-D` constants
 /// follow in [`options`]; the filter's own in `conv::build_of`).
 pub fn base_options(arch: &str) -> Vec<String> {
@@ -105,7 +115,7 @@ pub fn extra_defines() -> Vec<String> {
 
 /// Compiles one kernel file to PTX text, for the (virtual) architecture `arch` and `build`.
 pub fn compile(src: &KernelSource, arch: &str, build: Build) -> Result<String, GpuError> {
-    let ptx = compile_with(src, &options(arch, build), Code::Ptx)?;
+    let ptx = compile_with(src, &options_for(arch, build, src), Code::Ptx)?;
     Ok(String::from_utf8_lossy(&ptx).into_owned())
 }
 

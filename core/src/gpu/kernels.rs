@@ -12,93 +12,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::driver::{CudaContext, CudaModule, DriverError};
 use cudarc::nvrtc::Ptx;
 
+pub use super::build::Build;
 use super::cache::CodeCache;
-use super::compile::{cache_key, compile_with, options, Code};
+use super::compile::{cache_key, compile_with, options_for, Code};
 use super::patterns::{
-    const_taps, deflate::Deflate, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread, selftest::SelfTest,
-    separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16, KernelSource, Pattern,
-    SOURCES,
+    conv_constant, deflate::Deflate, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread,
+    selftest::SelfTest, separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16,
+    KernelSource, Pattern, SOURCES,
 };
 use super::GpuError;
-use crate::sobel::{Compat, Filter, Grey, Ksize, Norm, Number, Operator, Output, Stencil};
 use crate::variant::Variant;
-
-/// What is compiled into the kernels: the stencil, the arithmetic, the grey, the norm and the output (`-D`
-/// options). The border is a kernel argument, so one build serves every border.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Build {
-    /// Sobel or Scharr.
-    pub operator: Operator,
-    /// The kernel size.
-    pub ksize: Ksize,
-    /// Exact or the report's arithmetic.
-    pub compat: Compat,
-    /// How RGB becomes grey.
-    pub grey: Grey,
-    /// L2 or L1 edges.
-    pub norm: Norm,
-    /// What each pixel writes.
-    pub output: Output,
-}
-
-impl Build {
-    /// The build of `filter`'s edges (its border is a kernel argument).
-    pub fn of(filter: Filter) -> Build {
-        Build::with_output(filter, Output::Edges)
-    }
-
-    /// The build of `filter` writing `output`.
-    pub fn with_output(filter: Filter, output: Output) -> Build {
-        let Filter { operator, ksize, compat, grey, norm, .. } = filter;
-        Build { operator, ksize, compat, grey, norm, output }
-    }
-
-    /// The stencil compiled in.
-    pub fn stencil(self) -> Stencil {
-        Stencil::of(self.operator, self.ksize)
-    }
-
-    /// The NVRTC `-D` options that select this build: the stencil's constants always (`cuda/sobel.cuh` states
-    /// the default build's, which these equal for it: a test compiles both), the rest where not the default.
-    pub fn defines(self) -> Vec<String> {
-        let st = self.stencil();
-        let list = |taps: &[i32]| taps.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
-        let (edge, centre, levels) = st.factors();
-        let mut d = vec![
-            format!("-DRADIUS={}", st.radius),
-            format!("-DTAPS_SMOOTH={}", list(st.smooth())),
-            format!("-DTAPS_DERIV={}", list(st.deriv())),
-            format!("-DTAP_EDGE={edge}"),
-            format!("-DTAP_CENTRE={centre}"),
-            format!("-DBINOMIAL_LEVELS={levels}"),
-            format!("-DGRADIENT_BOUND={}", st.bound()),
-        ];
-        if self.compat == Compat::Report {
-            d.push("-DCOMPAT_REPORT=1".to_owned());
-        }
-        if self.grey == Grey::Bt601 {
-            d.push("-DGREY_BT601=1".to_owned());
-        }
-        if self.norm == Norm::L1 {
-            d.push("-DNORM_L1=1".to_owned());
-        }
-        match self.output {
-            Output::Edges => {}
-            Output::Gradients(n) => {
-                let t = match n {
-                    Number::I16 => 1,
-                    Number::I32 => 2,
-                    Number::F32 => 3,
-                };
-                d.push("-DOUTPUT=1".to_owned());
-                d.push(format!("-DOUT_GRADIENT_T={t}"));
-            }
-            Output::Direction => d.push("-DOUTPUT=2".to_owned()),
-            Output::Direction4 => d.push("-DOUTPUT=3".to_owned()),
-        }
-        d
-    }
-}
 
 /// How the kernels were obtained this time, for the report.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -142,7 +65,7 @@ pub fn entry(variant: Variant) -> Entry {
         Variant::GpuFusedMap => (&["map", "fused_map"], |m, b| boxed(FusedMap::load(m[0], m[1], b))),
         Variant::GpuN1(_) => (&["n_per_thread"], |m, _| boxed(NPerThread::load(m[0]))),
         Variant::GpuFused => (&["fused"], |m, _| boxed(fused::load(m[0]))),
-        Variant::GpuConstTaps => (&["const_taps"], |m, _| boxed(const_taps::load(m[0]))),
+        Variant::GpuConstTaps => (&["conv_constant"], |m, b| boxed(conv_constant::load(m[0], b))),
         Variant::GpuSeparable => (&["separable"], |m, _| boxed(Separable::load(m[0]))),
         Variant::GpuTiled => (&["tiled"], |m, _| boxed(tiled::load(m[0]))),
         Variant::GpuVec16 => (&["vec16"], |m, _| boxed(Vec16::load(m[0]))),
@@ -240,7 +163,8 @@ impl Modules {
 pub struct KernelSet {
     ctx: Arc<CudaContext>,
     build: Build,
-    options: Vec<String>,
+    /// The `sm_XY` option.
+    arch: String,
     /// What loading has cost so far.
     stats: Mutex<LoadStats>,
     /// The context's module cache, shared with every other set and with the filter's strategies.
@@ -274,7 +198,7 @@ impl KernelSet {
         KernelSet {
             ctx: ctx.clone(),
             build,
-            options: options(arch, build),
+            arch: arch.to_owned(),
             stats: Mutex::new(LoadStats::default()),
             modules,
             patterns: Default::default(),
@@ -298,8 +222,9 @@ impl KernelSet {
 
     /// The module of kernel file `name` in this build, loaded on first use.
     fn module(&self, name: &str) -> Result<Arc<CudaModule>, GpuError> {
+        let src = &SOURCES[index_of(name)];
         let mut stats = self.stats.lock().expect("no panic while holding the stats");
-        self.modules.get(&self.ctx, &SOURCES[index_of(name)], &self.options, &mut stats)
+        self.modules.get(&self.ctx, src, &options_for(&self.arch, self.build, src), &mut stats)
     }
 
     /// Loads the kernel files that `variants` and timing need. The files not yet cached are compiled at the
@@ -312,7 +237,11 @@ impl KernelSet {
                 names.push(name);
             }
         }
-        let builds: Vec<_> = names.iter().map(|n| (&SOURCES[index_of(n)], self.options.clone())).collect();
+        let builds: Vec<_> = names
+            .iter()
+            .map(|n| &SOURCES[index_of(n)])
+            .map(|src| (src, options_for(&self.arch, self.build, src)))
+            .collect();
         let mut stats = self.stats.lock().expect("no panic while holding the stats");
         self.modules.preload(&self.ctx, &builds, &mut stats)?;
         drop(stats);

@@ -8,6 +8,7 @@
 //! prints as "GPU variants skipped: …".
 
 pub mod buffers;
+pub mod build;
 pub mod cache;
 pub mod compile;
 pub mod conv;

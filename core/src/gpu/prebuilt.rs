@@ -1,8 +1,8 @@
 //! Machine code shipped inside the binary for the GPUs we measure on (sm_90: H100, H200), so that a first
 //! run there compiles nothing: NVRTC takes 1.4–2.4 s for `cuda/strip.cu` alone
 //! (H200), more than the rest of a first run together. Only the default build (Sobel 3×3, exact, the edges) of the
-//! edge files; other builds, the filter command's files and other GPUs compile on first use and are cached
-//! ([`super::cache`]).
+//! files the edge command runs; other builds, the filter command's builds and other GPUs compile on first use and are
+//! cached ([`super::cache`]).
 //!
 //! `kernels/sm_90/` is made by `scripts/prebuild-kernels.sh` (NVRTC 13.0.88, the options of
 //! [`super::compile`]). Each embedded file is used only when its MANIFEST key is the key the running binary
@@ -22,10 +22,13 @@ pub const MINOR: i32 = 0;
 const MANIFEST: &str = include_str!("../../../kernels/sm_90/MANIFEST");
 
 macro_rules! embed {
-    ([$($name:ident),*], [$($conv:ident),*]) => {
-        /// Every embedded file, by kernel file name: the edge files of [`super::patterns::kernel_files!`], in its order.
-        const FILES: [(&str, &[u8]); [$(stringify!($name)),*].len()] =
-            [$((stringify!($name), include_bytes!(concat!("../../../kernels/sm_90/", stringify!($name), ".cubin")))),*];
+    ([$($name:ident),*], [$($shared:ident),*], [$($conv:ident),*]) => {
+        /// Every embedded file, by kernel file name: the edge and shared files of
+        /// [`super::patterns::kernel_files!`], in its order.
+        const FILES: [(&str, &[u8]); [$(stringify!($name),)* $(stringify!($shared)),*].len()] = [
+            $((stringify!($name), include_bytes!(concat!("../../../kernels/sm_90/", stringify!($name), ".cubin"))),)*
+            $((stringify!($shared), include_bytes!(concat!("../../../kernels/sm_90/", stringify!($shared), ".cubin")))),*
+        ];
     };
 }
 super::patterns::kernel_files!(embed);

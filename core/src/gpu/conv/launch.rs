@@ -25,8 +25,8 @@ pub(super) struct Launch {
 pub(super) fn launch_of(strategy: Strategy) -> Launch {
     // The map passes (gpu-single, -constant, -local, -predefined) differ in their `.cu` file alone: one launcher, with
     // gpu-single's taps buffer as the last argument where it has one.
-    let map_pass: Launcher = |p, job, io, pass| {
-        patterns::launch_conv_pass(job, &p.functions[0], io, (pass, p.taps.as_ref()), job.grid(job.block))
+    let map_pass: Launcher = |p, job, (i, o, gx), pass| {
+        patterns::launch_conv_pass(job, &p.functions[0], (i, o, Some(gx)), (pass, p.taps.as_ref()), job.grid(job.block))
     };
     let (functions, block, launcher): (&'static [&'static str], _, Launcher) = match strategy {
         Strategy::GpuSingle => (&["conv_single"], None, map_pass),

@@ -1,6 +1,6 @@
 //! `cuda/conv_local.cu` — TILING WITH HALO in shared memory. `filter --variant gpu-local`.
 //!
-//! `conv_local(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` reads
+//! `conv_local(const u8* in, out_t* out, int* gx_plane, int width, int height, int border, int pass)` reads
 //! `planes·w·h` bytes and writes `planes·w·h` bytes (pass 0 or 2) or `planes·w·h` ints of the Gx plane (pass 1).
 //! Its blocks must be exactly the TILE_W × TILE_H it was compiled with (`-DTILE_W`, `-DTILE_H`; [`BLOCK`] by
 //! default): the host passes the same shape to both.

@@ -12,32 +12,19 @@
 //! during execution surface at the next synchronisation, which every caller performs.
 
 /// Every kernel file, once: `cuda/<name>.cu` and its Rust twin `core/src/gpu/patterns/<name>.rs`. Calls
-/// `$then!([edge files], [filter files])`: this module declares the twins and [`SOURCES`] from it,
-/// [`super::prebuilt`] embeds the edge files' machine code (`kernels/sm_90/<name>.cubin`), and `tests/kernels.rs`
-/// checks the list against `cuda/` — so a new kernel file is named here, and only here. The edge files are
-/// built with the edge command's options (`Build`), the default one prebuilt; the filter's (`cuda_sobel filter`)
-/// are compiled for each filter kernel (`src/gpu/conv.rs`), so none of their builds could be prebuilt.
+/// `$then!([edge files], [shared files], [filter files])`: this module declares the twins and [`SOURCES`] from it,
+/// [`super::prebuilt`] embeds the machine code of the edge and shared files' default build
+/// (`kernels/sm_90/<name>.cubin`), and `tests/kernels.rs` checks the list against `cuda/` — so a new kernel file is
+/// named here, and only here. The edge files are built with the edge command's options (`Build`); the filter files
+/// (`cuda_sobel filter`) are compiled for each filter kernel (`core/src/gpu/conv/`); the shared files are filter files
+/// that the edge command also runs, built for its stencil (`Build::conv_defines`), the default build prebuilt.
 macro_rules! kernel_files {
     ($then:ident) => {
         $then!(
-            [
-                map,
-                fused_map,
-                fused,
-                n_per_thread,
-                const_taps,
-                separable,
-                tiled,
-                vec16,
-                strip,
-                selftest,
-                timing,
-                unfilter,
-                deflate
-            ],
+            [map, fused_map, fused, n_per_thread, separable, tiled, vec16, strip, selftest, timing, unfilter, deflate],
+            [conv_constant],
             [
                 conv_single,
-                conv_constant,
                 conv_double,
                 conv_predefined,
                 conv_local,
@@ -52,17 +39,22 @@ macro_rules! kernel_files {
 pub(crate) use kernel_files;
 
 macro_rules! declare {
-    ([$($name:ident),*], [$($conv:ident),*]) => {
+    ([$($name:ident),*], [$($shared:ident),*], [$($conv:ident),*]) => {
         $(pub mod $name;)*
+        $(pub mod $shared;)*
         $(pub mod $conv;)*
 
         /// Every kernel file, one parallel pattern each (plus the tests' selftest, the timing kernels and batch
-        /// mode's PNG unfiltering and deflating), in `kernel_files!`'s order: the edge files, then the filter's.
-        pub const SOURCES: [KernelSource; [$(stringify!($name),)* $(stringify!($conv)),*].len()] =
-            [$($name::SOURCE,)* $($conv::SOURCE),*];
+        /// mode's PNG unfiltering and deflating), in `kernel_files!`'s order: the edge files, the shared files, then
+        /// the filter's.
+        pub const SOURCES: [KernelSource; [$(stringify!($name),)* $(stringify!($shared),)* $(stringify!($conv)),*].len()] =
+            [$($name::SOURCE,)* $($shared::SOURCE,)* $($conv::SOURCE),*];
 
-        /// How many of [`SOURCES`], the first, are edge files (built with the edge command's options).
-        pub const EDGE_FILES: usize = [$(stringify!($name)),*].len();
+        /// How many of [`SOURCES`], the first, are edge files (built with the edge command's options only).
+        const EDGE_ONLY: usize = [$(stringify!($name)),*].len();
+
+        /// How many of [`SOURCES`], the first, have edge builds: the edge files and the shared ones.
+        pub const EDGE_FILES: usize = EDGE_ONLY + [$(stringify!($shared)),*].len();
     };
 }
 kernel_files!(declare);
@@ -75,9 +67,16 @@ use super::GpuError;
 use crate::sobel::Border;
 use crate::variant::N1;
 
-/// The edge files of [`SOURCES`]: those the edge command's builds compile, and the default build prebuilds.
+/// The files of [`SOURCES`] that the edge command's builds compile, and whose default build is prebuilt: the edge
+/// files and the shared ones.
 pub fn edge_sources() -> &'static [KernelSource] {
     &SOURCES[..EDGE_FILES]
+}
+
+/// Whether `src` is a filter file (`cuda/conv_*.cu`, shared or not): built on `cuda/conv.cuh`, which an edge build
+/// configures with `Build::conv_defines`.
+pub fn is_filter_file(src: &KernelSource) -> bool {
+    SOURCES.iter().position(|s| s.name == src.name).is_some_and(|i| i >= EDGE_ONLY)
 }
 
 /// One `.cu` file: its name (also the PTX file's stem) and source text, embedded in the binary.
@@ -217,8 +216,8 @@ fn launch_shape_in(source: &str) -> (u32, u32) {
 }
 
 /// A pattern of one kernel of the C signature `(const u8* rgb, out_t* out, int width, int height, int border)`
-/// on a 2D grid of `block`-shaped blocks, one thread per pixel: fused.cu, const_taps.cu and tiled.cu, which
-/// differ in their `.cu` file alone.
+/// on a 2D grid of `block`-shaped blocks, one thread per pixel: fused.cu and tiled.cu, which differ in their `.cu`
+/// file alone.
 pub struct RgbKernel {
     f: cudarc::driver::CudaFunction,
     block: (u32, u32),
@@ -244,7 +243,7 @@ impl Pattern for RgbKernel {
 }
 
 /// Launches a kernel of the C signature `(const u8* rgb, out_t* out, int width, int height, int border)`, which
-/// reads 3·w·h bytes and writes w·h outputs of `job.out_bytes` (fused, const_taps, tiled, vec16).
+/// reads 3·w·h bytes and writes w·h outputs of `job.out_bytes` (fused, tiled, vec16).
 fn launch_rgb_kernel(
     job: &Job,
     f: &cudarc::driver::CudaFunction,
@@ -259,6 +258,40 @@ fn launch_rgb_kernel(
     b.arg(rgb).arg(out).arg(&d.width).arg(&d.height).arg(&border);
     // SAFETY: see the module contract; sizes checked above, arguments match the C signature.
     unsafe { b.launch(cfg) }.map(drop)
+}
+
+/// A filter map pass built for an edge build (conv_constant.cu): one launch of pass 0 (both gradients
+/// from one read of each window) on the RGB image, through `launch_conv_pass`.
+pub struct EdgeMap {
+    f: cudarc::driver::CudaFunction,
+    kernel: crate::conv::ConvKernel,
+    block: (u32, u32),
+}
+
+impl EdgeMap {
+    /// Loads kernel `name` from the module of `build`, to be launched in `block`s.
+    pub fn load(
+        m: &Arc<cudarc::driver::CudaModule>,
+        name: &str,
+        build: crate::gpu::kernels::Build,
+        block: (u32, u32),
+    ) -> Result<EdgeMap, DriverError> {
+        Ok(EdgeMap { f: m.load_function(name)?, kernel: build.kernel(), block })
+    }
+}
+
+impl Pattern for EdgeMap {
+    /// Reads 3·w·h bytes of RGB, writes w·h outputs of `job.out_bytes`; no Gx plane.
+    fn enqueue(
+        &self,
+        job: &Job,
+        rgb: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        _: &mut Scratch,
+    ) -> Result<(), DriverError> {
+        let job = crate::gpu::conv::ConvJob::of_edges(job, &self.kernel, self.block);
+        launch_conv_pass(&job, &self.f, (rgb, out, None), (0, None), job.grid(self.block))
+    }
 }
 
 /// One argument of a filter kernel, as [`launch_conv`] hands it to the driver (which reads each from its address).
@@ -322,28 +355,30 @@ pub(crate) unsafe fn launch_conv(
 }
 
 /// Launches a filter map pass of the C signature
-/// `(const u8* in, u8* out, int* gx_plane, int width, int height, int border, int pass)` (conv_constant.cu,
+/// `(const u8* in, out_t* out, int* gx_plane, int width, int height, int border, int pass)` (conv_constant.cu,
 /// conv_predefined.cu, conv_local.cu, which differ in their `.cu` file alone), and with `taps` a last argument
-/// `const int* taps` (conv_single.cu): reads `planes·w·h` bytes (and the taps), writes as many bytes (pass 0 or 2) or
-/// `planes·w·h` ints of the Gx plane (pass 1), which pass 2 reads.
+/// `const int* taps` (conv_single.cu): reads `planes·w·h` pixels of `job.in_bytes` (and the taps), writes as many
+/// outputs of `job.out_bytes` (pass 0 or 2) or `planes·w·h` ints of the Gx plane `gx` (pass 1), which pass 2 reads.
+/// Pass 0 touches no Gx plane (`gx` may be `None`: a null pointer).
 pub(crate) fn launch_conv_pass(
     job: &crate::gpu::conv::ConvJob,
     f: &cudarc::driver::CudaFunction,
-    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, &mut CudaSlice<u8>),
+    (input, out, gx): (&CudaSlice<u8>, &mut CudaSlice<u8>, Option<&mut CudaSlice<u8>>),
     (pass, taps): (i32, Option<&CudaSlice<i32>>),
     cfg: LaunchConfig,
 ) -> Result<(), DriverError> {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
-    job.check(input, out, gx, pass);
+    job.check(input, out, gx.as_deref(), pass);
     assert!(taps.is_none_or(|t| t.len() >= job.side * job.side), "a tap buffer smaller than the kernel");
     let s = job.stream;
-    let ((i, _read), (o, _written), (g, _gx)) = (input.device_ptr(s), out.device_ptr_mut(s), gx.device_ptr_mut(s));
+    let ((i, _read), (o, _written)) = (input.device_ptr(s), out.device_ptr_mut(s));
+    let gx = gx.map(|g| g.device_ptr_mut(s));
     let taps = taps.map(|t| t.device_ptr(s));
     let (d, border) = (job.d, job.border);
     let mut args = vec![
         Arg::Ptr(i),
         Arg::Ptr(o),
-        Arg::Ptr(g),
+        Arg::Ptr(gx.as_ref().map_or(0, |(g, _)| *g)),
         Arg::Int(d.width),
         Arg::Int(d.height),
         Arg::Int(border),
@@ -356,9 +391,9 @@ pub(crate) fn launch_conv_pass(
     unsafe { launch_conv(job, f, cfg, &mut args, job.overlap) }
 }
 
-/// Launches a filter kernel of the C signature `(const u8* in, u8* out, int width, int height, int border)`
-/// (conv_double.cu, conv_block.cu, conv_rolling.cu, conv_separable.cu's fused kernel): reads `planes·w·h` bytes and
-/// writes as many.
+/// Launches a filter kernel of the C signature `(const u8* in, out_t* out, int width, int height, int border)`
+/// (conv_double.cu, conv_block.cu, conv_rolling.cu, conv_separable.cu's fused kernel): reads `planes·w·h` pixels of
+/// `job.in_bytes` and writes as many outputs of `job.out_bytes`.
 pub(crate) fn launch_conv_io(
     job: &crate::gpu::conv::ConvJob,
     f: &cudarc::driver::CudaFunction,
