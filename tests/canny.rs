@@ -1,10 +1,11 @@
 //! `--output canny`: the command line writes the bytes of the library's definition (`cuda_sobel::canny`, which
-//! python/tests/test_opencv.py holds to cv2.Canny), from every variant's gradients, for every aperture and norm;
+//! python/tests/test_opencv.py holds to cv2.Canny), from every variant, for every aperture and norm; every GPU
+//! variant's Canny (its gradients, then `cuda/canny.cu`) gives those bytes on awkward sizes and adversarial images;
 //! bad thresholds and apertures are refused with exit 2 and nothing written.
 
 mod common;
 
-use common::bin;
+use common::{bin, gpu_or_skip};
 use cuda_sobel::canny::Canny;
 use cuda_sobel::sobel::{Filter, Grey, Ksize, Norm};
 
@@ -106,4 +107,147 @@ fn batch_writes_each_images_canny_and_refuses_what_the_image_command_refuses() {
         assert!(stderr.contains(words) && !stderr.contains("panicked"), "{args:?}: expected '{words}' in: {stderr}");
         assert!(!none.exists(), "{args:?}: nothing written");
     }
+}
+
+/// The spiral (`generate::spiral`) is the hysteresis's hard case: with the seed, the definition makes edges of a
+/// quarter of the image's pixels (the inner side of the line, every turn to the centre), all hanging on the
+/// 3-pixel seed through one chain of weak pixels; without the seed, none; cut once, only the first run's. So a
+/// hysteresis that stops short of the chain's end fails here.
+#[test]
+fn the_spiral_hangs_on_its_seed() {
+    let filter = Filter::default();
+    for norm in [Norm::L1, Norm::L2] {
+        let canny = Canny::new(60.0, 500.0, norm, Ksize::K3).unwrap();
+        for (w, h) in [(64, 48), (257, 255)] {
+            let count = |rgb: &image::RgbImage| {
+                let want = definition(rgb, filter, &canny);
+                let src = cuda_sobel::cpu::rayon::PackedRgb::new(rgb.as_raw(), w as usize, h as usize);
+                assert_eq!(canny.edges_of(&src, filter), want, "cpu-rayon");
+                want.iter().filter(|&&b| b == 255).count()
+            };
+            let edges = count(&cuda_sobel::generate::spiral(w, h, 40, 255));
+            assert!(edges > (w * h) as usize / 5, "{w}×{h} {norm:?}: {edges} edge pixels");
+            assert_eq!(count(&cuda_sobel::generate::spiral(w, h, 40, 40)), 0, "{w}×{h}: no strong pixel, no edge");
+            // Cut the line halfway along its first run: the rest of the chain loses the seed, and only the edges beside
+            // the run's first half stay.
+            let mut cut = cuda_sobel::generate::spiral(w, h, 40, 255);
+            for x in w / 2..w / 2 + 6 {
+                cut.put_pixel(x, 1, image::Rgb([0; 3]));
+            }
+            let kept = count(&cut);
+            assert!(kept <= w as usize + 8, "{w}×{h}: the cut spiral keeps only the edges by its seed, not {kept}");
+        }
+    }
+}
+
+/// Threshold pairs for an aperture: its gradients are larger (aperture 7's are divided by 16 first).
+fn threshold_pairs(ksize: Ksize) -> [(f64, f64); 4] {
+    let k = match ksize {
+        Ksize::K3 => 1.0,
+        Ksize::K5 => 4.0,
+        _ => 16.0,
+    };
+    [(20.0 * k, 60.0 * k), (150.0 * k, 50.0 * k), (0.0, 0.0), (-5.0, 400.0 * k)]
+}
+
+/// What every GPU variant's Canny must equal: the definition on cpu-scalar's gradients.
+fn definition(rgb: &image::RgbImage, filter: Filter, canny: &Canny) -> Vec<u8> {
+    let stages = cuda_sobel::cpu::scalar::sobel_stages(rgb, filter);
+    canny.edges(&stages.gx, &stages.gy, rgb.width() as usize, rgb.height() as usize)
+}
+
+/// Every GPU variant's Canny — its exact gradients, then `cuda/canny.cu`'s suppression and union-find hysteresis —
+/// equals the definition's bytes on random images of awkward sizes (1×1, 2×N, narrower and shorter than the
+/// aperture) and the scene, for every aperture × norm × border × several threshold pairs (swapped, zero, negative).
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
+fn every_gpu_variant_gives_the_definitions_bytes() {
+    use cuda_sobel::pipeline::Variant;
+    use cuda_sobel::sobel::Border;
+    let Some(gpu) = gpu_or_skip("every_gpu_variant_gives_the_definitions_bytes") else { return };
+    let gpu_variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| v.is_gpu()).collect();
+    let mut images = vec![cuda_sobel::generate::scene(97, 61)];
+    for (k, (w, h)) in [(1, 1), (2, 9), (9, 2), (3, 3), (6, 5), (33, 17), (130, 7)].into_iter().enumerate() {
+        images.push(cuda_sobel::generate::noise(w, h, 7 + k as u64));
+    }
+    let mut checked = 0;
+    for rgb in &images {
+        for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
+            for border in Border::ALL {
+                let filter = Filter { grey: Grey::Bt601, ksize, border, ..Filter::default() };
+                for norm in [Norm::L1, Norm::L2] {
+                    for (low, high) in threshold_pairs(ksize) {
+                        let canny = Canny::new(low, high, norm, ksize).unwrap();
+                        let want = definition(rgb, filter, &canny);
+                        for &v in &gpu_variants {
+                            let got = cuda_sobel::gpu::variants::run_canny(&gpu, v, rgb, filter, &canny, false, 1)
+                                .unwrap_or_else(|e| panic!("{v:?} {filter:?} {canny:?}: {e}"));
+                            assert!(
+                                got.output == want,
+                                "{} {}×{} {filter:?} {canny:?}: bytes differ",
+                                v.name(),
+                                rgb.width(),
+                                rgb.height()
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} runs");
+}
+
+/// The adversarial images, on gpu-strip (the engine's path) and gpu-map: the spiral of
+/// [`the_spiral_hangs_on_its_seed`] with and without its seed, and a checkerboard of one-pixel squares (every
+/// magnitude tied with its neighbours'), at sizes up to 1024×1024.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
+fn long_chains_and_ties_give_the_definitions_bytes() {
+    use cuda_sobel::pipeline::Variant;
+    let Some(gpu) = gpu_or_skip("long_chains_and_ties_give_the_definitions_bytes") else { return };
+    let filter = Filter::default();
+    for norm in [Norm::L1, Norm::L2] {
+        let canny = Canny::new(60.0, 500.0, norm, Ksize::K3).unwrap();
+        for (w, h) in [(64, 48), (257, 255), (1024, 1024)] {
+            let seeded = cuda_sobel::generate::spiral(w, h, 40, 255);
+            let unseeded = cuda_sobel::generate::spiral(w, h, 40, 40);
+            let checker =
+                image::RgbImage::from_fn(w, h, |x, y| image::Rgb([if (x + y) % 2 == 0 { 200 } else { 10 }; 3]));
+            for (name, rgb) in [("spiral", &seeded), ("spiral without its seed", &unseeded), ("checkerboard", &checker)]
+            {
+                let want = definition(rgb, filter, &canny);
+                for v in [Variant::GpuStrip, Variant::GpuMap] {
+                    let got = cuda_sobel::gpu::variants::run_canny(&gpu, v, rgb, filter, &canny, false, 1).unwrap();
+                    assert!(got.output == want, "{name} {w}×{h} {norm:?} {}: bytes differ", v.name());
+                }
+            }
+        }
+    }
+}
+
+/// The command line's `--output canny` from a GPU variant beside cpu-scalar: every variant identical (exit 0 with
+/// `--gpu-required`) and the definition's bytes written.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
+fn the_command_line_runs_canny_on_the_gpu() {
+    if gpu_or_skip("the_command_line_runs_canny_on_the_gpu").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("scene.png");
+    let rgb = cuda_sobel::generate::scene(301, 199);
+    rgb.save(&input).unwrap();
+    let out = dir.path().join("canny.png");
+    bin()
+        .arg(&input)
+        .args(["--output", "canny", "--low", "30", "--high", "90", "--grey", "bt601", "--norm", "l2"])
+        .args(["--variant", "cpu-scalar,cpu-rayon,gpu-strip,gpu-tiled", "--gpu-required", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let filter = Filter { grey: Grey::Bt601, ..Filter::default() };
+    let want = definition(&rgb, filter, &Canny::new(30.0, 90.0, Norm::L2, Ksize::K3).unwrap());
+    assert_eq!(image::open(&out).unwrap().into_luma8().into_raw(), want);
 }

@@ -60,6 +60,7 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
         ("tiled", &["sobel_tiled"]),
         ("vec16", &["sobel_vec16_general", "sobel_vec16_aligned"]),
         ("strip", &["sobel_strip_general", "sobel_strip_aligned"]),
+        ("canny", &["canny_suppress", "canny_link", "canny_edges"]),
         ("selftest", &["selftest_grey", "selftest_magnitude", "selftest_direction"]),
         ("timing", &["spin", "noop"]),
         ("unfilter", &["unfilter_rgb", "unfilter_rgba"]),

@@ -133,9 +133,61 @@ pub fn noise(width: u32, height: u32, seed: u64) -> RgbImage {
     RgbImage::from_raw(width, height, bytes).expect("width × height × 3 bytes")
 }
 
+/// Canny's hardest case for a parallel hysteresis: a one-pixel square spiral of grey `line` on black, its turns 4
+/// pixels apart, winding from the top-left corner inwards, its first 3 pixels `seed`. With thresholds between the
+/// line's edge magnitude and the seed's, every edge pixel beside the line joins the one strong start through a
+/// chain of weak ones as long as the spiral (about a quarter of the image's pixels).
+pub fn spiral(width: u32, height: u32, line: u8, seed: u8) -> RgbImage {
+    let mut img = RgbImage::new(width, height);
+    let (a, b, step) = (width as i64 - 3, height as i64 - 3, 4);
+    let (mut x, mut y, mut drawn) = (1i64, 1i64, 0);
+    let mut put = |x: i64, y: i64| {
+        if (0..width as i64).contains(&x) && (0..height as i64).contains(&y) {
+            let v = if drawn < 3 { seed } else { line };
+            img.put_pixel(x as u32, y as u32, image::Rgb([v, v, v]));
+            drawn += 1;
+        }
+    };
+    put(x, y);
+    // Segment lengths a, b, a, b − 4, a − 4, b − 8, a − 8, …: right, down, left, up, turning clockwise.
+    let directions = [(1, 0), (0, 1), (-1, 0), (0, -1)];
+    for i in 0.. {
+        let length = match i {
+            0 => a,
+            1 => b,
+            _ if i % 2 == 0 => a - step * ((i as i64 - 1) / 2),
+            _ => b - step * ((i as i64 - 1) / 2),
+        };
+        if length <= 0 {
+            break;
+        }
+        let (dx, dy) = directions[i % 4];
+        for _ in 0..length {
+            (x, y) = (x + dx, y + dy);
+            put(x, y);
+        }
+    }
+    img
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spiral_winds_inwards() {
+        let s = spiral(16, 12, 40, 255);
+        let row = |y: u32| (0..16).map(|x| (s.get_pixel(x, y)[0] > 0) as u8).collect::<Vec<_>>();
+        // Worked by hand: right 13 along row 1, down 9, left 13 along row 10, up 5 to (1, 5), right 9 along row 5,
+        // down 1 to row 6, left 5 along row 6 to (5, 6); the next segment would have no length.
+        assert_eq!(row(0), [0; 16]);
+        assert_eq!(row(1), [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
+        assert_eq!(row(5), [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0]);
+        assert_eq!(row(6), [0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0]);
+        assert_eq!(row(10), [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
+        assert_eq!(&s.get_pixel(3, 1).0, &[255; 3], "the seed");
+        assert_eq!(&s.get_pixel(4, 1).0, &[40; 3], "the line");
+    }
 
     #[test]
     fn scene_is_tiled_and_deterministic() {

@@ -5,6 +5,7 @@
 use image::RgbImage;
 
 use super::{Engine, EngineError, RunOptions, VariantRun};
+use crate::canny::Canny;
 use crate::cpu;
 use crate::gpu::variants::{self, RawImages};
 use crate::sobel::{Filter, Output};
@@ -39,6 +40,63 @@ impl Engine {
                 Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
             }
         }
+    }
+
+    /// [`Engine::run`] writing Canny's edges (0 or 255 a byte): cpu-scalar the definition ([`Canny::edges`] of its
+    /// gradients), cpu-rayon [`Canny::edges_of`] on every core, a GPU variant its gradients then `cuda/canny.cu`
+    /// ([`variants::run_canny`]). The same bytes from each.
+    pub fn run_canny(
+        &self,
+        variant: Variant,
+        rgb: &RgbImage,
+        filter: Filter,
+        canny: &Canny,
+        opts: RunOptions,
+    ) -> Result<VariantRun, EngineError> {
+        let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+        match variant {
+            Variant::CpuScalar => {
+                let (out, ms) = timed(|| {
+                    let stages = cpu::scalar::sobel_stages(rgb, filter);
+                    canny.edges(&stages.gx, &stages.gy, w, h)
+                });
+                Ok(VariantRun { output: out, compute_ms: ms, gpu_memory_ms: None })
+            }
+            Variant::CpuRayon => {
+                ::rayon::broadcast(|_| ());
+                let src = cpu::rayon::PackedRgb::new(rgb.as_raw(), w, h);
+                let (out, ms) = timed(|| canny.edges_of(&src, filter));
+                Ok(VariantRun { output: out, compute_ms: ms, gpu_memory_ms: None })
+            }
+            gpu_variant => {
+                let gpu = self.need_gpu(gpu_variant.name())?;
+                let r = variants::run_canny(gpu, gpu_variant, rgb, filter, canny, opts.warm_up, opts.reps)?;
+                Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
+            }
+        }
+    }
+
+    /// The device workspace (bytes) [`Engine::canny_on_device`] needs for images of `width × height`.
+    pub fn canny_workspace_bytes(&self, filter: Filter, width: u32, height: u32) -> usize {
+        variants::canny_workspace_bytes(filter, width, height)
+    }
+
+    /// Canny's edges of packed RGB images on device memory the caller owns, on the caller's stream, through the
+    /// caller's `workspace` (pointer, bytes): no copy, no allocation, no synchronisation. Needs a GPU.
+    ///
+    /// # Safety
+    /// As [`Engine::outputs_on_device`] for `a` (the output a byte a pixel), and `workspace` must address that many
+    /// bytes of device memory of this engine's device, 16-byte aligned, used by nothing else until the launches ran.
+    pub unsafe fn canny_on_device(
+        &self,
+        a: RawImages,
+        workspace: (u64, usize),
+        filter: Filter,
+        canny: &Canny,
+    ) -> Result<(), EngineError> {
+        let gpu = self.need_gpu("gpu-strip")?;
+        // SAFETY: forwarded from the caller.
+        unsafe { variants::canny_on_device(gpu, a, workspace, filter, canny) }.map_err(EngineError::from)
     }
 
     /// gpu-strip writing `output` on device memory the caller owns (another library's arrays), on the caller's

@@ -16,7 +16,7 @@ pub use super::build::Build;
 use super::cache::CodeCache;
 use super::compile::{cache_key, compile_with, options_for, Code};
 use super::patterns::{
-    conv_constant, deflate::Deflate, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread,
+    canny::Canny, conv_constant, deflate::Deflate, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread,
     selftest::SelfTest, separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16,
     KernelSource, Pattern, SOURCES,
 };
@@ -171,6 +171,7 @@ pub struct KernelSet {
     modules: Arc<Modules>,
     patterns: [OnceLock<Loaded>; GPU_VARIANTS],
     strip: OnceLock<Strip>,
+    canny: OnceLock<Canny>,
     selftest: OnceLock<SelfTest>,
     timing: OnceLock<Timing>,
     unfilter: OnceLock<Unfilter>,
@@ -203,6 +204,7 @@ impl KernelSet {
             modules,
             patterns: Default::default(),
             strip: OnceLock::new(),
+            canny: OnceLock::new(),
             selftest: OnceLock::new(),
             timing: OnceLock::new(),
             unfilter: OnceLock::new(),
@@ -266,6 +268,11 @@ impl KernelSet {
     /// gpu-strip's kernels as their own type, for launches on raw device memory ([`Strip::launch_raw`]).
     pub fn strip(&self) -> Result<&Strip, GpuError> {
         Ok(lazily!(self.strip, Strip::load(&self.module("strip")?)))
+    }
+
+    /// cuda/canny.cu's kernels: Canny's suppression and hysteresis on this build's stencil's exact gradients.
+    pub fn canny(&self) -> Result<&Canny, GpuError> {
+        Ok(lazily!(self.canny, Canny::load(&self.module("canny")?)))
     }
 
     /// map.cu's `grey_kernel` (the report's grey of this build), for the filter's grey planes of RGB on the device.

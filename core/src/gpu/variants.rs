@@ -13,10 +13,12 @@ use image::RgbImage;
 
 use super::buffers::{self, DeviceImage};
 use super::kernels::Build;
+use super::patterns::canny::{self as canny_kernels, Thresholds};
 use super::patterns::Dims;
 use super::staged::{run_streamed, STREAMED_FROM_BYTES};
 use super::{Gpu, GpuError};
-use crate::sobel::{Border, Filter, Output};
+use crate::canny::Canny;
+use crate::sobel::{Border, Filter, Number, Output};
 use crate::stats::median;
 use crate::variant::{timed, Variant};
 
@@ -39,6 +41,9 @@ pub struct Prepared {
     /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
     /// small image does not measure data left in the L2 cache by the previous run.
     copies: Vec<DeviceImage>,
+    /// Canny after the gradients ([`Prepared::with_canny`]): its buffers, its edges (what is downloaded) and its
+    /// thresholds.
+    canny: Option<(canny_kernels::Scratch, cudarc::driver::CudaSlice<u8>, Thresholds)>,
 }
 
 impl Prepared {
@@ -65,12 +70,33 @@ impl Prepared {
             sets.push(b);
         }
         gpu.stream.synchronize()?;
-        Ok(Prepared { gpu, d, border: filter.border, copies: sets })
+        Ok(Prepared { gpu, d, border: filter.border, copies: sets, canny: None })
     }
 
-    /// Enqueues the variant's kernels once, on buffer set `k`.
+    /// Runs `canny` after the variant's gradients (the build's output must be the stencil's exact gradients in
+    /// [`Number::integer_for`] its stencil, what `cuda/canny.cu` reads): each run then ends with Canny's edges,
+    /// which [`Prepared::download`] returns.
+    pub fn with_canny(mut self, canny: &Canny) -> Result<Self, GpuError> {
+        let build = self.gpu.kernels.build();
+        let wanted = Output::Gradients(Number::integer_for(&build.stencil()));
+        assert_eq!(build.output, wanted, "Canny reads the stencil's exact gradients");
+        self.gpu.kernels.canny()?;
+        let scratch = canny_kernels::Scratch::alloc(&self.gpu.stream, self.d)?;
+        // SAFETY (alloc): canny_edges writes every byte before the download reads it.
+        let edges = unsafe { self.gpu.stream.alloc::<u8>(self.d.pixels()) }?;
+        self.canny = Some((scratch, edges, Thresholds::of(canny)));
+        Ok(self)
+    }
+
+    /// Enqueues the variant's kernels once, on buffer set `k` (then Canny's, with [`Prepared::with_canny`]).
     fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
-        self.copies[k].launch(&self.gpu, self.d, self.border)
+        self.copies[k].launch(&self.gpu, self.d, self.border)?;
+        if let Some((scratch, edges, t)) = &mut self.canny {
+            let grad_bytes = self.gpu.kernels.build().output.bytes_per_pixel() / 2;
+            let kernels = self.gpu.kernels.canny()?;
+            kernels.enqueue(&self.gpu.stream, (self.copies[k].output(), grad_bytes), scratch, edges, self.d, *t)?;
+        }
+        Ok(())
     }
 
     /// Fills buffer set 0's output — the one [`Prepared::download`] returns — with the complement of `expected`,
@@ -78,6 +104,9 @@ impl Prepared {
     /// held before (device memory is reused from the pool: it may hold another variant's correct output).
     pub fn poison_output(&mut self, expected: &[u8]) -> Result<(), GpuError> {
         let poison: Vec<u8> = expected.iter().map(|b| !b).collect();
+        if let Some((_, edges, _)) = &mut self.canny {
+            return Ok(self.gpu.stream.memcpy_htod(&poison, &mut edges.slice_mut(..poison.len()))?);
+        }
         self.copies[0].fill_output(&self.gpu, &poison)
     }
 
@@ -100,7 +129,10 @@ impl Prepared {
 
     /// Copies the output of buffer set 0 to the host (as bytes) and frees everything; synchronised.
     pub fn download(self) -> Result<Vec<u8>, GpuError> {
-        let out = self.copies[0].download(&self.gpu, self.d.pixels())?;
+        let out = match &self.canny {
+            Some((_, edges, _)) => self.gpu.stream.clone_dtoh(edges)?,
+            None => self.copies[0].download(&self.gpu, self.d.pixels())?,
+        };
         drop(self.copies);
         self.gpu.stream.synchronize()?;
         Ok(out)
@@ -189,6 +221,47 @@ pub fn run_banded(
     Ok(GpuRun { output, memory_ms, compute_ms })
 }
 
+/// Canny's edges of `rgb` on the GPU: `variant`'s exact gradients, then `cuda/canny.cu`'s suppression and hysteresis
+/// on the device, timed together (upload, optionally a warm-up, `reps` timed runs, download of one byte a pixel).
+/// An image too large for one pass (hysteresis joins pixels across the whole image) gets its gradients in bands and
+/// its Canny on every core ([`Canny::edges_rayon`]), whose time is then part of the computation's. Bytes identical to
+/// [`Canny::edges`] of cpu-scalar's gradients either way.
+pub fn run_canny(
+    gpu: &Gpu,
+    variant: Variant,
+    rgb: &RgbImage,
+    filter: Filter,
+    canny: &Canny,
+    warm_up: bool,
+    reps: usize,
+) -> Result<GpuRun, GpuError> {
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let output = Output::Gradients(Number::integer_for(&filter.stencil()));
+    let rows = max_band_rows(&gpu.for_build(Build::with_output(filter, output))?, variant, output, w)?;
+    let d = Dims::new(w as u32, h as u32)?;
+    if h > rows || !canny_kernels::Canny::fits(d) {
+        let r = run(gpu, variant, rgb, (filter, Output::Gradients(Number::I32)), warm_up, reps)?;
+        let plane = |i: usize| -> Vec<i32> {
+            r.output[i * 4 * w * h..(i + 1) * 4 * w * h]
+                .chunks_exact(4)
+                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        };
+        let (edges, ms) = timed(|| canny.edges_rayon(&plane(0), &plane(1), w, h));
+        return Ok(GpuRun { output: edges, memory_ms: r.memory_ms, compute_ms: r.compute_ms + ms });
+    }
+    let (prepared, upload_ms) = timed(|| {
+        Prepared::upload(gpu, variant, w as u32, h as u32, rgb.as_raw(), (filter, output), 1)?.with_canny(canny)
+    });
+    let mut prepared = prepared?;
+    if warm_up {
+        prepared.warm_up()?;
+    }
+    let mut samples = prepared.time(reps.max(1))?;
+    let (edges, download_ms) = timed(|| prepared.download());
+    Ok(GpuRun { output: edges?, memory_ms: upload_ms + download_ms, compute_ms: median(&mut samples) })
+}
+
 /// Caller-owned device memory for [`strip_on_device`]: raw pointers into this context, and a stream.
 #[derive(Clone, Copy, Debug)]
 pub struct RawImages {
@@ -258,5 +331,68 @@ pub fn strip_batch_from_host(
     }
     stream.memcpy_dtoh(&edges, out)?;
     stream.synchronize()?;
+    Ok(())
+}
+
+/// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: its exact gradients
+/// (two planes), then the state bytes and the parents (16-byte aligned).
+pub fn canny_workspace_bytes(filter: Filter, width: u32, height: u32) -> usize {
+    canny_workspace(filter, width as usize * height as usize).2
+}
+
+/// Where [`canny_on_device`]'s workspace holds what, for `pixels` pixels: (state offset, parent offset, total bytes).
+fn canny_workspace(filter: Filter, pixels: usize) -> (usize, usize, usize) {
+    let gradients = 2 * Number::integer_for(&filter.stencil()).bytes() * pixels;
+    let parents = (gradients + pixels).next_multiple_of(16);
+    (gradients, parents, parents + 4 * (pixels + 1))
+}
+
+/// Canny's edges of `a.images` packed RGB images on caller-owned device memory into `a.out` (a byte a pixel), on the
+/// caller's stream, through a caller-owned `workspace` (pointer, bytes) of at least [`canny_workspace_bytes`]: per
+/// image, gpu-strip's exact gradients then `cuda/canny.cu` — no copy, no allocation, no synchronisation (the Python
+/// package's zero-copy path).
+///
+/// # Safety
+/// As [`strip_on_device`] for `a` (the output a byte a pixel), and `workspace` must address that many bytes of device
+/// memory of this context, 16-byte aligned, not used by anything else until the launches have run.
+pub unsafe fn canny_on_device(
+    gpu: &Gpu,
+    a: RawImages,
+    workspace: (u64, usize),
+    filter: Filter,
+    canny: &Canny,
+) -> Result<(), GpuError> {
+    let d = Dims::new(a.width, a.height)?;
+    let (state, parent, need) = canny_workspace(filter, d.pixels());
+    if workspace.1 < need || workspace.0 % 16 != 0 {
+        return Err(GpuError::Unsupported(format!(
+            "a workspace of {} bytes (needs {need}, 16-byte aligned)",
+            workspace.1
+        )));
+    }
+    if !canny_kernels::Canny::fits(d) {
+        return Err(GpuError::Unsupported(format!("Canny of a {}×{} image on the GPU", a.width, a.height)));
+    }
+    let gpu = gpu.for_build(Build::with_output(filter, Output::Gradients(Number::integer_for(&filter.stencil()))))?;
+    gpu.ctx.bind_to_thread()?;
+    let stream = a.stream as cudarc::driver::sys::CUstream;
+    let (strip, kernels, t) = (gpu.kernels.strip()?, gpu.kernels.canny()?, Thresholds::of(canny));
+    let g = workspace.0;
+    for k in 0..a.images as u64 {
+        let pixels = d.pixels() as u64;
+        let p = canny_kernels::Pointers {
+            g,
+            state: g + state as u64,
+            parent: g + parent as u64,
+            edges: a.out + k * pixels,
+        };
+        // SAFETY: image k's RGB lies within the caller's `a.rgb` and its edges within `a.out` (forwarded); the
+        // workspace holds the gradients, states and parents of one image (checked above), and each image's launches
+        // follow the previous image's on the same stream, so reusing it is ordered.
+        unsafe {
+            strip.launch_raw(stream, a.rgb + 3 * k * pixels, g, d, 1, filter.border as i32, gpu.multiprocessors)?;
+            kernels.launch_raw(stream, p, d, t)?;
+        }
+    }
     Ok(())
 }

@@ -255,7 +255,10 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
     let (reference, scalar_ms) = if opts.needs_reference() {
         let ((stages, bytes), ms) = timed(|| {
             let stages = cpu::scalar::sobel_stages(&rgb, opts.filter);
-            let bytes = cpu::scalar::output_bytes(&stages, output);
+            let bytes = match &opts.canny {
+                Some(c) => c.edges(&stages.gx, &stages.gy, width as usize, height as usize),
+                None => cpu::scalar::output_bytes(&stages, output),
+            };
             (stages, bytes)
         });
         (Some((stages, bytes)), ms)
@@ -268,7 +271,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
         // The fast path runs once; a teaching run warms up and repeats, to time the kernels.
         let run_opts =
             if opts.auto { RunOptions::default() } else { RunOptions { warm_up: true, reps: opts.gpu_reps } };
-        if engine.streams(variant, &rgb) {
+        if output == crate::sobel::Output::Edges && opts.canny.is_none() && engine.streams(variant, &rgb) {
             notes.push(format!(
                 "{}: streamed (staged through pinned buffers, overlapped bands); one pass, its kernels' time",
                 variant.name()
@@ -278,10 +281,12 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
             // The reference already ran (its stages feed --intermediate): its row reuses that run.
             (Variant::CpuScalar, Some((_, bytes))) => Ok((bytes.clone(), scalar_ms, None)),
             (v, _) if v.is_gpu() && !engine.has_gpu() => Err("GPU unavailable (reason above)".to_string()),
-            (v, _) => engine
-                .run_output(v, &rgb, opts.filter, output, run_opts)
-                .map(|r| (r.output, r.compute_ms, r.gpu_memory_ms))
-                .map_err(|e| e.to_string()),
+            (v, _) => match &opts.canny {
+                Some(c) => engine.run_canny(v, &rgb, opts.filter, c, run_opts),
+                None => engine.run_output(v, &rgb, opts.filter, output, run_opts),
+            }
+            .map(|r| (r.output, r.compute_ms, r.gpu_memory_ms))
+            .map_err(|e| e.to_string()),
         };
         measured.push((variant, outcome));
     }
@@ -297,7 +302,10 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
             let asked: Vec<&str> = variants.iter().map(|v| v.name()).collect();
             notes.push(fallback_note(&asked.join(", "), &engine, &opts.output));
             let src = cpu::rayon::PackedRgb::new(rgb.as_raw(), width as usize, height as usize);
-            cpu::rayon::output_bytes(&src, opts.filter, output).into()
+            match &opts.canny {
+                Some(c) => c.edges_of(&src, opts.filter).into(),
+                None => cpu::rayon::output_bytes(&src, opts.filter, output).into(),
+            }
         }
     };
     let stages = reference.as_ref().map(|(stages, _)| stages);

@@ -29,7 +29,7 @@ pub enum Product {
     /// OpenCV Canny's four directions, 0–3.
     Direction4,
     /// Canny's edges (0 or 255) from the exact gradients: [`crate::canny`], with the thresholds of
-    /// [`super::Options::canny`].
+    /// [`super::Options::canny`]; each variant computes them (`Engine::run_canny`).
     Canny,
 }
 
@@ -110,10 +110,8 @@ impl Product {
 fn values<'a>(opts: &super::Options, output: Output, bytes: &'a [u8], (width, height): (usize, usize)) -> Values<'a> {
     let (product, pixels) = (opts.product, width * height);
     let plane = |i: usize, b: usize| &bytes[i * pixels * b..(i + 1) * pixels * b];
-    if let (Product::Canny, Some(canny)) = (product, opts.canny) {
-        let g =
-            |i| plane(i, 4).chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>();
-        return Values::Owned(canny.edges_rayon(&g(0), &g(1), width, height));
+    if product == Product::Canny {
+        return Values::U8(bytes); // every variant writes Canny's edges themselves
     }
     let index = usize::from(product == Product::Gy);
     match output {
@@ -134,7 +132,6 @@ fn values<'a>(opts: &super::Options, output: Output, bytes: &'a [u8], (width, he
 /// The values of one plane: bytes as they are, wider numbers decoded from their little-endian bytes.
 enum Values<'a> {
     U8(&'a [u8]),
-    Owned(Vec<u8>),
     I16(Vec<i16>),
     I32(Vec<i32>),
     F32(Vec<f32>),
@@ -144,7 +141,6 @@ impl Values<'_> {
     fn samples(&self) -> Samples<'_> {
         match self {
             Values::U8(v) => Samples::U8(v),
-            Values::Owned(v) => Samples::U8(v),
             Values::I16(v) => Samples::I16(v),
             Values::I32(v) => Samples::I32(v),
             Values::F32(v) => Samples::F32(v),

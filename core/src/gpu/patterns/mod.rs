@@ -21,7 +21,21 @@
 macro_rules! kernel_files {
     ($then:ident) => {
         $then!(
-            [map, fused_map, fused, n_per_thread, separable, tiled, vec16, strip, selftest, timing, unfilter, deflate],
+            [
+                map,
+                fused_map,
+                fused,
+                n_per_thread,
+                separable,
+                tiled,
+                vec16,
+                strip,
+                canny,
+                selftest,
+                timing,
+                unfilter,
+                deflate
+            ],
             [conv_constant],
             [
                 conv_single,

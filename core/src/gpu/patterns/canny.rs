@@ -1,0 +1,181 @@
+//! `cuda/canny.cu` — CONNECTED COMPONENTS BY UNION-FIND: Canny's non-maximum suppression (a 3×3 stencil on the
+//! gradients) and its hysteresis as the sets of a forest of parents, in three launches however long the chains of
+//! weak pixels are. Runs after any variant's gradients ([`crate::gpu::variants::run_canny`]).
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
+
+use super::{Dims, KernelSource};
+
+/// The kernel file, embedded.
+pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_str!("../../../../cuda/canny.cu") };
+
+/// 32×8 = 256 threads: a warp a row segment, so the gradient and state reads are coalesced (canny.cu's "Launch
+/// shape").
+pub const BLOCK: (u32, u32) = (32, 8);
+
+/// The loaded kernels of this pattern.
+pub struct Canny {
+    suppress: CudaFunction,
+    link: CudaFunction,
+    edges: CudaFunction,
+}
+
+/// The thresholds and norm as the kernels take them: `Canny::thresholds` clamped to `int`, which changes no
+/// comparison (every magnitude is below 2^31).
+#[derive(Clone, Copy, Debug)]
+pub struct Thresholds {
+    /// Candidates have a magnitude above this.
+    pub low: i32,
+    /// Strong candidates have a magnitude above this.
+    pub high: i32,
+    /// The L2 norm (`Gx² + Gy²`), else L1.
+    pub l2: bool,
+}
+
+impl Thresholds {
+    /// From the CPU definition's thresholds and norm.
+    pub fn of(canny: &crate::canny::Canny) -> Thresholds {
+        let (low, high) = canny.thresholds();
+        let clamp = |t: i64| t.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        Thresholds { low: clamp(low), high: clamp(high), l2: canny.norm == crate::sobel::Norm::L2 }
+    }
+}
+
+/// The device memory Canny needs besides the gradients and the edges: a state byte a pixel and a parent a pixel,
+/// plus node 0.
+pub struct Scratch {
+    state: CudaSlice<u8>,
+    parent: CudaSlice<i32>,
+}
+
+impl Scratch {
+    /// Bytes a pixel.
+    pub const BYTES_PER_PIXEL: usize = 1 + 4;
+
+    /// Uninitialised room for `d`: `canny_suppress` writes every state byte and every candidate's parent (and node
+    /// 0) before the other kernels read them, and they read a parent only where the state says candidate.
+    pub fn alloc(stream: &Arc<CudaStream>, d: Dims) -> Result<Scratch, DriverError> {
+        // SAFETY (alloc): see above.
+        unsafe { Ok(Scratch { state: stream.alloc(d.pixels())?, parent: stream.alloc(d.pixels() + 1)? }) }
+    }
+}
+
+impl Canny {
+    /// Loads the kernels from the compiled module.
+    pub fn load(m: &Arc<CudaModule>) -> Result<Canny, DriverError> {
+        Ok(Canny {
+            suppress: m.load_function("canny_suppress")?,
+            link: m.load_function("canny_link")?,
+            edges: m.load_function("canny_edges")?,
+        })
+    }
+
+    /// Whether a `d`-sized image fits the kernels' `int` nodes (one a pixel, plus node 0).
+    pub fn fits(d: Dims) -> bool {
+        d.pixels() < i32::MAX as usize
+    }
+
+    /// Canny's edges (0 or 255 a byte) of a `d`-sized image from its exact gradients (two planes of `grad_bytes`
+    /// each, Gx's then Gy's, as the gradients output writes them), on `stream`: three launches.
+    pub fn enqueue(
+        &self,
+        stream: &Arc<CudaStream>,
+        (gradients, grad_bytes): (&CudaSlice<u8>, usize),
+        scratch: &mut Scratch,
+        out: &mut CudaSlice<u8>,
+        d: Dims,
+        t: Thresholds,
+    ) -> Result<(), DriverError> {
+        let n = d.pixels();
+        assert!(Canny::fits(d), "{n} pixels: more nodes than an int holds");
+        assert!(gradients.len() >= 2 * grad_bytes * n && out.len() >= n);
+        assert!(scratch.state.len() >= n && scratch.parent.len() > n);
+        let (g, _r) = gradients.device_ptr(stream);
+        let (state, _s) = scratch.state.device_ptr_mut(stream);
+        let (parent, _p) = scratch.parent.device_ptr_mut(stream);
+        let (edges, _w) = out.device_ptr_mut(stream);
+        // SAFETY: sizes checked above; the guards order these launches after the buffers' earlier uses and later
+        // uses after them; the stream is this context's.
+        unsafe { self.launch_raw(stream.cu_stream(), Pointers { g, state, parent, edges }, d, t) }
+    }
+
+    /// The one unsafe launch of this pattern: `canny_suppress`, `canny_link`, `canny_edges` in order on `stream`.
+    ///
+    /// # Safety
+    /// `p.g` must hold two planes of `d.pixels()` gradients of the build's `grad_t` (short where the stencil's bound
+    /// fits 16 bits, else int); `p.state` `d.pixels()` bytes and `p.parent` `d.pixels() + 1` ints of scratch;
+    /// `p.edges` `d.pixels()` writable bytes — all device memory of this context not written by anything else
+    /// until the launches have run on `stream`, a live stream of this context; `d.pixels() < 2^31 − 1`.
+    pub unsafe fn launch_raw(
+        &self,
+        stream: cudarc::driver::sys::CUstream,
+        p: Pointers,
+        d: Dims,
+        t: Thresholds,
+    ) -> Result<(), DriverError> {
+        let cfg = d.grid(BLOCK);
+        let (mut w, mut h, mut l2, mut low, mut high) = (d.width, d.height, i32::from(t.l2), t.low, t.high);
+        let Pointers { mut g, mut state, mut parent, mut edges } = p;
+        let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
+        let int = |v: &mut i32| (v as *mut i32).cast::<std::ffi::c_void>();
+        // Each list matches its kernel's C signature:
+        // canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2, int low, int high)
+        let mut suppress_args = [
+            ptr(&mut g),
+            ptr(&mut state),
+            ptr(&mut parent),
+            int(&mut w),
+            int(&mut h),
+            int(&mut l2),
+            int(&mut low),
+            int(&mut high),
+        ];
+        // canny_link(const u8* state, int* parent, int width, int height)
+        let mut link_args = [ptr(&mut state), ptr(&mut parent), int(&mut w), int(&mut h)];
+        // canny_edges(const u8* state, int* parent, u8* out, int width, int height)
+        let mut edges_args = [ptr(&mut state), ptr(&mut parent), ptr(&mut edges), int(&mut w), int(&mut h)];
+        for (f, args) in [
+            (&self.suppress, suppress_args.as_mut_slice()),
+            (&self.link, link_args.as_mut_slice()),
+            (&self.edges, edges_args.as_mut_slice()),
+        ] {
+            // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
+            // checks); the caller guarantees the memory and the stream.
+            unsafe {
+                cudarc::driver::result::launch_kernel(
+                    f.cu_function(),
+                    cfg.grid_dim,
+                    cfg.block_dim,
+                    cfg.shared_mem_bytes,
+                    stream,
+                    args,
+                )
+            }?;
+        }
+        Ok(())
+    }
+}
+
+/// Device addresses for [`Canny::launch_raw`].
+#[derive(Clone, Copy, Debug)]
+pub struct Pointers {
+    /// The gradients, Gx's plane then Gy's.
+    pub g: u64,
+    /// A state byte a pixel.
+    pub state: u64,
+    /// A parent a pixel, plus node 0.
+    pub parent: u64,
+    /// The edges, a byte a pixel.
+    pub edges: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_launch_shape_is_the_kernel_files() {
+        assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks"));
+        assert_eq!(super::BLOCK, (32, 8));
+    }
+}
