@@ -67,6 +67,7 @@ fn fixture() -> BenchResults {
             pinned_h2d_gbps: Some(50.0),
             pinned_d2h_gbps: Some(40.0),
             filter: Filter::default(),
+            canny: None,
             runs: 3,
             kernel_reps: 4,
         },

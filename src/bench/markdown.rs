@@ -48,6 +48,9 @@ fn header(s: &mut String, r: &BenchResults) {
         f.border.name(),
         if f.compat == crate::sobel::Compat::Report { ", `--compat report`" } else { "" }
     );
+    if let Some(canny) = &m.canny {
+        let _ = writeln!(s, "- Every variant computes {canny} (checked against the definition), not the edges");
+    }
     let _ = writeln!(s, "- GPU: {gpu}");
     let _ = writeln!(s, "- CPU: {} ({} threads), {}", m.host.cpu, m.host.threads, m.host.os);
     if let Some(bw) = m.copy_bandwidth_gbps {

@@ -155,11 +155,17 @@ impl Ctx<'_> {
         }
         let (width, height) = rgb.dimensions();
         let filter = self.opts.filter;
-        let f = |rgb: &RgbImage| match variant {
-            Variant::CpuScalar => cpu::scalar::sobel(rgb, filter),
-            _ => cpu::rayon::sobel(rgb, filter),
+        let (w, h) = (width as usize, height as usize);
+        let f = |rgb: &RgbImage| match (variant, &self.opts.canny) {
+            (Variant::CpuScalar, Some(c)) => {
+                let stages = cpu::scalar::sobel_stages(rgb, filter);
+                c.edges(&stages.gx, &stages.gy, w, h)
+            }
+            (_, Some(c)) => c.edges_of(&cpu::rayon::PackedRgb::new(rgb.as_raw(), w, h), filter),
+            (Variant::CpuScalar, None) => cpu::scalar::sobel(rgb, filter).into_raw(),
+            (_, None) => cpu::rayon::sobel(rgb, filter).into_raw(),
         };
-        if f(rgb).into_raw() != self.reference {
+        if f(rgb) != self.reference {
             // The warm-up's output, checked like the GPU's (with --kernel-only nothing else checks it).
             return Err(DiffersFromReference(format!("{}: {}", self.path.display(), variant.name())).into());
         }
@@ -180,7 +186,8 @@ impl Ctx<'_> {
     pub fn gpu_kernel_series(&self, variant: Variant, rgb: &RgbImage) -> anyhow::Result<KernelSeries> {
         let meter = self.engine.meter().expect("GPU variants run only with a GPU");
         let (width, height) = rgb.dimensions();
-        let run = meter.kernel_samples(variant, rgb, self.opts.filter, self.opts.kernel_reps, self.reference)?;
+        let (filter, canny, reps) = (self.opts.filter, self.opts.canny.as_ref(), self.opts.kernel_reps);
+        let run = meter.kernel_samples_of(variant, rgb, filter, canny, reps, self.reference)?;
         if run.output != self.reference {
             let mapping = variant.n1().map(|n1| format!(" --mapping {}", n1.mapping.name())).unwrap_or_default();
             return Err(DiffersFromReference(format!(

@@ -69,6 +69,9 @@ pub struct BenchOptions {
     /// host → host, OpenCV or whole-command runs. For tuning, where only the kernels' times matter
     /// (`scripts/strip-tuning.sh`).
     pub kernel_only: bool,
+    /// Canny instead of the edges (`--canny`): every variant computes it, checked against the definition; NPP's Canny
+    /// is the peer.
+    pub canny: Option<crate::canny::Canny>,
 }
 
 /// Host bytes per pixel the bench needs beyond one pipeline run of every variant: the pinned input and
@@ -209,6 +212,10 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             filter: opts.filter,
             runs: opts.runs,
             kernel_reps: opts.kernel_reps,
+            canny: opts.canny.map(|c| {
+                let norm = if c.norm == crate::sobel::Norm::L2 { "l2" } else { "l1" };
+                format!("Canny, aperture {}, {norm}, thresholds {}/{}", c.ksize.name(), c.low, c.high)
+            }),
         },
         pipeline: Vec::new(),
         kernels: Vec::new(),
@@ -257,7 +264,13 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
     for &size in &opts.sizes {
         let path = image_for(size, &opts.image_dir)?;
         let rgb = image_io::decode_rgb(&path)?;
-        let reference = cpu::scalar::sobel(&rgb, opts.filter).into_raw();
+        let reference = match &opts.canny {
+            Some(c) => {
+                let stages = cpu::scalar::sobel_stages(&rgb, opts.filter);
+                c.edges(&stages.gx, &stages.gy, rgb.width() as usize, rgb.height() as usize)
+            }
+            None => cpu::scalar::sobel(&rgb, opts.filter).into_raw(),
+        };
         for &variant in &variants {
             for variant in series_keys(variant, &opts.ns) {
                 progress.set_message(format!("{}x{} {}{}", size.0, size.1, variant.name(), n_label(variant)));
@@ -304,12 +317,22 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<BenchResults> {
             results.student.push(series);
         }
         if let Some(npp) = &npp {
-            match npp.time(&rgb, opts.filter.ksize, opts.kernel_reps) {
+            let (timed, description) = match &opts.canny {
+                Some(c) => (
+                    npp.time_canny(&rgb, c, opts.kernel_reps),
+                    "NPP nppiFilterCannyBorder on the device-resident grey (Sobel, replicate)",
+                ),
+                None => (
+                    npp.time(&rgb, opts.filter.ksize, opts.kernel_reps),
+                    crate::engine::npp_description(opts.filter.ksize).unwrap_or_default(),
+                ),
+            };
+            match timed {
                 Ok(samples_ms) => results.peers.push(PeerSeries {
                     width: size.0,
                     height: size.1,
                     peer: Peer::Npp,
-                    description: crate::engine::npp_description(opts.filter.ksize).unwrap_or_default().into(),
+                    description: description.into(),
                     samples_ms,
                 }),
                 Err(e) => results.peers_skipped.push(format!("npp at {}x{}: {e}", size.0, size.1)),

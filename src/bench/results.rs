@@ -159,6 +159,8 @@ pub struct Meta {
     pub runs: usize,
     /// Computation-only repetitions per series (at most).
     pub kernel_reps: usize,
+    /// What every variant computed instead of the edges, with `--canny`: "Canny, aperture 3, l1, thresholds 50/150".
+    pub canny: Option<String>,
 }
 
 /// The CPU side of the machine.

@@ -272,6 +272,10 @@ enum Command {
         /// Host memory it may use (see the image command's --max-memory)
         #[arg(long, value_parser = memory::parse_size)]
         max_memory: Option<u64>,
+        /// Draw Canny's hardest case instead: a one-pixel spiral of grey 40 on black, its first 3 pixels 255 (with
+        /// --output canny --low 60 --high 500, every edge hangs on that seed through one chain)
+        #[arg(long)]
+        spiral: bool,
     },
 }
 
@@ -434,4 +438,12 @@ struct BenchArgs {
     /// Threads per block of --kernel-file's kernel, WxH
     #[arg(long, default_value = "16x16", value_parser = generate::parse_size)]
     block: (u32, u32),
+    /// Canny instead of the edges, with these thresholds (cv2.Canny's threshold1,threshold2), the aperture --ksize:
+    /// computation alone (implies --kernel-only), every output checked against the definition; --peers npp times
+    /// NPP's Canny on the device-resident grey
+    #[arg(long, value_name = "LOW,HIGH", value_delimiter = ',', allow_negative_numbers = true)]
+    canny: Vec<f64>,
+    /// With --canny: the gradient's norm, l1 (OpenCV's default) or l2
+    #[arg(long, value_parser = ["l1", "l2"], default_value = "l1")]
+    canny_norm: String,
 }

@@ -14,12 +14,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.
     crate::interrupt::install();
     match cli.command {
-        Some(Command::Generate { size: (w, h), out, max_memory }) => {
+        Some(Command::Generate { size: (w, h), out, max_memory, spiral }) => {
             let out = out.unwrap_or_else(|| PathBuf::from(format!("imgs_in/{w}x{h}.png")));
             let target = image_io::output::plan(&out, &[])?;
             let needed = memory::image_bytes(w, h, generate::BYTES_PER_PIXEL);
             Budget::new(max_memory).check(&out, w, h, needed)?;
-            let img = generate::scene(w, h);
+            let img = if spiral { generate::spiral(w, h, 40, 255) } else { generate::scene(w, h) };
             let picture = image_io::Picture {
                 width: w,
                 height: h,
@@ -299,8 +299,16 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             reps: a.kernel_reps as usize,
             emit_ptx: None,
         }),
-        kernel_only: a.kernel_only,
+        kernel_only: a.kernel_only || !a.canny.is_empty(),
+        canny: None,
     };
+    if !matches!(a.canny.len(), 0 | 2) {
+        anyhow::bail!("--canny takes two thresholds, LOW,HIGH (cv2.Canny's threshold1,threshold2)");
+    }
+    if let [low, high] = a.canny[..] {
+        let norm = if a.canny_norm == "l2" { crate::sobel::Norm::L2 } else { crate::sobel::Norm::L1 };
+        opts.canny = Some(crate::canny::Canny::new(low, high, norm, opts.filter.ksize).map_err(anyhow::Error::msg)?);
+    }
     if a.quick {
         opts = crate::bench::BenchOptions {
             sizes: vec![(64, 48), (161, 97)],

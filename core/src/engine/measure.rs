@@ -86,13 +86,34 @@ impl Meter<'_> {
         reps: usize,
         expected: &[u8],
     ) -> Result<ResidentRun, GpuError> {
+        self.kernel_samples_of(variant, rgb, filter, None, reps, expected)
+    }
+
+    /// [`Meter::kernel_samples`], or with `canny` the variant's gradients then Canny's kernels
+    /// ([`Prepared::with_canny`]), timed together; the output is then Canny's edges.
+    pub fn kernel_samples_of(
+        &self,
+        variant: Variant,
+        rgb: &RgbImage,
+        filter: Filter,
+        canny: Option<&crate::canny::Canny>,
+        reps: usize,
+        expected: &[u8],
+    ) -> Result<ResidentRun, GpuError> {
+        use crate::sobel::{Number, Output};
         let gpu = self.gpu;
         let (width, height) = rgb.dimensions();
+        let output = match canny {
+            Some(_) => Output::Gradients(Number::integer_for(&filter.stencil())),
+            None => Output::Edges,
+        };
         let set_bytes = (buffers::bytes_per_pixel(gpu, variant)? * width as usize * height as usize).max(1);
         let (free, _) = gpu.ctx.mem_get_info()?;
         let copies = (3 * gpu.info()?.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
-        let mut prepared =
-            Prepared::upload(gpu, variant, width, height, rgb.as_raw(), (filter, crate::sobel::Output::Edges), copies)?;
+        let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), (filter, output), copies)?;
+        if let Some(c) = canny {
+            prepared = prepared.with_canny(c)?;
+        }
         prepared.poison_output(expected)?;
         prepared.warm_up()?;
         let samples_ms = prepared.time(reps)?;
@@ -151,5 +172,10 @@ impl NppPeer<'_> {
     /// NPP's grey + Sobel of size `ksize` on `rgb`, event-timed like our kernels (ms per run).
     pub fn time(&self, rgb: &RgbImage, ksize: crate::sobel::Ksize, reps: usize) -> Result<Vec<f64>, GpuError> {
         self.npp.time(self.gpu, rgb, ksize, reps)
+    }
+
+    /// NPP's Canny on the grey of `rgb`, device-resident, event-timed (ms per run).
+    pub fn time_canny(&self, rgb: &RgbImage, canny: &crate::canny::Canny, reps: usize) -> Result<Vec<f64>, GpuError> {
+        self.npp.time_canny(self.gpu, rgb, canny, reps)
     }
 }

@@ -5,6 +5,9 @@
 //! derivative), replicate border, 16-bit outputs. NPP's grey weights are 0.299/0.587/0.114 and its magnitude
 //! is not saturated to 8 bits, so we compare times, not bytes. NPP has no 7×7 Sobel.
 //!
+//! For Canny, NPP's own (`nppiFilterCannyBorder_8u_C1R_Ctx`: Sobel 3×3 or 5×5, L1 or L2, replicate border) is timed
+//! on a grey image already on the device, as its documentation has it called.
+//!
 //! The libraries are loaded at run time (`libnppc`, `libnppicc`, `libnppif` of CUDA 13, as the toolkit
 //! installs them); absent, the peer is skipped with the reason.
 
@@ -86,6 +89,31 @@ type FilterSobel = unsafe extern "C" fn(
     NppStreamContext,
 ) -> i32;
 
+/// `nppiFilterCannyBorder_8u_C1R_Ctx(src, step, size, offset, dst, step, roi, filter, mask, low, high, norm, border,
+/// buffer, ctx)`.
+type FilterCanny = unsafe extern "C" fn(
+    *const u8,
+    i32,
+    NppiSize,
+    NppiPoint,
+    *mut u8,
+    i32,
+    NppiSize,
+    i32,
+    i32,
+    i16,
+    i16,
+    i32,
+    i32,
+    *mut u8,
+    NppStreamContext,
+) -> i32;
+/// `nppiFilterCannyBorderGetBufferSize(roi, *bytes)`.
+type CannyBufferSize = unsafe extern "C" fn(NppiSize, *mut i32) -> i32;
+// nppdefs.h: NPP_FILTER_SOBEL, nppiNormL1.
+const NPP_FILTER_SOBEL: i32 = 0;
+const NPPI_NORM_L1: i32 = 1;
+
 /// The loaded NPP libraries.
 pub struct Npp {
     _core: Library,
@@ -163,23 +191,7 @@ impl Npp {
         let mut gy: CudaSlice<i16> = stream.alloc_zeros(pixels)?;
         let mut mag: CudaSlice<i16> = stream.alloc_zeros(pixels)?;
         stream.synchronize()?;
-        let ctx = || {
-            use cudarc::driver::sys::CUdevice_attribute as A;
-            let attr = |a| gpu.ctx.attribute(a).unwrap_or(0);
-            let (major, minor) = gpu.ctx.compute_capability().unwrap_or((0, 0));
-            NppStreamContext {
-                stream: stream.cu_stream() as *mut c_void,
-                device_id: gpu.ctx.ordinal() as i32,
-                multiprocessors: gpu.multiprocessors as i32,
-                max_threads_per_multiprocessor: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
-                max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
-                shared_mem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as usize,
-                cc_major: major,
-                cc_minor: minor,
-                stream_flags: 0,
-                reserved0: 0,
-            }
-        };
+        let ctx = || stream_context(gpu);
         let size = NppiSize { width: w, height: h };
         let mut run = || -> Result<(), GpuError> {
             let (s, _a) = src.device_ptr(stream);
@@ -247,5 +259,117 @@ impl Npp {
         run()?;
         stream.synchronize()?;
         gpu.time_runs(reps.max(1), |_| run())
+    }
+
+    /// Event-timed runs of NPP's Canny (Sobel of `ksize` 3 or 5, L1 or L2, thresholds `low`/`high` as NPP takes
+    /// them: 16-bit integers) on the grey of `rgb` (NPP's, converted once, device-resident: Canny alone is timed),
+    /// after one warm-up; milliseconds.
+    pub fn time_canny(
+        &self,
+        gpu: &Gpu,
+        rgb: &image::RgbImage,
+        canny: &crate::canny::Canny,
+        reps: usize,
+    ) -> Result<Vec<f64>, GpuError> {
+        let npp_err = |what: &str, status: i32| GpuError::Peer(format!("NPP: {what} returned status {status}"));
+        let peer = |e: libloading::Error| GpuError::Peer(format!("NPP: {e}"));
+        let mask = match canny.ksize {
+            crate::sobel::Ksize::K3 => NPP_MASK_SIZE_3_X_3,
+            crate::sobel::Ksize::K5 => NPP_MASK_SIZE_5_X_5,
+            k => return Err(GpuError::Peer(format!("NPP's Canny has no {0}×{0} aperture", k as u32))),
+        };
+        if rgb.width() as u64 * rgb.height() as u64 >= 1 << 28 {
+            // Measured on the H200 at 16384²: an illegal address inside NPP, which leaves the context unusable.
+            return Err(GpuError::Peer("NPP's Canny fails on images of 2^28 pixels or more".into()));
+        }
+        let threshold = |t: f64| t.clamp(i16::MIN as f64, i16::MAX as f64) as i16;
+        let (low, high) = (threshold(canny.low.min(canny.high)), threshold(canny.low.max(canny.high)));
+        let norm = if canny.norm == crate::sobel::Norm::L2 { NPPI_NORM_L2 } else { NPPI_NORM_L1 };
+        // SAFETY: the symbols have the C signatures declared above (nppi_color_conversion.h,
+        // nppi_filtering_functions.h of CUDA 13).
+        let (to_grey, filter_canny, buffer_size) = unsafe {
+            let g: libloading::Symbol<RgbToGray> = self.color.get(b"nppiRGBToGray_8u_C3C1R_Ctx\0").map_err(peer)?;
+            let c: libloading::Symbol<FilterCanny> =
+                self.filter.get(b"nppiFilterCannyBorder_8u_C1R_Ctx\0").map_err(peer)?;
+            let b: libloading::Symbol<CannyBufferSize> =
+                self.filter.get(b"nppiFilterCannyBorderGetBufferSize\0").map_err(peer)?;
+            (*g, *c, *b)
+        };
+        let (w, h) = (rgb.width() as i32, rgb.height() as i32);
+        let pixels = rgb.width() as usize * rgb.height() as usize;
+        let size = NppiSize { width: w, height: h };
+        let mut bytes = 0i32;
+        // SAFETY: `bytes` is a live i32 the call writes.
+        let status = unsafe { buffer_size(size, &mut bytes) };
+        if status != 0 {
+            return Err(npp_err("nppiFilterCannyBorderGetBufferSize", status));
+        }
+        let stream = &gpu.stream;
+        let src: CudaSlice<u8> = stream.clone_htod(rgb.as_raw().as_slice())?;
+        let mut grey: CudaSlice<u8> = stream.alloc_zeros(pixels)?;
+        let mut edges: CudaSlice<u8> = stream.alloc_zeros(pixels)?;
+        let mut buffer: CudaSlice<u8> = stream.alloc_zeros(bytes.max(1) as usize)?;
+        {
+            let (s, _a) = src.device_ptr(stream);
+            let (g, _b) = grey.device_ptr_mut(stream);
+            // SAFETY: 3·w bytes a row in, w out, both buffers of the image's size and alive past the synchronisation.
+            let status = unsafe { to_grey(s as *const u8, 3 * w, g as *mut u8, w, size, stream_context(gpu)) };
+            if status != 0 {
+                return Err(npp_err("nppiRGBToGray_8u_C3C1R_Ctx", status));
+            }
+        }
+        stream.synchronize()?;
+        let mut run = || -> Result<(), GpuError> {
+            let (g, _a) = grey.device_ptr(stream);
+            let (e, _b) = edges.device_ptr_mut(stream);
+            let (b, _c) = buffer.device_ptr_mut(stream);
+            // SAFETY: grey and edges hold w·h bytes (w a row), the buffer the size NPP asked for; all alive until after
+            // the stream is synchronised.
+            let status = unsafe {
+                filter_canny(
+                    g as *const u8,
+                    w,
+                    size,
+                    NppiPoint { x: 0, y: 0 },
+                    e as *mut u8,
+                    w,
+                    size,
+                    NPP_FILTER_SOBEL,
+                    mask,
+                    low,
+                    high,
+                    norm,
+                    NPP_BORDER_REPLICATE,
+                    b as *mut u8,
+                    stream_context(gpu),
+                )
+            };
+            if status != 0 {
+                return Err(npp_err("nppiFilterCannyBorder_8u_C1R_Ctx", status));
+            }
+            Ok(())
+        };
+        run()?;
+        stream.synchronize()?;
+        gpu.time_runs(reps.max(1), |_| run())
+    }
+}
+
+/// NPP's description of `gpu`'s stream and device.
+fn stream_context(gpu: &Gpu) -> NppStreamContext {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    let attr = |a| gpu.ctx.attribute(a).unwrap_or(0);
+    let (major, minor) = gpu.ctx.compute_capability().unwrap_or((0, 0));
+    NppStreamContext {
+        stream: gpu.stream.cu_stream() as *mut c_void,
+        device_id: gpu.ctx.ordinal() as i32,
+        multiprocessors: gpu.multiprocessors as i32,
+        max_threads_per_multiprocessor: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
+        max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        shared_mem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as usize,
+        cc_major: major,
+        cc_minor: minor,
+        stream_flags: 0,
+        reserved0: 0,
     }
 }
