@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -28,8 +28,10 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
     choice for Canny) the result equals ``cv2.Canny(cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY), low, high,
     apertureSize=ksize, L2gradient=(norm == "l2"))`` (``python/tests/test_opencv.py``).
 
-    Images as :func:`cuda_sobel.sobel` takes them on the host (NumPy, PIL, paths, PyTorch CPU tensors, lists, batches);
-    computed on all cores. GPU arrays are refused with a ``ValueError`` for now: move them to the host first.
+    Images as :func:`cuda_sobel.sobel` takes them: on the host (NumPy, PIL, paths, PyTorch CPU tensors, lists,
+    batches) computed on all cores; PyTorch and CuPy arrays on a GPU computed there in place, on the library's current
+    stream, without a copy or a wait (gpu-strip's gradients, then the suppression and a union-find hysteresis,
+    ``cuda/canny.cu``) — the same bytes either way.
     """
     lo, hi = _threshold("low", low), _threshold("high", high)
     f = _a.native_filter("sobel", ksize, border, "exact", grey, norm)
@@ -38,8 +40,7 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
     def one(x: Any, o: Any) -> Any:
         x, lib, where, _ = _placed(x, None)
         if where is not None:
-            raise ValueError(f"canny: an array on cuda:{where}; canny runs on host arrays for now (move it with "
-                             ".cpu() or cupy.asnumpy)")
+            return _on_gpu(x, lib, where, f, (lo, hi), bgr, o)
         host = _host(x, lib)
         shape = _a.check(host, "numpy")
         rs = _a.result_shape(shape)
@@ -55,3 +56,29 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
         return _a.torch().from_numpy(edges) if lib == "torch" else edges
 
     return _each(image, out, one)
+
+
+def _on_gpu(x: Any, lib: str, where: int, f: Any, thresholds: Tuple[float, float], bgr: bool, o: Any) -> Any:
+    """Canny of a GPU array on its own device and the library's current stream: the edges in a new array (or ``o``),
+    the gradients, states and parents in a workspace from the library's own allocator."""
+    from . import _engine
+
+    shape = _a.check(x, lib)
+    rs = _a.result_shape(shape)
+    n, h, w = _a.batch_shape(shape)
+    if o is not None:
+        _a.check_out(o, lib, rs, where, ("uint8",))
+    rgb = _a.packed_rgb_device(x, lib, bgr)
+    out = o if (o is not None and _a.contiguous(o, lib)) else _a.empty_like_result(lib, rs, "uint8", x.device)
+    if n * h * w > 0:
+        engine = _engine(where)._native
+        need = _native.canny_workspace(engine, f, w, h)
+        ws = _a.empty_like_result(lib, (need,), "uint8", x.device)
+        rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
+        _native.canny_device(engine, rgb_ptr, out_ptr, w, h, n, stream, f, thresholds[0], thresholds[1],
+                             (_a.data_pointer(ws, lib), need))
+    if o is not None and out is not o:
+        o[...] = out
+        return o
+    return out
+

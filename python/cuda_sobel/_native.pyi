@@ -52,6 +52,12 @@ def sobel_device(
     filter: NativeFilter, output: str = "edges",
 ) -> None: ...
 
+def canny_workspace(engine: NativeEngine, filter: NativeFilter, width: int, height: int) -> int: ...
+def canny_device(
+    engine: NativeEngine, rgb: int, out: int, width: int, height: int, images: int, stream: int,
+    filter: NativeFilter, low: float, high: float, workspace: Tuple[int, int],
+) -> None: ...
+
 # Folders (cuda_sobel.dask): the plan of `cuda_sobel batch`, and one chunk of it run.
 def plan_batch(
     inputs: List[str], out_dir: str, recursive: bool = False, format: str = "png", kernel: Optional[str] = None,

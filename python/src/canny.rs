@@ -1,12 +1,13 @@
-//! `cuda_sobel.canny` on host arrays: OpenCV's Canny as the library defines it ([`cuda_sobel_core::canny`]), on
-//! every core, straight from each image's grey rows (`Canny::edges_of`).
+//! `cuda_sobel.canny`: OpenCV's Canny as the library defines it ([`cuda_sobel_core::canny`]) — on host arrays on every
+//! core, straight from each image's grey rows (`Canny::edges_of`); on GPU arrays another library owns, in place on
+//! the caller's stream (gpu-strip's gradients, then `cuda/canny.cu`).
 
 use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::host::Images;
-use crate::NativeFilter;
+use crate::{runtime, NativeEngine, NativeFilter};
 
 /// Canny edges (0 or 255) of the images (`image`: (N, H, W, C)) into `out` ((N, H, W) uint8, C-contiguous), with the
 /// filter's aperture (`ksize` 3, 5 or 7), norm, grey and border.
@@ -41,3 +42,45 @@ pub fn canny_host(
     });
     Ok(())
 }
+
+/// The device workspace (bytes) that `canny_device` needs for images of `width × height`.
+#[pyfunction]
+#[pyo3(signature = (engine, filter, width, height))]
+pub fn canny_workspace(engine: &NativeEngine, filter: &NativeFilter, width: u32, height: u32) -> usize {
+    engine.engine.canny_workspace_bytes(filter.filter, width, height)
+}
+
+/// Canny's edges of caller-owned device memory: `images` packed RGB images at `rgb` into `out` ((images, height,
+/// width) uint8), launched on `stream` (a `CUstream`, 0 for the default stream) without any copy, allocation or wait;
+/// `workspace`: (pointer, bytes) of device memory of at least `canny_workspace`'s size.
+#[pyfunction]
+#[pyo3(signature = (engine, rgb, out, width, height, images, stream, filter, low, high, workspace))]
+#[allow(clippy::too_many_arguments)] // the raw description of three device arrays, passed through one by one
+pub fn canny_device(
+    py: Python<'_>,
+    engine: &NativeEngine,
+    rgb: u64,
+    out: u64,
+    width: u32,
+    height: u32,
+    images: u32,
+    stream: u64,
+    filter: &NativeFilter,
+    low: f64,
+    high: f64,
+    workspace: (u64, usize),
+) -> PyResult<()> {
+    if rgb == 0 || out == 0 || workspace.0 == 0 {
+        return Err(PyValueError::new_err("null device pointer"));
+    }
+    let canny = crate::batch::canny_of(filter.filter, low, high)?;
+    let a = cuda_sobel_core::engine::RawImages { rgb, out, width, height, images, stream };
+    let (engine, f) = (&engine.engine, filter.filter);
+    // SAFETY: the Python side passes the data pointers of CUDA arrays on this engine's device, of the shapes it
+    // checked ((images, height, width, 3) uint8 in, (images, height, width) uint8 out, C-contiguous, and a uint8
+    // workspace of the size it says from the library's allocator, 16-byte aligned), and that device's current stream
+    // of the arrays' library; it keeps them alive until the call returns, and the launches are ordered before any
+    // later work on that stream.
+    py.detach(|| unsafe { engine.canny_on_device(a, workspace, f, &canny) }).map_err(runtime)
+}
+

@@ -155,6 +155,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host::gradients_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::direction_host, m)?)?;
     m.add_function(wrap_pyfunction!(canny::canny_host, m)?)?;
+    m.add_function(wrap_pyfunction!(canny::canny_workspace, m)?)?;
+    m.add_function(wrap_pyfunction!(canny::canny_device, m)?)?;
     m.add_function(wrap_pyfunction!(host::outputs_on_gpu, m)?)?;
     m.add_function(wrap_pyfunction!(device::sobel_device, m)?)?;
     m.add_function(wrap_pyfunction!(filter::filter_host, m)?)?;

@@ -280,3 +280,41 @@ def test_filter_of_cupy_arrays(cupy):
     for spec, planes in (("gaussian:3", False), ("scharr:7", True)):
         got = cs.filter(cupy.asarray(rgb), spec, rgb=planes)
         assert isinstance(got, cupy.ndarray) and np.array_equal(cupy.asnumpy(got), cs.filter(rgb, spec, rgb=planes))
+
+
+@pytest.mark.parametrize("ksize,norm", [(3, "l1"), (3, "l2"), (5, "l1"), (7, "l2")])
+def test_canny_of_cuda_tensors_equals_the_host_call(torch, ksize, norm):
+    # Random images and the spiral-like rings of a scene, single and batched, BGR and grey inputs, on the GPU in place:
+    # byte for byte the host call's (which test_opencv.py holds to cv2.Canny).
+    rng = np.random.default_rng(ksize)
+    scale = {3: 1, 5: 4, 7: 16}[ksize]
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in [(1, 1), (2, 9), (45, 67), (130, 7)]]
+    images.append(np.repeat((np.add.outer(np.arange(90), np.arange(120)) % 23 * 11).astype(np.uint8)[..., None], 3, 2))
+    for rgb in images:
+        for low, high in [(20 * scale, 60 * scale), (150 * scale, 50 * scale)]:
+            want = cs.canny(rgb, low, high, ksize=ksize, norm=norm, grey="bt601")
+            got = cs.canny(torch.from_numpy(rgb).cuda(), low, high, ksize=ksize, norm=norm, grey="bt601")
+            assert got.is_cuda and got.dtype == torch.uint8 and tuple(got.shape) == want.shape
+            assert np.array_equal(got.cpu().numpy(), want), (rgb.shape, low, high)
+    batch = np.stack([images[2], images[2][::-1].copy()])
+    want = cs.canny(batch, 30, 90, ksize=ksize, norm=norm, bgr=True)
+    got = cs.canny(torch.from_numpy(batch).cuda(), 30, 90, ksize=ksize, norm=norm, bgr=True)
+    assert np.array_equal(got.cpu().numpy(), want)
+    grey = images[2][..., 0].copy()
+    assert np.array_equal(cs.canny(torch.from_numpy(grey).cuda(), 30, 90, ksize=ksize, norm=norm).cpu().numpy(),
+                          cs.canny(grey, 30, 90, ksize=ksize, norm=norm))
+
+
+def test_canny_on_a_side_stream_into_out_and_of_cupy(torch, cupy):
+    rgb = np.random.default_rng(5).integers(0, 256, (64, 80, 3), dtype=np.uint8)
+    want = cs.canny(rgb, 40, 120)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        out = torch.empty((64, 80), dtype=torch.uint8, device="cuda")
+        got = cs.canny(torch.from_numpy(rgb).cuda(), 40, 120, out=out)
+    side.synchronize()
+    assert got is out and np.array_equal(out.cpu().numpy(), want)
+    c = cs.canny(cupy.asarray(rgb), 40, 120)
+    assert isinstance(c, cupy.ndarray) and np.array_equal(cupy.asnumpy(c), want)
+    with pytest.raises(ValueError, match="finite"):
+        cs.canny(torch.from_numpy(rgb).cuda(), float("nan"), 1)
