@@ -83,4 +83,3 @@ pub fn canny_device(
     // later work on that stream.
     py.detach(|| unsafe { engine.canny_on_device(a, workspace, f, &canny) }).map_err(runtime)
 }
-
