@@ -42,7 +42,7 @@ fn the_vocabulary_is_a_leaf() {
 
 #[test]
 fn only_the_engine_reaches_into_the_gpu_layer() {
-    let mut files = vec![PathBuf::from("core/src/student.rs")];
+    let mut files = rust_files(Path::new("core/src/student"));
     files.extend(rust_files(Path::new("core/src/batch")));
     files.extend(rust_files(Path::new("core/src/pipeline")));
     files.extend(rust_files(Path::new("src")));

@@ -99,6 +99,7 @@ fn canny_of(
 
 fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     let filter = args.filter.filter_with(args.output.norm())?;
+    let canny = canny_of(args.output, (args.low, args.high, args.norm.as_deref()), filter)?;
     if let Some(file) = args.student.kernel_file {
         let opts = crate::student::StudentOptions {
             file,
@@ -110,6 +111,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
             sweep: args.student.sweep,
             reps: args.reps as usize,
             emit_ptx: args.emit_ptx,
+            canny,
         };
         return Ok(ExitCode::from(crate::student::run(args.image.as_deref(), filter, &opts)?));
     }
@@ -139,7 +141,6 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
     variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
     variants.sort_by_key(|v| v.order());
     variants.dedup();
-    let canny = canny_of(args.output, (args.low, args.high, args.norm.as_deref()), filter)?;
     let opts = pipeline::Options {
         input,
         output,
@@ -298,6 +299,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             sweep: false,
             reps: a.kernel_reps as usize,
             emit_ptx: None,
+            canny: None,
         }),
         kernel_only: a.kernel_only || !a.canny.is_empty(),
         canny: None,

@@ -112,7 +112,7 @@ impl Meter<'_> {
         let copies = (3 * gpu.info()?.l2_bytes).div_ceil(set_bytes).clamp(1, 64).min((free / 4 / set_bytes).max(1));
         let mut prepared = Prepared::upload(gpu, variant, width, height, rgb.as_raw(), (filter, output), copies)?;
         if let Some(c) = canny {
-            prepared = prepared.with_canny(c)?;
+            prepared = prepared.with_canny(c, None)?;
         }
         prepared.poison_output(expected)?;
         prepared.warm_up()?;

@@ -76,6 +76,22 @@ impl Engine {
         }
     }
 
+    /// [`Engine::run_canny`] on gpu-strip with a student's kernel (`--kernel-file` with `--output canny`) as the
+    /// hysteresis' link step in place of `cuda/canny.cu`'s: its edges and its computation's time, as ours are timed.
+    pub fn student_canny(
+        &self,
+        k: &crate::engine::StudentKernel,
+        rgb: &RgbImage,
+        (filter, canny): (Filter, &Canny),
+        opts: RunOptions,
+    ) -> Result<VariantRun, EngineError> {
+        let gpu = self.need_gpu("a student's kernel")?;
+        let link = Some(k.function());
+        let r =
+            variants::run_canny_linked(gpu, Variant::GpuStrip, rgb, (filter, canny, link), opts.warm_up, opts.reps)?;
+        Ok(VariantRun { output: r.output, compute_ms: r.compute_ms, gpu_memory_ms: Some(r.memory_ms) })
+    }
+
     /// The device workspace (bytes) [`Engine::canny_on_device`] needs for images of `width × height`.
     pub fn canny_workspace_bytes(&self, filter: Filter, width: u32, height: u32) -> usize {
         variants::canny_workspace_bytes(filter, width, height)

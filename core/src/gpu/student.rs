@@ -105,6 +105,11 @@ impl StudentKernel {
         Ok(StudentKernel { _module: module, function, name: name.to_owned() })
     }
 
+    /// The loaded entry, for a harness that launches it itself (Canny's link step, [`crate::engine::Engine::student_canny`]).
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+
     fn enqueue(
         &self,
         gpu: &Gpu,

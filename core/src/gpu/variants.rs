@@ -9,6 +9,7 @@
 //! more rows than the grid allows) run in horizontal bands with one-row halos ([`crate::bands`]), giving
 //! the same bytes; the timings are then the sums over the bands.
 
+use cudarc::driver::CudaFunction;
 use image::RgbImage;
 
 use super::buffers::{self, DeviceImage};
@@ -41,9 +42,9 @@ pub struct Prepared {
     /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
     /// small image does not measure data left in the L2 cache by the previous run.
     copies: Vec<DeviceImage>,
-    /// Canny after the gradients ([`Prepared::with_canny`]): its buffers, its edges (what is downloaded) and its
-    /// thresholds.
-    canny: Option<(canny_kernels::Scratch, cudarc::driver::CudaSlice<u8>, Thresholds)>,
+    /// Canny after the gradients ([`Prepared::with_canny`]): its kernels, its buffers, its edges (what is downloaded)
+    /// and its thresholds.
+    canny: Option<(canny_kernels::Canny, canny_kernels::Scratch, cudarc::driver::CudaSlice<u8>, Thresholds)>,
 }
 
 impl Prepared {
@@ -75,25 +76,26 @@ impl Prepared {
 
     /// Runs `canny` after the variant's gradients (the build's output must be the stencil's exact gradients in
     /// [`Number::integer_for`] its stencil, what `cuda/canny.cu` reads): each run then ends with Canny's edges,
-    /// which [`Prepared::download`] returns.
-    pub fn with_canny(mut self, canny: &Canny) -> Result<Self, GpuError> {
+    /// which [`Prepared::download`] returns. `link`: a kernel of `canny_link`'s signature in place of `cuda/canny.cu`'s
+    /// (a student's).
+    pub fn with_canny(mut self, canny: &Canny, link: Option<&CudaFunction>) -> Result<Self, GpuError> {
         let build = self.gpu.kernels.build();
         let wanted = Output::Gradients(Number::integer_for(&build.stencil()));
         assert_eq!(build.output, wanted, "Canny reads the stencil's exact gradients");
-        self.gpu.kernels.canny()?;
+        let kernels = self.gpu.kernels.canny()?;
+        let kernels = link.map_or_else(|| kernels.clone(), |f| kernels.with_link(f.clone()));
         let scratch = canny_kernels::Scratch::alloc(&self.gpu.stream, self.d)?;
         // SAFETY (alloc): canny_edges writes every byte before the download reads it.
         let edges = unsafe { self.gpu.stream.alloc::<u8>(self.d.pixels()) }?;
-        self.canny = Some((scratch, edges, Thresholds::of(canny)));
+        self.canny = Some((kernels, scratch, edges, Thresholds::of(canny)));
         Ok(self)
     }
 
     /// Enqueues the variant's kernels once, on buffer set `k` (then Canny's, with [`Prepared::with_canny`]).
     fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
         self.copies[k].launch(&self.gpu, self.d, self.border)?;
-        if let Some((scratch, edges, t)) = &mut self.canny {
+        if let Some((kernels, scratch, edges, t)) = &mut self.canny {
             let grad_bytes = self.gpu.kernels.build().output.bytes_per_pixel() / 2;
-            let kernels = self.gpu.kernels.canny()?;
             kernels.enqueue(&self.gpu.stream, (self.copies[k].output(), grad_bytes), scratch, edges, self.d, *t)?;
         }
         Ok(())
@@ -104,7 +106,7 @@ impl Prepared {
     /// held before (device memory is reused from the pool: it may hold another variant's correct output).
     pub fn poison_output(&mut self, expected: &[u8]) -> Result<(), GpuError> {
         let poison: Vec<u8> = expected.iter().map(|b| !b).collect();
-        if let Some((_, edges, _)) = &mut self.canny {
+        if let Some((_, _, edges, _)) = &mut self.canny {
             return Ok(self.gpu.stream.memcpy_htod(&poison, &mut edges.slice_mut(..poison.len()))?);
         }
         self.copies[0].fill_output(&self.gpu, &poison)
@@ -130,7 +132,7 @@ impl Prepared {
     /// Copies the output of buffer set 0 to the host (as bytes) and frees everything; synchronised.
     pub fn download(self) -> Result<Vec<u8>, GpuError> {
         let out = match &self.canny {
-            Some((_, edges, _)) => self.gpu.stream.clone_dtoh(edges)?,
+            Some((_, _, edges, _)) => self.gpu.stream.clone_dtoh(edges)?,
             None => self.copies[0].download(&self.gpu, self.d.pixels())?,
         };
         drop(self.copies);
@@ -187,6 +189,14 @@ pub fn max_band_rows(gpu: &Gpu, variant: Variant, output: Output, width: usize) 
     Ok(rows)
 }
 
+/// Whether a `width × height` image runs through a batch slot in one pass: gpu-strip's edges within one band, and for
+/// Canny (`canny`) its gradients too (as if 4 bytes each) and its pixels within the hysteresis' nodes.
+pub fn fits_a_slot(gpu: &Gpu, width: u32, height: u32, canny: bool) -> Result<bool, GpuError> {
+    let output = if canny { Output::Gradients(Number::I32) } else { Output::Edges };
+    let rows = max_band_rows(gpu, Variant::GpuStrip, output, width as usize)?;
+    Ok(rows >= height as usize && (!canny || canny_kernels::Canny::fits(Dims::new(width, height)?)))
+}
+
 /// [`run`] with bands of at most `band_rows` output rows (one pass when the image has no more rows).
 #[allow(clippy::too_many_arguments)]
 pub fn run_banded(
@@ -235,11 +245,29 @@ pub fn run_canny(
     warm_up: bool,
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
+    run_canny_linked(gpu, variant, rgb, (filter, canny, None), warm_up, reps)
+}
+
+/// [`run_canny`] with `link`, a kernel of `canny_link`'s signature (a student's), in place of `cuda/canny.cu`'s: the
+/// same launches around it. With a `link`, an image too large for one pass is refused.
+pub fn run_canny_linked(
+    gpu: &Gpu,
+    variant: Variant,
+    rgb: &RgbImage,
+    (filter, canny, link): (Filter, &Canny, Option<&CudaFunction>),
+    warm_up: bool,
+    reps: usize,
+) -> Result<GpuRun, GpuError> {
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let output = Output::Gradients(Number::integer_for(&filter.stencil()));
     let rows = max_band_rows(&gpu.for_build(Build::with_output(filter, output))?, variant, output, w)?;
     let d = Dims::new(w as u32, h as u32)?;
     if h > rows || !canny_kernels::Canny::fits(d) {
+        if link.is_some() {
+            return Err(GpuError::Unsupported(format!(
+                "a {w}×{h} image for a Canny link kernel: too large for one pass"
+            )));
+        }
         let r = run(gpu, variant, rgb, (filter, Output::Gradients(Number::I32)), warm_up, reps)?;
         let plane = |i: usize| -> Vec<i32> {
             r.output[i * 4 * w * h..(i + 1) * 4 * w * h]
@@ -251,7 +279,7 @@ pub fn run_canny(
         return Ok(GpuRun { output: edges, memory_ms: r.memory_ms, compute_ms: r.compute_ms + ms });
     }
     let (prepared, upload_ms) = timed(|| {
-        Prepared::upload(gpu, variant, w as u32, h as u32, rgb.as_raw(), (filter, output), 1)?.with_canny(canny)
+        Prepared::upload(gpu, variant, w as u32, h as u32, rgb.as_raw(), (filter, output), 1)?.with_canny(canny, link)
     });
     let mut prepared = prepared?;
     if warm_up {

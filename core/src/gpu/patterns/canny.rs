@@ -16,6 +16,7 @@ pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_s
 pub const BLOCK: (u32, u32) = (32, 8);
 
 /// The loaded kernels of this pattern.
+#[derive(Clone)]
 pub struct Canny {
     suppress: CudaFunction,
     link: CudaFunction,
@@ -70,6 +71,12 @@ impl Canny {
             link: m.load_function("canny_link")?,
             edges: m.load_function("canny_edges")?,
         })
+    }
+
+    /// These kernels with `link` — a kernel of `canny_link`'s signature, a student's (`--kernel-file` with `--output
+    /// canny`, `cuda/exercises/06_hysteresis.cu`) — as the hysteresis' middle launch.
+    pub fn with_link(&self, link: CudaFunction) -> Canny {
+        Canny { link, ..self.clone() }
     }
 
     /// Whether a `d`-sized image fits the kernels' `int` nodes (one a pixel, plus node 0).

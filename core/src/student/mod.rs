@@ -6,7 +6,8 @@
 //! the bug: its position, expected and got, the 3×3 grey neighbourhood, and a hint where one applies (on
 //! the border? never written? off by one? wrapped mod 256?). Then timed with CUDA events like every
 //! variant, beside gpu-fused, the worked solution of the same contract. Exit codes: 0 identical, 1 a
-//! mismatch, 2 a file, compile or usage problem.
+//! mismatch, 2 a file, compile or usage problem. With `--output canny` the file is instead Canny's link step, checked
+//! and timed inside the library's Canny (`canny.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,8 @@ use crate::engine::{Device, Engine, Launch, RunOptions};
 use crate::sobel::{Border, Compat, Filter};
 use crate::stats::median;
 use crate::variant::Variant;
+
+mod canny;
 
 /// The two poison bytes of the checked runs (every pixel differs from one of them).
 const POISONS: [u8; 2] = [0xA5, 0x5A];
@@ -37,6 +40,8 @@ pub struct StudentOptions {
     pub reps: usize,
     /// `--emit-ptx DIR`: compile only (no GPU), write `DIR/<stem>.ptx`.
     pub emit_ptx: Option<PathBuf>,
+    /// `--output canny`: the file is Canny's link step (`cuda/exercises/06_hysteresis.cu`'s contract), not the edges.
+    pub canny: Option<crate::canny::Canny>,
 }
 
 /// The first pixel where a student's output differs from the reference, and what may explain it.
@@ -240,6 +245,9 @@ pub fn run(image: Option<&Path>, filter: Filter, opts: &StudentOptions) -> anyho
         }
     };
     let label = &bench.label;
+    if let Some(c) = opts.canny {
+        return canny::run(&engine, &bench.kernel, (label, image), &rgb, (filter, c), opts);
+    }
     // The image, then (with --sweep) every awkward size for every border.
     let mut cases = vec![(
         rgb.clone(),
