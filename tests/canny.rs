@@ -61,8 +61,8 @@ fn bad_thresholds_and_apertures_are_refused_and_nothing_is_written() {
     }
 }
 
-/// `batch --output canny` over a folder with a broken file: each image's file holds the definition's bytes (and is the
-/// image command's file, byte for byte), `--check` passes, the broken file fails with its reason; the refusals of the
+/// `batch --output canny` over a folder with a broken file: each image's file holds the definition's bytes (the image
+/// command's pixels; on a GPU batch deflates its PNGs there, so the files' bytes may differ), `--check` passes, the broken file fails with its reason; the refusals of the
 /// image command hold for batch, before anything is written.
 #[test]
 fn batch_writes_each_images_canny_and_refuses_what_the_image_command_refuses() {
@@ -90,7 +90,8 @@ fn batch_writes_each_images_canny_and_refuses_what_the_image_command_refuses() {
         assert_eq!(image::open(&written).unwrap().into_luma8().into_raw(), want, "s{k}");
         let single = dir.path().join(format!("s{k}.png"));
         bin().arg(input.join(format!("s{k}.png"))).args(args).arg("--out").arg(&single).assert().success();
-        assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&written).unwrap(), "s{k}: the image command's file");
+        let pixels = |p: &std::path::Path| image::open(p).unwrap().into_luma8().into_raw();
+        assert_eq!(pixels(&single), pixels(&written), "s{k}: the image command's pixels");
     }
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), sizes.len(), "nothing else written");
 
@@ -250,4 +251,64 @@ fn the_command_line_runs_canny_on_the_gpu() {
     let filter = Filter { grey: Grey::Bt601, ..Filter::default() };
     let want = definition(&rgb, filter, &Canny::new(30.0, 90.0, Norm::L2, Ksize::K3).unwrap());
     assert_eq!(image::open(&out).unwrap().into_luma8().into_raw(), want);
+}
+
+/// `batch --output canny` on the GPU: the slots compute Canny where they compute the edges (PNGs unfiltered on the
+/// GPU, or inflated there too with `--png-inflate gpu`; JPEGs decoded by nvJPEG; the PNG data deflated on the GPU),
+/// so every file holds the definition's bytes for the RGB its decoder produced (`--check` passes: nvJPEG's RGB for
+/// the JPEG, the PNGs' own), for awkward sizes, the spiral, each aperture and norm.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --include-ignored on a machine with one"]
+fn batch_runs_canny_in_the_gpu_slots() {
+    if gpu_or_skip("batch_runs_canny_in_the_gpu_slots").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let mut pngs = vec![("spiral", cuda_sobel::generate::spiral(640, 480, 40, 255))];
+    for (k, (w, h)) in [(97, 61), (1, 1), (2, 9), (300, 4), (1000, 750)].into_iter().enumerate() {
+        pngs.push((["s0", "s1", "s2", "s3", "s4"][k], cuda_sobel::generate::scene(w, h)));
+    }
+    for (name, rgb) in &pngs {
+        rgb.save(input.join(format!("{name}.png"))).unwrap();
+    }
+    let mut jpeg = Vec::new();
+    let photo = cuda_sobel::generate::noise(333, 211, 5);
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&photo).unwrap();
+    std::fs::write(input.join("photo.jpg"), &jpeg).unwrap();
+    let cases = [("3", "l1", "cpu"), ("3", "l2", "cpu"), ("5", "l2", "cpu"), ("7", "l1", "cpu"), ("5", "l1", "gpu")];
+    for (ksize, norm, inflate) in cases {
+        let out = dir.path().join(format!("out{ksize}{norm}{inflate}"));
+        let args = ["--output", "canny", "--low", "60", "--high", "500", "--ksize", ksize, "--norm", norm];
+        let o = bin()
+            .arg("batch")
+            .arg(&input)
+            .args(args)
+            .args(["--check", "--png-inflate", inflate, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        if inflate == "gpu" && stderr.contains("--png-inflate gpu:") {
+            assert!(std::env::var_os("CUDA_SOBEL_REQUIRE_NVCOMP").is_none(), "nvCOMP required: {stderr}");
+            eprintln!("skipping batch_runs_canny_in_the_gpu_slots's --png-inflate gpu case: {stderr}");
+            continue;
+        }
+        assert!(o.status.success(), "{stdout}{stderr}");
+        assert!(stdout.contains("batch: 7 of 7 images"), "{stdout}");
+        assert!(stdout.contains(") after gpu-strip") && stdout.contains("JPEGs decoded by nvJPEG"), "{stdout}");
+        let ksize = match ksize {
+            "3" => Ksize::K3,
+            "5" => Ksize::K5,
+            _ => Ksize::K7,
+        };
+        let norm = if norm == "l1" { Norm::L1 } else { Norm::L2 };
+        let canny = Canny::new(60.0, 500.0, norm, ksize).unwrap();
+        let filter = Filter { ksize, ..Filter::default() };
+        for (name, rgb) in &pngs {
+            let written = image::open(out.join(format!("{name}_canny.png"))).unwrap().into_luma8().into_raw();
+            assert!(written == definition(rgb, filter, &canny), "{name} {ksize:?} {norm:?} --png-inflate {inflate}");
+        }
+    }
 }

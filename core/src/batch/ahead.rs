@@ -53,7 +53,7 @@ impl<'p> Ahead<'p> {
                 if u64::from(h.width) * u64::from(h.height) > MAX_PIXELS {
                     return Ok(None);
                 }
-                let needed = memory::image_bytes(h.width, h.height, peak_bytes_per_pixel(h, opts.check, true));
+                let needed = memory::image_bytes(h.width, h.height, peak_bytes_per_pixel(h, opts, true));
                 let reservation = pool.try_reserve(path, h.width, h.height, needed)?;
                 if reservation.is_none() {
                     full.store(true, Ordering::Relaxed);
@@ -191,7 +191,7 @@ mod tests {
 
         // Room for three images' estimate: the reads stop at the first that does not fit now, without waiting.
         let header = crate::image_io::Header { width: 40, height: 30, stored_bytes_per_pixel: 3, reorients: false };
-        let one = memory::image_bytes(40, 30, peak_bytes_per_pixel(&header, false, true));
+        let one = memory::image_bytes(40, 30, peak_bytes_per_pixel(&header, &options(0), true));
         let small = options(3 * one + one / 2);
         let pool = Pool::new(small.budget);
         let ahead = Ahead::read_while(&small, &jobs, &pool, || false);

@@ -2,18 +2,26 @@
 
 use std::path::Path;
 
+use super::BatchOptions;
 use crate::cpu;
-use crate::sobel::Filter;
 use crate::variant::count_mismatches;
 
-/// `--check`: fails the image when `edges` are not cpu-scalar's bytes for `rgb`.
+/// `--check`: fails the image when `edges` are not cpu-scalar's bytes for `rgb` (Canny's: the definition on its
+/// gradients, with `--output canny`).
 pub(super) fn check_against_scalar(
     path: &Path,
     rgb: &image::RgbImage,
     edges: &[u8],
-    filter: Filter,
+    opts: &BatchOptions,
 ) -> Result<(), String> {
-    let differing = count_mismatches(edges, cpu::scalar::sobel(rgb, filter).as_raw());
+    let expected = match &opts.canny {
+        None => cpu::scalar::sobel(rgb, opts.filter).into_raw(),
+        Some(canny) => {
+            let stages = cpu::scalar::sobel_stages(rgb, opts.filter);
+            canny.edges(&stages.gx, &stages.gy, rgb.width() as usize, rgb.height() as usize)
+        }
+    };
+    let differing = count_mismatches(edges, &expected);
     if differing > 0 {
         return Err(format!("{}: {differing} pixels differ from cpu-scalar", path.display()));
     }

@@ -65,7 +65,7 @@ impl Resident {
     /// What computes the jobs of `opts`, in one line (the summary's).
     pub fn description(&self, opts: &BatchOptions) -> String {
         match &opts.kernel {
-            _ if opts.canny.is_some() => canny_line(opts),
+            _ if opts.canny.is_some() => format!("{} after {}", canny_line(opts), self.description),
             Some(k) => kernel_line(k, &self.engines, &self.reasons),
             None => self.description.clone(),
         }
@@ -95,8 +95,7 @@ impl Resident {
 /// for the baseline. The devices open at once, each on a thread of its own: a context and its kernels take
 /// ~0.25 s a device, and one after the other they made two GPUs' fixed cost twice one's.
 pub(super) fn open_devices(opts: &BatchOptions) -> Vec<(usize, Result<Engine, String>)> {
-    // Canny runs on the CPU (`kernel.rs`): no GPU to open.
-    if opts.baseline || opts.canny.is_some() {
+    if opts.baseline {
         return Vec::new();
     }
     let ordinals = opts.devices.clone().unwrap_or_else(|| (0..Engine::device_count().max(1)).collect());
@@ -160,7 +159,6 @@ fn engines_from(
         (PngInflate::Gpu, None) => anyhow::bail!("--png-inflate gpu: {}", reasons.join("; ")),
     };
     let mut description = match (engines.first(), &opts.kernel) {
-        _ if opts.canny.is_some() => canny_line(opts),
         (_, Some(k)) => kernel_line(k, &engines, &reasons),
         (Some(e), None) => format!("{} ({} device(s)), {} slots each; {jpeg}{png}", e.describe(), engines.len(), slots),
         (None, None) => format!("cpu-rayon (GPU variants skipped: {}); {jpeg}", reasons.join("; ")),
@@ -174,11 +172,12 @@ fn engines_from(
     Ok((engines, description))
 }
 
-/// What computes `--output canny`: its parameters, on the CPU.
+/// `--output canny`'s parameters, which the summary's line puts before what computes its gradients (`cuda/canny.cu`
+/// after gpu-strip's on a GPU, cpu-rayon's without).
 fn canny_line(opts: &BatchOptions) -> String {
     let c = opts.canny.expect("called for --output canny");
     format!(
-        "Canny (aperture {}, norm {}, thresholds {} and {}) by cpu-rayon",
+        "Canny (aperture {}, norm {}, thresholds {} and {})",
         c.ksize.name(),
         if c.norm == crate::sobel::Norm::L1 { "l1" } else { "l2" },
         c.low,

@@ -1,5 +1,5 @@
-//! `batch --kernel SPEC` and `batch --output canny`: what is not the edges, over a folder. `--kernel`: the filter
-//! command. Each image is decoded on the CPU, its grey plane (or
+//! `batch --kernel SPEC`: the filter command over a folder. (`--output canny` is the edges' own path: its slots
+//! compute Canny instead of the magnitude.) Each image is decoded on the CPU, its grey plane (or
 //! its R, G and B planes, `--rgb`) filtered by the engine — on the GPU by the strategy the studies measured fastest
 //! for the kernel, else cpu-rayon ([`Engine::filter_planes`]) — and written as `<stem>_<tag>.<format>`, with the
 //! bytes `cuda_sobel filter` writes for that file. The edges' GPU shortcuts (PNG rows unfiltered on the GPU, nvJPEG,
@@ -7,9 +7,7 @@
 
 use std::path::Path;
 
-use crate::canny::Canny;
 use crate::conv::{self, ConvKernel, Planes};
-use crate::cpu;
 use crate::engine::Engine;
 use crate::error::one_line;
 use crate::image_io::{self, output, Picture};
@@ -54,37 +52,6 @@ pub(super) fn run_one(
     }
     let color = if job.rgb { png::ColorType::Rgb } else { png::ColorType::Grayscale };
     write_pixels(opts, out, (result.width as u32, result.height as u32), &result.interleaved(), color)
-}
-
-/// Bytes a pixel at the peak of one Canny image: the decoded RGB and the edges (the bands' gradients are rows).
-pub const CANNY_BYTES_PER_PIXEL: u64 = 4;
-
-/// One image of `--output canny`: decoded within a reservation of `pool`, its Canny edges computed on every core
-/// ([`Canny::edges_of`]: the gradients a band of rows at a time, the hysteresis across the bands), checked with
-/// `--check` against the definition on cpu-scalar's gradients, written to `out` whole or not at all — the bytes the
-/// image command's `--output canny` writes for that file.
-pub(super) fn run_canny(
-    opts: &super::BatchOptions,
-    canny: &Canny,
-    (path, out): (&Path, &Path),
-    pool: &crate::memory::Pool,
-) -> Result<(), String> {
-    // With --check, cpu-scalar's stages and the reference's own copies of the gradients and magnitudes (24 bytes).
-    let per_pixel = CANNY_BYTES_PER_PIXEL + if opts.check { cpu::scalar::STAGES_BYTES_PER_PIXEL + 24 } else { 0 };
-    let admit = |h: &image_io::Header| {
-        pool.reserve(path, h.width, h.height, crate::memory::image_bytes(h.width, h.height, per_pixel))
-    };
-    let (decoded, _reservation) = image_io::decode(path, &opts.decode_options(), admit).map_err(|e| one_line(&e))?;
-    let rgb = decoded.rgb;
-    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let edges = canny.edges_of(&cpu::rayon::PackedRgb::new(rgb.as_raw(), w, h), opts.filter);
-    if opts.check {
-        let stages = cpu::scalar::sobel_stages(&rgb, opts.filter);
-        if canny.edges(&stages.gx, &stages.gy, w, h) != edges {
-            return Err(format!("{}: --check: the edges differ from cpu-scalar's", path.display()));
-        }
-    }
-    write_pixels(opts, out, (w as u32, h as u32), &edges, png::ColorType::Grayscale)
 }
 
 /// Writes 8-bit pixels (`color`: grey or RGB) to `out` in the batch's format and compression, atomically: the edge

@@ -134,12 +134,13 @@ impl PngEncoder {
 
 pub use crate::engine::{JpegDecoder, PngInflate};
 
-/// Peak host bytes per pixel of one batch image: the decode, or the RGB image + the edges (+ cpu-scalar's
-/// stages and output with `--check`, + a GPU slot's pinned input and output), whichever is larger. On the
-/// GPU a PNG may instead go up still filtered: its stored rows and a slot's pinned copy of them, with the
-/// edges in pinned memory and out (two stored pixels and two bytes).
-pub fn peak_bytes_per_pixel(header: &image_io::Header, check: bool, gpu: bool) -> u64 {
-    let check = if check { cpu::scalar::STAGES_BYTES_PER_PIXEL + 1 } else { 0 };
+/// Peak host bytes per pixel of one batch image of `opts`: the decode, or the RGB image + the edges (+ with `--check`
+/// cpu-scalar's stages and output, and Canny's copies of the gradients and magnitudes, + a GPU slot's pinned input
+/// and output), whichever is larger. On the GPU a PNG may instead go up still filtered: its stored rows and a
+/// slot's pinned copy of them, with the edges in pinned memory and out (two stored pixels and two bytes).
+pub fn peak_bytes_per_pixel(header: &image_io::Header, opts: &BatchOptions, gpu: bool) -> u64 {
+    let canny = if opts.canny.is_some() { 24 } else { 0 };
+    let check = if opts.check { cpu::scalar::STAGES_BYTES_PER_PIXEL + 1 + canny } else { 0 };
     let compute = 3 + 1 + check + if gpu { 4 } else { 0 };
     let filtered = if gpu { 2 * header.stored_bytes_per_pixel + 2 } else { 0 };
     header.decode_peak_bytes_per_pixel().max(compute).max(filtered)
@@ -165,7 +166,6 @@ pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Residen
         let planned = plan(opts).map(|(jobs, skipped)| {
             let jpegs = !opts.baseline
                 && opts.kernel.is_none()
-                && opts.canny.is_none()
                 && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
             (jobs, skipped, jpegs)
         });
@@ -173,12 +173,7 @@ pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Residen
         let ahead = match &planned {
             // Not with --png-inflate gpu: the waves take from the back of the order, and a file read ahead that a
             // wave took instead would hold its memory to the end.
-            Ok((jobs, _, _))
-                if !opts.baseline
-                    && opts.png_inflate == PngInflate::Cpu
-                    && opts.kernel.is_none()
-                    && opts.canny.is_none() =>
-            {
+            Ok((jobs, _, _)) if !opts.baseline && opts.png_inflate == PngInflate::Cpu && opts.kernel.is_none() => {
                 let ahead = Ahead::read_while(opts, jobs, &pool, || devices.is_finished());
                 crate::trace::mark(&format!("{} PNGs read while the GPU opened", ahead.len()));
                 ahead
@@ -233,9 +228,10 @@ fn run_jobs<'p>(
     stages.read.add(ahead.time());
     let start = Instant::now();
 
-    // What the slots hand back: the PNG data deflated on the GPU when the outputs are PNGs it may encode, the
-    // edge bytes as well for --check.
+    // What the slots compute — the edges, or Canny's — and hand back: the PNG data deflated on the GPU when the
+    // outputs are PNGs it may encode, the edge bytes as well for --check.
     let want = Want {
+        canny: opts.canny,
         png: opts.png_encoder == PngEncoder::Auto && crate::engine::deflates_on_gpu(opts.format, opts.compression),
         bytes: opts.check,
     };
@@ -262,16 +258,13 @@ fn run_jobs<'p>(
     let check_decoded = |path: &Path, edges: &Edges| -> Result<(), String> {
         if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
             let (decoded, ()) = image_io::decode(path, &decode_opts, |_| Ok(())).map_err(text)?;
-            check_against_scalar(path, &decoded.rgb, bytes, opts.filter)?;
+            check_against_scalar(path, &decoded.rgb, bytes, opts)?;
         }
         Ok(())
     };
     let admit_in = |engine: Option<&Engine>, path: &Path, h: &image_io::Header| {
-        let needed = memory::image_bytes(
-            h.width,
-            h.height,
-            peak_bytes_per_pixel(h, opts.check, engine.is_some_and(Engine::has_gpu)),
-        );
+        let needed =
+            memory::image_bytes(h.width, h.height, peak_bytes_per_pixel(h, opts, engine.is_some_and(Engine::has_gpu)));
         pool.reserve(path, h.width, h.height, needed)
     };
 
@@ -293,9 +286,6 @@ fn run_jobs<'p>(
         let engine = (!engines.is_empty()).then(|| &engines[i % engines.len()]);
         if let Some(k) = &opts.kernel {
             return kernel::run_one(opts, k, engine, (path, out), pool).map(|()| None);
-        }
-        if let Some(canny) = &opts.canny {
-            return kernel::run_canny(opts, canny, (path, out), pool).map(|()| None);
         }
         let admit = |h: &image_io::Header| admit_in(engine, path, h);
         // With GPU slots, a PNG the GPU can unfilter is only inflated here (image_io::filtered): the CPU's
@@ -327,7 +317,7 @@ fn run_jobs<'p>(
                             by_engine.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         }
                         if let (Some(rgb), Some(bytes)) = (rgb, &edges.bytes) {
-                            check_against_scalar(path, &rgb, bytes, opts.filter)?;
+                            check_against_scalar(path, &rgb, bytes, opts)?;
                         }
                         return write_edges(out, edges).map(|()| None);
                     }
@@ -358,7 +348,7 @@ fn run_jobs<'p>(
             .sobel_for_batch(&rgb, opts.filter, want)
             .map_err(|e| format!("{}: {}", path.display(), one_line(&e)))?;
         if let (true, Some(bytes)) = (opts.check, &edges.bytes) {
-            check_against_scalar(path, &rgb, bytes, opts.filter)?;
+            check_against_scalar(path, &rgb, bytes, opts)?;
         }
         write_edges(out, edges).map(|()| None)
     };

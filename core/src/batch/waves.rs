@@ -183,7 +183,7 @@ fn gather(job: &Job, e: usize, stream: usize, order: &Order) -> Option<Queued> {
                 let admit = |h: &image_io::Header| job.pool.reserve(path, h.width, h.height, need);
                 let png = job.stages.read.time(|| filtered::read_compressed(path, job.decode_opts, admit));
                 // One too large for a slot goes the usual way (in bands), read again.
-                (i, png.ok().flatten().filter(|(p, _)| engine.fits_a_slot(p.width, p.height)))
+                (i, png.ok().flatten().filter(|(p, _)| engine.fits_a_slot(p.width, p.height, job.want)))
             })
             .collect();
         for (i, png) in got {
@@ -244,7 +244,7 @@ fn hand_over<'p>(job: &Job<'_, 'p>, queued: Queued, to_gpu: &ToGpuThreads<ToGpu<
         let (width, height, stored) = place.1;
         let header = image_io::Header { width, height, stored_bytes_per_pixel: stored as u64, reorients: false };
         let per_pixel =
-            if job.opts.check { super::peak_bytes_per_pixel(&header, true, true) } else { SLOT_BYTES_PER_PIXEL };
+            if job.opts.check { super::peak_bytes_per_pixel(&header, job.opts, true) } else { SLOT_BYTES_PER_PIXEL };
         let work = job
             .pool
             .reserve(path, width, height, memory::image_bytes(width, height, per_pixel))

@@ -10,8 +10,7 @@ use crate::gpu::nvcomp::Nvcomp;
 pub use crate::gpu::nvcomp::Wave;
 use crate::gpu::slots::{Edges, Want};
 use crate::gpu::{variants, GpuError};
-use crate::sobel::{Filter, Output};
-use crate::variant::Variant;
+use crate::sobel::Filter;
 
 /// Where batch inflates PNGs (`--png-inflate`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,17 +125,17 @@ impl Engine {
         want: Want,
     ) -> Result<Option<Edges>, EngineError> {
         let (Some(_), Some(pool)) = (&self.gpu, &self.slots) else { return Ok(None) };
-        if !self.fits_a_slot(size.0, size.1) {
+        if !self.fits_a_slot(size.0, size.1, want) {
             return Ok(None);
         }
         Ok(Some(pool.with_slot(|slot| slot.run_inflated(&wave.rows(i), size, filter, want))?))
     }
 
-    /// Whether a `width × height` image goes through a slot in one pass (else in bands, outside the slots).
-    pub fn fits_a_slot(&self, width: u32, height: u32) -> bool {
+    /// Whether a `width × height` image goes through a slot in one pass for `want` (else outside the slots: the
+    /// edges in bands, Canny's gradients in bands and its hysteresis on the CPU).
+    pub fn fits_a_slot(&self, width: u32, height: u32, want: Want) -> bool {
         let Some(g) = &self.gpu else { return false };
-        variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, width as usize)
-            .is_ok_and(|rows| rows >= height as usize)
+        variants::fits_a_slot(g, width, height, want.canny.is_some()).unwrap_or(false)
     }
 }
 

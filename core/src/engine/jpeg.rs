@@ -149,10 +149,10 @@ impl Engine {
         want: Want,
         want_rgb: bool,
     ) -> Result<Option<JpegEdges>, EngineError> {
-        let (Some(g), Some(pool), Some(Ok(nvjpeg))) = (&self.gpu, &self.slots, &self.nvjpeg) else { return Ok(None) };
+        let (Some(pool), Some(Ok(nvjpeg))) = (&self.slots, &self.nvjpeg) else { return Ok(None) };
         let info = nvjpeg.info(bytes).map_err(GpuError::Peer)?;
         let (w, h) = (info.width, info.height);
-        if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? < h as usize {
+        if !self.fits_a_slot(w, h, want) {
             return Ok(None);
         }
         let (edges, rgb, on_engine) =

@@ -344,23 +344,26 @@ impl Engine {
     }
 
     /// [`Engine::sobel`] for batch mode: through a slot, the edges may come back as PNG data deflated on the GPU
-    /// (as `want` asks); on the other paths, their bytes.
+    /// (as `want` asks); on the other paths, their bytes. With `want.canny`, Canny's edges instead: the bytes of
+    /// [`Engine::run_canny`] on every path.
     pub fn sobel_for_batch(&self, rgb: &RgbImage, filter: Filter, want: Want) -> Result<Edges, EngineError> {
         let (width, height) = rgb.dimensions();
-        Ok(match &self.gpu {
-            None => Edges::of_bytes(width, height, cpu::rayon::sobel(rgb, filter).into_raw()),
-            Some(g) => match &self.slots {
-                Some(pool)
-                    if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, width as usize)?
-                        >= height as usize =>
-                {
-                    pool.with_slot(|slot| slot.run(rgb, filter, want))?
-                }
-                _ => {
-                    let bytes = variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output;
-                    Edges::of_bytes(width, height, bytes)
-                }
-            },
+        Ok(match (&self.gpu, &self.slots) {
+            (Some(_), Some(pool)) if self.fits_a_slot(width, height, want) => {
+                pool.with_slot(|slot| slot.run(rgb, filter, want))?
+            }
+            _ => {
+                let (w, h) = (width as usize, height as usize);
+                let bytes = match (&self.gpu, &want.canny) {
+                    (None, None) => cpu::rayon::sobel(rgb, filter).into_raw(),
+                    (None, Some(c)) => c.edges_of(&cpu::rayon::PackedRgb::new(rgb.as_raw(), w, h), filter),
+                    (Some(g), None) => {
+                        variants::run(g, Variant::GpuStrip, rgb, (filter, Output::Edges), false, 1)?.output
+                    }
+                    (Some(g), Some(c)) => variants::run_canny(g, Variant::GpuStrip, rgb, filter, c, false, 1)?.output,
+                };
+                Edges::of_bytes(width, height, bytes)
+            }
         })
     }
 
@@ -396,10 +399,8 @@ impl Engine {
     /// [`crate::cpu::scalar::sobel`] of the decoded image.
     pub fn sobel_filtered(&self, png: &Filtered, filter: Filter, want: Want) -> Result<Edges, EngineError> {
         let (w, h) = (png.width, png.height);
-        match (&self.gpu, &self.slots) {
-            (Some(g), Some(pool))
-                if variants::max_band_rows(g, Variant::GpuStrip, Output::Edges, w as usize)? >= h as usize =>
-            {
+        match &self.slots {
+            Some(pool) if self.fits_a_slot(w, h, want) => {
                 Ok(pool.with_slot(|slot| slot.run_filtered(png, filter, want))?)
             }
             _ => self.sobel_for_batch(&png.unfilter(), filter, want),

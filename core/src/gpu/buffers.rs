@@ -71,6 +71,11 @@ impl DeviceImage {
         &mut self.rgb
     }
 
+    /// The input and the output buffers, for kernels launched on them directly (a slot's Canny).
+    pub fn buffers_mut(&mut self) -> (&CudaSlice<u8>, &mut CudaSlice<u8>) {
+        (&self.rgb, &mut self.out)
+    }
+
     /// The output buffer, for a kernel that reads the edges on the device (`cuda/deflate.cu`).
     pub fn output(&self) -> &CudaSlice<u8> {
         &self.out

@@ -21,9 +21,6 @@
 //! the CPU only writes the file. Where the stream would not fit the edges' own buffer (data that does not
 //! compress), the edge bytes come back instead and the CPU encodes them as before.
 
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
-
 use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
 use image::RgbImage;
 
@@ -33,16 +30,24 @@ use super::patterns::deflate;
 use super::patterns::unfilter;
 use super::patterns::Dims;
 use super::png_data::deflate_on_device;
-use super::rows::{PinnedRows, RowPool};
+use super::rows::PinnedRows;
+use super::variants::{self, RawImages};
 use super::{Gpu, GpuError};
-use crate::image_io::filtered::{Filtered, RowStore};
+use crate::canny::Canny;
+use crate::image_io::filtered::Filtered;
 use crate::sobel::Filter;
-use crate::trace::TimeSum;
 use crate::variant::Variant;
 
-/// What a slot hands back besides computing the edges.
+mod pool;
+pub use pool::SlotPool;
+
+/// What a slot computes and hands back.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Want {
+    /// Canny's edges (0 or 255 a byte) instead of the magnitude: gpu-strip's exact gradients, then
+    /// `cuda/canny.cu`'s suppression and hysteresis, into the same one-byte-a-pixel output, so that everything
+    /// after the compute (the download, the deflate, the file) is the edges' own path.
+    pub canny: Option<Canny>,
     /// The PNG image data deflated on the GPU, where it fits the edges' buffer.
     pub png: bool,
     /// The edge bytes, even when the PNG data came back (`--check`).
@@ -121,6 +126,8 @@ struct SlotBuffers {
     device: DeviceImage,
     /// cuda/deflate.cu's buffers, made by the first image that asks for PNG data.
     deflate: Option<deflate::Scratch>,
+    /// Canny's workspace (its gradients, states and parents), made by the first image that asks for Canny.
+    canny: Option<CudaSlice<u8>>,
 }
 
 impl SlotBuffers {
@@ -139,15 +146,19 @@ impl SlotBuffers {
             // before it is read.
             let pinned_out = unsafe { gpu.ctx.alloc_pinned_with_flags(pixels, 0)? };
             let device = DeviceImage::alloc(gpu, Variant::GpuStrip, pixels)?;
-            *buffers = Some(SlotBuffers { width, height, pinned_in: None, pinned_out, device, deflate: None });
+            *buffers =
+                Some(SlotBuffers { width, height, pinned_in: None, pinned_out, device, deflate: None, canny: None });
         }
         Ok(buffers.as_mut().expect("just set"))
     }
 
-    /// gpu-strip on the device input (uploaded or written there); the edges downloaded, or their PNG data
-    /// deflated on the device and that downloaded (as `want` asks); waits for them.
+    /// gpu-strip on the device input (uploaded or written there), or Canny after its gradients (as `want` asks); the
+    /// edges downloaded, or their PNG data deflated on the device and that downloaded; waits for them.
     fn strip_and_download(&mut self, gpu: &Gpu, d: Dims, filter: Filter, want: Want) -> Result<Edges, GpuError> {
-        self.device.launch(gpu, d, filter.border)?;
+        match &want.canny {
+            None => self.device.launch(gpu, d, filter.border)?,
+            Some(canny) => self.canny(gpu, d, filter, canny)?,
+        }
         let zlib = if want.png { self.deflated(gpu, d)? } else { None };
         let bytes = if zlib.is_none() || want.bytes {
             self.device.download_pinned(gpu, &mut self.pinned_out)?;
@@ -157,6 +168,30 @@ impl SlotBuffers {
             None
         };
         Ok(Edges { width: d.width as u32, height: d.height as u32, bytes, zlib })
+    }
+
+    /// Canny's edges of the device input into the edges' output buffer, through this slot's workspace (made, or
+    /// made larger, here): [`variants::canny_on_device`], the Python package's path, on the slot's stream.
+    fn canny(&mut self, gpu: &Gpu, d: Dims, filter: Filter, canny: &Canny) -> Result<(), GpuError> {
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
+        let need = variants::canny_workspace_bytes(filter, d.width as u32, d.height as u32);
+        let workspace = match &mut self.canny {
+            Some(w) if w.len() >= need => w,
+            // SAFETY (alloc): the kernels write each part of the workspace before they read it.
+            slot => slot.insert(unsafe { gpu.stream.alloc::<u8>(need)? }),
+        };
+        let (rgb, out) = self.device.buffers_mut();
+        assert!(out.len() >= d.pixels(), "the edges' buffer holds a byte a pixel");
+        let (rgb, _read) = rgb.device_ptr(&gpu.stream);
+        let (out, _write) = out.device_ptr_mut(&gpu.stream);
+        let bytes = workspace.len();
+        let (ws, _ws) = workspace.device_ptr_mut(&gpu.stream);
+        let stream = gpu.stream.cu_stream() as u64;
+        let a = RawImages { rgb, out, width: d.width as u32, height: d.height as u32, images: 1, stream };
+        // SAFETY: the input holds this image's RGB and the output a byte a pixel (the buffers are this size's); the
+        // workspace is this slot's alone, at least `need` bytes, and device allocations are 256-byte aligned; every
+        // launch is on the slot's stream, which is waited for before the buffers are used again.
+        unsafe { variants::canny_on_device(gpu, a, (ws, bytes), filter, canny) }
     }
 
     /// The edges' PNG image data as one zlib stream, deflated on the device (`cuda/deflate.cu`); `None` when
@@ -354,78 +389,5 @@ impl Slot {
             unsafe { nvjpeg.decode(state, bytes, info, rgb, stream) }.map_err(GpuError::Peer)?;
         }
         Ok(on_engine)
-    }
-}
-
-/// A fixed number of slots; `take` waits for a free one.
-pub struct SlotPool {
-    count: usize,
-    free: Mutex<Vec<Slot>>,
-    returned: Condvar,
-    /// Time threads spent waiting for a free slot, and holding one, summed over threads.
-    waited: TimeSum,
-    held: TimeSum,
-    /// Page-locked buffers PNGs are inflated into, for [`Slot::run_filtered`] to upload without a copy.
-    rows: Arc<RowPool>,
-}
-
-impl SlotPool {
-    /// `slots` slots, each with a stream of its own on `gpu`'s device.
-    pub fn new(gpu: &Gpu, slots: usize) -> Result<SlotPool, GpuError> {
-        let mut free = Vec::with_capacity(slots.max(1));
-        for _ in 0..slots.max(1) {
-            free.push(Slot { gpu: gpu.on_stream(gpu.ctx.new_stream()?), buffers: None, filtered: None, jpeg: None });
-        }
-        Ok(SlotPool {
-            count: free.len(),
-            free: Mutex::new(free),
-            returned: Condvar::new(),
-            waited: TimeSum::default(),
-            held: TimeSum::default(),
-            // As many idle as slots, as the slots' own pinned upload buffers are (now used only for rows inflated
-            // before the GPU was open, `batch/ahead.rs`).
-            rows: RowPool::new(&gpu.ctx, slots.max(1)),
-        })
-    }
-
-    /// Memory for `bytes` of a PNG's stored rows ([`crate::image_io::filtered::read_into`]): page-locked for
-    /// [`Slot::run_filtered`] to upload from, or plain memory where the driver locks no more.
-    pub fn row_store(&self, bytes: usize) -> Box<dyn RowStore> {
-        match self.rows.take(bytes) {
-            Some(rows) => Box::new(rows),
-            None => Box::new(vec![0; bytes]),
-        }
-    }
-
-    /// How many slots it has.
-    pub fn count(&self) -> usize {
-        self.count
-    }
-
-    /// Runs `f` with a slot, waiting until one is free.
-    pub fn with_slot<T>(&self, f: impl FnOnce(&mut Slot) -> T) -> T {
-        let asked = Instant::now();
-        let mut slot = {
-            let mut free = self.free.lock().expect("no panics while holding the pool lock");
-            loop {
-                if let Some(s) = free.pop() {
-                    break s;
-                }
-                free = self.returned.wait(free).expect("no panics while holding the pool lock");
-            }
-        };
-        let taken = Instant::now();
-        let result = f(&mut slot);
-        self.free.lock().expect("no panics while holding the pool lock").push(slot);
-        self.returned.notify_one();
-        self.waited.add(taken - asked);
-        self.held.add(taken.elapsed());
-        result
-    }
-
-    /// Seconds threads spent waiting for a free slot, and holding one (summed over threads, since the pool
-    /// was made): where a batch's workers wait (`CUDA_SOBEL_TRACE`).
-    pub fn times(&self) -> (f64, f64) {
-        (self.waited.seconds(), self.held.seconds())
     }
 }
