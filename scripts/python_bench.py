@@ -9,7 +9,8 @@ current stream, after 10 warm-up calls; median of --calls calls. Peers where ins
 Gradients: cuda_sobel.gradients on the same tensors (int16 beside its native launch alone, and float32)
 against kornia's `filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's
 two gradients, timed the same way. Filters: cuda_sobel.filter on a grey plane and on packed RGB beside its native
-launch alone, against kornia's float blurs and torch conv2d of the same plane.
+launch alone, against kornia's float blurs and torch conv2d of the same plane. Canny: cuda_sobel.canny beside its
+native launches alone.
 CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation
 time for the same image (--cli BINARY --json).
 """
@@ -137,6 +138,26 @@ def gradient_table(torch, a):
         torch.cuda.empty_cache()
 
 
+def canny_table(torch, a):
+    """cuda_sobel.canny on a device tensor (thresholds 50, 150) against the same launches straight through the native
+    module into a preallocated output and workspace: what the Python layer adds is the difference."""
+    print("\n| Canny, device-resident RGB8 | cuda_sobel.canny | native call alone | the Python layer adds |")
+    print("|---|---|---|---|")
+    native, stream = cs._engine(0)._native, torch.cuda.current_stream().cuda_stream
+    f = cs._arrays.native_filter("sobel", 3, None, "exact", "percent", "l1")
+    for name, (n, h, w) in SIZES[:2]:
+        x = torch.randint(0, 256, (h, w, 3), dtype=torch.uint8, device="cuda")
+        out = torch.empty((h, w), dtype=torch.uint8, device="cuda")
+        need = cs._native.canny_workspace(native, f, w, h)
+        ws = torch.empty((need,), dtype=torch.uint8, device="cuda")
+        raw = cuda_median_us(torch, lambda: cs._native.canny_device(
+            native, x.data_ptr(), out.data_ptr(), w, h, 1, stream, f, 50.0, 150.0, (ws.data_ptr(), need)), a.calls)
+        ours = cuda_median_us(torch, lambda: cs.canny(x, 50, 150), a.calls)
+        print(f"| {name} | {ours:.1f} µs | {raw:.1f} µs | {ours - raw:+.1f} µs |", flush=True)
+        del x, out, ws
+        torch.cuda.empty_cache()
+
+
 def filter_table(torch, a):
     """cuda_sobel.filter on a grey plane and on packed RGB (its grey made on the device) against its native launch
     alone and the peers' float blurs of the same plane (kornia gaussian_blur2d / box_blur, torch conv2d)."""
@@ -215,6 +236,7 @@ def main():
         torch.cuda.empty_cache()
 
     gradient_table(torch, a)
+    canny_table(torch, a)
     filter_table(torch, a)
 
     if a.cli:
