@@ -155,19 +155,26 @@ impl Canny {
         let borders: Vec<usize> = out
             .par_chunks_mut(band * width)
             .enumerate()
-            .flat_map_iter(|(b, out)| {
-                let (top, rows, r) = (b * band, out.len() / width, filter.stencil().radius);
-                // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at
-                // the image's edges), by cpu-rayon's gradient pass.
-                let first = top.saturating_sub(1 + r);
-                let last = (top + rows + 1 + r).min(height);
-                let window = Window { src, first, height: last - first };
-                let (mut gx, mut gy) = (vec![0i32; (last - first) * width], vec![0i32; (last - first) * width]);
-                let planes = Out::Gradients(Plane::I32(&mut gx), Plane::I32(&mut gy));
-                crate::cpu::rayon::run(&window, filter, planes);
-                let row = |y: usize| (&gx[(y - first) * width..][..width], &gy[(y - first) * width..][..width]);
-                self.band(row, (width, height), (top, out), (low, high))
-            })
+            // Each worker's gradient rows are reused from band to band.
+            .map_init(
+                || (Vec::new(), Vec::new()),
+                |(gx, gy): &mut (Vec<i32>, Vec<i32>), (b, out)| {
+                    let (top, rows, r) = (b * band, out.len() / width, filter.stencil().radius);
+                    // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut
+                    // at the image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of
+                    // many.
+                    let first = top.saturating_sub(1 + r);
+                    let last = (top + rows + 1 + r).min(height);
+                    let window = Window { src, first, height: last - first };
+                    gx.resize((last - first) * width, 0);
+                    gy.resize((last - first) * width, 0);
+                    let planes = Out::Gradients(Plane::I32(&mut gx[..]), Plane::I32(&mut gy[..]));
+                    crate::cpu::rayon::run_here(&window, filter, planes);
+                    let row = |y: usize| (&gx[(y - first) * width..][..width], &gy[(y - first) * width..][..width]);
+                    self.band(row, (width, height), (top, out), (low, high))
+                },
+            )
+            .flatten_iter()
             .collect();
         follow_across(&mut out, borders, width, height);
         out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });

@@ -165,6 +165,16 @@ pub fn run<R: Rows>(src: &R, filter: Filter, out: Out) {
     in_bands(src, out, |src, y0, out| by_stencil(src, y0, filter, out));
 }
 
+/// [`run`] on the calling thread, as one band: for a caller that is itself one band of a parallel loop (Canny's
+/// [`crate::canny::Canny::edges_of`]), where splitting its few rows into bands again recomputed each grey row up to
+/// seven times (once a band its stencil reaches) and made the Canny slower the more cores it had.
+pub fn run_here<R: Rows>(src: &R, filter: Filter, out: Out) {
+    assert_eq!(out.len(), src.width() * src.height(), "one output value a pixel");
+    if src.width() * src.height() > 0 {
+        by_stencil(src, 0, filter, out);
+    }
+}
+
 /// A filter's `kernel` over each plane of `img`, on every core: the filter command's `cpu-rayon`, the same band loop
 /// as the edges' with the kernel's taps read at run time (bytes identical to [`crate::conv::filter_scalar`]).
 pub fn filter(img: &Planes, kernel: &ConvKernel, border: Border) -> Planes {
