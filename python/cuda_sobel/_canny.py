@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, Optional, Tuple
 
@@ -35,6 +36,10 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
     """
     lo, hi = _threshold("low", low), _threshold("high", high)
     f = _a.native_filter("sobel", ksize, border, "exact", grey, norm)
+    if out is None:
+        fast = _torch_fast(image, f, (lo, hi), bgr)
+        if fast is not None:
+            return fast
     from . import _each, _host, _placed
 
     def one(x: Any, o: Any) -> Any:
@@ -56,6 +61,37 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
         return _a.torch().from_numpy(edges) if lib == "torch" else edges
 
     return _each(image, out, one)
+
+
+@functools.lru_cache(maxsize=64)
+def _workspace_bytes(ordinal: int, f: Any, width: int, height: int) -> int:
+    """The device workspace Canny needs for one image of this size (kept: a call inside a loop pays a look-up)."""
+    from . import _engine
+
+    return _native.canny_workspace(_engine(ordinal)._native, f, width, height)
+
+
+def _torch_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool) -> Any:
+    """:func:`canny` of a packed RGB uint8 CUDA tensor (or batch) in as few Python steps as the edges' fast path takes
+    (:func:`cuda_sobel._torch_fast_path`): the general path's checks cost more than the kernels at 2048×1024. None
+    when the call needs the general path."""
+    from . import _engine, _engines, _torch_packed_rgb
+
+    torch = _torch_packed_rgb(image, bgr, None)
+    if torch is None:
+        return None
+    shape = image.shape[:-1]
+    out = image.new_empty(shape)
+    h, w = shape[-2], shape[-1]
+    n = shape[0] if len(shape) == 3 else 1
+    if h * w * n:
+        ordinal = image.get_device()
+        engine = _engines.get(ordinal) or _engine(ordinal)
+        need = _workspace_bytes(ordinal, f, w, h)
+        ws = image.new_empty((need,))
+        _native.canny_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, n, _a.torch_stream(ordinal), f,
+                             thresholds[0], thresholds[1], (ws.data_ptr(), need))
+    return out
 
 
 def _on_gpu(x: Any, lib: str, where: int, f: Any, thresholds: Tuple[float, float], bgr: bool, o: Any) -> Any:

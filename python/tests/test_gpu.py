@@ -312,8 +312,12 @@ def test_canny_on_a_side_stream_into_out_and_of_cupy(torch, cupy):
     with torch.cuda.stream(side):
         out = torch.empty((64, 80), dtype=torch.uint8, device="cuda")
         got = cs.canny(torch.from_numpy(rgb).cuda(), 40, 120, out=out)
+        fresh = cs.canny(torch.from_numpy(rgb).cuda(), 40, 120)  # the packed-RGB fast path, on the side stream
     side.synchronize()
     assert got is out and np.array_equal(out.cpu().numpy(), want)
+    assert np.array_equal(fresh.cpu().numpy(), want)
+    empty = cs.canny(torch.empty((0, 5, 3), dtype=torch.uint8, device="cuda"), 40, 120)
+    assert tuple(empty.shape) == (0, 5) and empty.dtype == torch.uint8
     c = cs.canny(cupy.asarray(rgb), 40, 120)
     assert isinstance(c, cupy.ndarray) and np.array_equal(cupy.asnumpy(c), want)
     with pytest.raises(ValueError, match="finite"):
