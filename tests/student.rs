@@ -66,6 +66,19 @@ fn a_syntax_error_names_its_file_and_line() {
 }
 
 #[test]
+fn the_bench_refuses_a_canny_link_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench");
+    bin()
+        .args(["bench", "--canny", "50,150", "--kernel-file", "cuda/exercises/06_hysteresis.cu", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--output canny --low L --high H"));
+    assert!(!out.exists(), "nothing written");
+}
+
+#[test]
 fn files_and_entries_are_checked_before_compiling() {
     let dir = tempfile::tempdir().unwrap();
     let two = dir.path().join("two.cu");

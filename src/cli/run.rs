@@ -307,6 +307,12 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if !matches!(a.canny.len(), 0 | 2) {
         anyhow::bail!("--canny takes two thresholds, LOW,HIGH (cv2.Canny's threshold1,threshold2)");
     }
+    if !a.canny.is_empty() && opts.student.is_some() {
+        anyhow::bail!(
+            "--kernel-file with --canny: the bench times an edges kernel; check and time Canny's link step with \
+             `cuda_sobel IMAGE --kernel-file FILE --output canny --low L --high H`"
+        );
+    }
     if let [low, high] = a.canny[..] {
         let norm = if a.canny_norm == "l2" { crate::sobel::Norm::L2 } else { crate::sobel::Norm::L1 };
         opts.canny = Some(crate::canny::Canny::new(low, high, norm, opts.filter.ksize).map_err(anyhow::Error::msg)?);
