@@ -14,7 +14,7 @@ use super::export::sig;
 use super::{BenchResults, Category};
 use crate::variant::{Mapping, Variant, N1};
 
-/// The report's figures, as published (a copy of `../shared/REPORT.md`).
+/// The report's figures, as published (`docs/report_figures.md`).
 pub const FIGURES: &str = include_str!("../../docs/report_figures.md");
 
 /// The report's sizes, in its column order.

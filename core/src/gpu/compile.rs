@@ -28,7 +28,7 @@ pub const HEADERS: [(&str, &str); 3] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Code {
     /// PTX text for a virtual architecture (`compute_XY`): portable; the driver JIT-compiles it when loaded
-    /// (3.0–3.5 s for two files on the H100 with its JIT cache off, `../shared/GPU.md`).
+    /// (3.0–3.5 s for two files on the H100 with its JIT cache off).
     Ptx,
     /// Machine code for one real architecture (`sm_XY`): the driver loads it without compiling.
     Cubin,

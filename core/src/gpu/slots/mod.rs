@@ -3,8 +3,8 @@
 //! through it, and gives it back; so at most `slots` images are on the GPU at once, their copies and
 //! kernels overlapping on separate streams, and memory stays bounded however many images there are.
 //!
-//! Pinned (page-locked) buffers make the copies run at the link's speed (55 GB/s here, against 9 GB/s
-//! from pageable memory, ../shared/GPU.md). The input buffer is write-combined (fast to upload from, slow
+//! Pinned (page-locked) buffers make the copies run at the link's speed (55 GB/s on the H100 host, against
+//! 9 GB/s from pageable memory). The input buffer is write-combined (fast to upload from, slow
 //! for the CPU to read, and the CPU only writes it); the output buffer is ordinary pinned memory, which
 //! the CPU reads.
 //!
@@ -20,6 +20,9 @@
 //! the device (repeated strings included, as zlib finds them), and only the compressed stream comes back, so
 //! the CPU only writes the file. Where the stream would not fit the edges' own buffer (data that does not
 //! compress), the edge bytes come back instead and the CPU encodes them as before.
+//!
+//! What the slot computes is the [`Want`]'s: the edges, or Canny's edges ([`Want::canny`]: gpu-strip's exact
+//! gradients and `cuda/canny.cu` into the same one-byte output), so every path above serves both.
 
 use cudarc::driver::{CudaSlice, CudaView, PinnedHostSlice};
 use image::RgbImage;
