@@ -6,7 +6,7 @@
 // about 4 % from this one keyword; `bench --study constant-local` measures it here.
 //
 // It is also the "before" of the filter-optimisation article's "predefined" optimisation (conv_predefined.cu), and
-// the edge command's gpu-const-taps: since the host could change constant memory at run time, the compiler cannot
+// the edge command's gpu-constant: since the host could change constant memory at run time, the compiler cannot
 // fold the taps, so each pixel does every multiply-add, zeros included (18 for Sobel 3×3, 98 for 7×7), where
 // conv_predefined.cu's compiled-in taps skip the zeros and turn ×1 into adds.
 //

@@ -4,13 +4,14 @@
 //! tests and the Python tests run, with their default tunings — so that a fresh GPU machine spends its time
 //! testing, not compiling (NVRTC takes up to 2 s a file there, and ~40 builds × 12 files). Needs NVRTC only:
 //! `CUDA_SOBEL_CACHE=DIR cargo run --release --example fill_kernel_cache`; scripts/build-dev.sh packs DIR.
-use cuda_sobel::conv::{ConvKernel, Strategy};
+use cuda_sobel::conv::ConvKernel;
 use cuda_sobel::gpu::cache::CodeCache;
 use cuda_sobel::gpu::compile::{arch_option, cache_key, compile_with, options_for, Code};
 use cuda_sobel::gpu::conv::{build_of, refusal, tunings_of, Tuning};
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
 use cuda_sobel::sobel::{Border, Filter, Grey, Norm, Number, Output};
+use cuda_sobel::variant::Variant;
 
 fn main() -> anyhow::Result<()> {
     let mut builds: Vec<Build> = Vec::new();
@@ -65,7 +66,7 @@ fn main() -> anyhow::Result<()> {
     kernels.push(ConvKernel::from_text("emboss", "gradient\n-2 -1 0\n-1 1 1\n0 1 2").expect("a matrix"));
     let arch = arch_option(9, 0, Code::Cubin);
     for k in &kernels {
-        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu() && refusal(k, *s).is_none()) {
+        for s in Variant::KERNELS.into_iter().filter(|s| s.is_gpu() && refusal(k, *s).is_none()) {
             for t in tunings_of(k, s, Tuning::default()).1 {
                 let (file, opts) = build_of(&arch, k, s, t);
                 let src = SOURCES.iter().find(|src| src.name == file).expect("a kernel file of SOURCES");

@@ -99,7 +99,7 @@ if want cli; then
 fi
 
 # 3. Sanitizers, one timed run per variant (--reps 1) to keep them short.
-GPU_VARIANTS=gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-const-taps,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip
+GPU_VARIANTS=gpu-map,gpu-fused-map,gpu-n1,gpu-fused,gpu-constant,gpu-separable,gpu-tiled,gpu-vec16,gpu-strip
 for size in 1x1 1x7 7x1 33x17 64x64 48x5 1025x3 1024x1029 4097x2049; do
   "$DEV/cuda_sobel" generate "$size" --out "$WORK/s$size.png" >/dev/null
 done

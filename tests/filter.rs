@@ -6,9 +6,10 @@
 mod common;
 
 use common::gpu_or_skip;
-use cuda_sobel::conv::{self, ConvKernel, Kind, Planes, Strategy};
+use cuda_sobel::conv::{self, ConvKernel, Kind, Planes};
 use cuda_sobel::gpu::conv::{ConvGpu, Tuning};
 use cuda_sobel::sobel::Border;
+use cuda_sobel::variant::Variant;
 
 fn plane(width: usize, height: usize, data: &[u8]) -> Planes {
     Planes { width, height, planes: 1, data: data.to_vec() }
@@ -153,7 +154,7 @@ fn cpu_rayon_equals_the_reference_everywhere() {
 
 /// `CUDA_SOBEL_TEST_STRATEGIES=gpu-strip,gpu-block` limits the every-strategy test to those (on the GPU machine, to
 /// recheck one kernel file in seconds; unset, every strategy runs).
-fn chosen(s: Strategy) -> bool {
+fn chosen(s: Variant) -> bool {
     std::env::var("CUDA_SOBEL_TEST_STRATEGIES").map_or(true, |v| v.split(',').any(|n| n == s.name()))
 }
 
@@ -166,7 +167,7 @@ fn every_gpu_strategy_equals_the_reference_for_every_kernel_size_and_border() {
     let conv = ConvGpu::new(gpu);
     let mut failures = Vec::new();
     for (n, k) in kernels().iter().enumerate() {
-        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu() && chosen(*s)) {
+        for s in Variant::KERNELS.into_iter().filter(|s| s.is_gpu() && chosen(*s)) {
             if s.needs_rank_one() && k.factors().is_none() {
                 let e = conv.prepare(k, s, Tuning::default()).err().expect("refused").to_string();
                 assert!(e.contains("column ⊗ row"), "{e}");
@@ -194,18 +195,18 @@ fn the_studies_tunings_compute_the_same_bytes() {
     let Some(gpu) = gpu_or_skip("the_studies_tunings_compute_the_same_bytes") else { return };
     let conv = ConvGpu::new(gpu);
     let tunings = [
-        (Strategy::GpuLocal, Tuning { block: Some((8, 4)), tile_loaders: Some(1), ..Tuning::default() }),
-        (Strategy::GpuLocal, Tuning { block: Some((8, 4)), tile_loaders: Some(30), ..Tuning::default() }),
-        (Strategy::GpuLocal, Tuning { local_predefined: true, two_pass: Some(true), ..Tuning::default() }),
-        (Strategy::GpuConstant, Tuning { block: Some((8, 4)), two_pass: Some(false), ..Tuning::default() }),
-        (Strategy::GpuPredefined, Tuning { two_pass: Some(true), ..Tuning::default() }),
-        (Strategy::GpuStrip, Tuning { strip_columns: Some(8), ..Tuning::default() }),
+        (Variant::GpuLocal, Tuning { block: Some((8, 4)), tile_loaders: Some(1), ..Tuning::default() }),
+        (Variant::GpuLocal, Tuning { block: Some((8, 4)), tile_loaders: Some(30), ..Tuning::default() }),
+        (Variant::GpuLocal, Tuning { local_predefined: true, two_pass: Some(true), ..Tuning::default() }),
+        (Variant::GpuConstant, Tuning { block: Some((8, 4)), two_pass: Some(false), ..Tuning::default() }),
+        (Variant::GpuPredefined, Tuning { two_pass: Some(true), ..Tuning::default() }),
+        (Variant::GpuStrip, Tuning { strip_columns: Some(8), ..Tuning::default() }),
         // A box takes 8 columns on images this small by itself (conv_strip::build_for); 16 is its large images'.
-        (Strategy::GpuStrip, Tuning { strip_columns: Some(16), strip_rows: Some(5), ..Tuning::default() }),
+        (Variant::GpuStrip, Tuning { strip_columns: Some(16), strip_rows: Some(5), ..Tuning::default() }),
         // Images this small get bands of one row (conv_strip::rows_for): marches of several rows, the ring turned
         // more than once, bands ending inside a turn.
-        (Strategy::GpuStrip, Tuning { strip_rows: Some(2), ..Tuning::default() }),
-        (Strategy::GpuStrip, Tuning { strip_rows: Some(17), ..Tuning::default() }),
+        (Variant::GpuStrip, Tuning { strip_rows: Some(2), ..Tuning::default() }),
+        (Variant::GpuStrip, Tuning { strip_rows: Some(17), ..Tuning::default() }),
     ];
     // 1104 wide: a box's bands of several warps of strips, which share their halo (conv_strip.cu, 30 strips a warp).
     for k in ["gaussian:3", "scharr:7", "box:9"].map(|s| ConvKernel::parse(s).unwrap()) {
@@ -248,7 +249,7 @@ fn overlapped_launches_compute_the_same_bytes() {
     let two = Tuning { two_pass: Some(true), ..one };
     let mut failures = Vec::new();
     for k in ["scharr:7", "box:5"].map(|s| ConvKernel::parse(s).unwrap()) {
-        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu() && chosen(*s)) {
+        for s in Variant::KERNELS.into_iter().filter(|s| s.is_gpu() && chosen(*s)) {
             for t in [one, two] {
                 let p = conv.prepare(&k, s, t).unwrap();
                 let imgs: Vec<Planes> =

@@ -136,8 +136,9 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
 /// kernels and keep every array in registers or shared memory.
 #[test]
 fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
-    use cuda_sobel::conv::{ConvKernel, Strategy};
+    use cuda_sobel::conv::ConvKernel;
     use cuda_sobel::gpu::conv::{build_of, Tuning};
+    use cuda_sobel::variant::Variant;
     if !nvrtc_or_skip("every_filter_strategy_compiles_for_every_kind_of_kernel") {
         return;
     }
@@ -152,13 +153,13 @@ fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
     let arch = compile::arch_option(9, 0, compile::Code::Ptx);
     let mut jobs = Vec::new();
     for k in kernels.iter().chain([&laplacian]) {
-        for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu()) {
+        for s in Variant::KERNELS.into_iter().filter(|s| s.is_gpu()) {
             if s.needs_rank_one() && k.factors().is_none() {
                 continue;
             }
             let ts: &[Tuning] = match s {
-                Strategy::GpuLocal => &tunings,
-                Strategy::GpuStrip => &strip_tunings,
+                Variant::GpuLocal => &tunings,
+                Variant::GpuStrip => &strip_tunings,
                 _ => &tunings[..1],
             };
             jobs.extend(ts.iter().map(|&t| build_of(&arch, k, s, t)));
@@ -195,15 +196,16 @@ fn every_filter_strategy_compiles_for_every_kind_of_kernel() {
 /// instruction in every entry's PTX; built without it, nowhere.
 #[test]
 fn every_filter_kernel_takes_the_overlap_only_when_asked() {
-    use cuda_sobel::conv::{ConvKernel, Strategy};
+    use cuda_sobel::conv::ConvKernel;
     use cuda_sobel::gpu::conv::{build_of, Tuning};
+    use cuda_sobel::variant::Variant;
     if !nvrtc_or_skip("every_filter_kernel_takes_the_overlap_only_when_asked") {
         return;
     }
     let arch = compile::arch_option(9, 0, compile::Code::Ptx);
     let k = ConvKernel::parse("scharr:5").unwrap();
     let mut failures = Vec::new();
-    for s in Strategy::ALL.into_iter().filter(|s| s.is_gpu()) {
+    for s in Variant::KERNELS.into_iter().filter(|s| s.is_gpu()) {
         for overlap in [false, true] {
             let (file, options) = build_of(&arch, &k, s, Tuning { overlap, ..Tuning::default() });
             let src = SOURCES.iter().find(|src| src.name == file).unwrap();

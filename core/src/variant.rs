@@ -1,11 +1,15 @@
-//! The shared vocabulary of a run — which variant, its work granularity, its timings, how outputs are
-//! compared — in a leaf module that imports nothing else of this crate, so that every layer (the GPU
-//! side, the pipeline, the bench, batch, the CLI) can use it without importing each other.
+//! The shared vocabulary of a run — which variant (the one table of strategies, [`TABLE`]), its work granularity,
+//! its timings, how outputs are compared — which every layer (the GPU side, the pipeline, the bench, batch, the CLI,
+//! the filter) uses.
+
+mod table;
+pub use table::{Edges, Kernels, Row, Taps, TABLE};
+pub(crate) use table::{Loaded, Loader};
 
 use std::time::Instant;
 
 /// How `gpu-n1` maps its threads to pixels.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mapping {
     /// Each thread owns n distinct pixels, a warp's accesses coalesced: the same work for every n.
@@ -30,7 +34,7 @@ impl Mapping {
 }
 
 /// The work granularity of `gpu-n1`: n pixels per thread, mapped one way or the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct N1 {
     /// 1..=64.
     pub n: u32,
@@ -54,10 +58,11 @@ impl Default for N1 {
     }
 }
 
-/// Every variant the tool knows, in the order the table lists them. `gpu-n1` carries its granularity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Every strategy the tool knows — the edge command's variants and the filter command's strategies are one list,
+/// [`TABLE`], which says what each accepts. `gpu-n1` carries its granularity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
-    /// The reference: four passes like the report's C program, one thread.
+    /// The reference: the definition, one thread (four passes like the report's C program for the edges).
     CpuScalar,
     /// Fused and parallel over row bands with rayon.
     CpuRayon,
@@ -69,59 +74,38 @@ pub enum Variant {
     GpuN1(N1),
     /// One kernel from RGB bytes to magnitude bytes, one thread per pixel.
     GpuFused,
-    /// gpu-fused with its coefficients in constant memory: the "before" of the predefined optimisation.
-    GpuConstTaps,
-    /// Two passes (rows, then columns) of the separable Sobel factors.
+    /// One thread per pixel, taps in global memory; gradients in two launches (cuda/conv_single.cu).
+    GpuSingle,
+    /// Taps in constant memory (cuda/conv_constant.cu): for the edges, the "before" of the predefined optimisation.
+    GpuConstant,
+    /// Shared-memory tile with halo (cuda/conv_local.cu).
+    GpuLocal,
+    /// Two passes (rows, then columns) of a rank-one kernel's factors (cuda/separable.cu for the edges,
+    /// cuda/conv_separable.cu for the filter).
     GpuSeparable,
-    /// Shared-memory tile with a one-pixel halo.
+    /// Both passes in one launch through shared memory (cuda/conv_separable.cu; rank-one kernels).
+    GpuSeparableFused,
+    /// Gx and Gy from one read of the window (cuda/conv_double.cu).
+    GpuDouble,
+    /// Taps compiled in, zero taps skipped (cuda/conv_predefined.cu).
+    GpuPredefined,
+    /// Shared-memory tile with a one-pixel halo (cuda/tiled.cu).
     GpuTiled,
-    /// 16 pixels per thread with 16-byte loads (register-blocked n:1).
+    /// 16 pixels per thread with 16-byte loads (register-blocked n:1; cuda/vec16.cu).
     GpuVec16,
-    /// Column strips with a rolling window of three grey rows in registers: the fastest.
+    /// 16 pixels per thread with 16-byte vector loads, any kernel (cuda/conv_block.cu).
+    GpuBlock,
+    /// A rolling window of row sums down each column (cuda/conv_rolling.cu).
+    GpuRolling,
+    /// Column strips with a rolling window of rows in registers: the fastest (cuda/strip.cu for the edges,
+    /// cuda/conv_strip.cu for rank-one filter kernels).
     GpuStrip,
 }
 
 impl Variant {
-    /// Every variant, in table order, gpu-n1 with one pixel per thread (a test checks that none is missing).
-    pub const ALL: [Variant; 11] = [
-        Variant::CpuScalar,
-        Variant::CpuRayon,
-        Variant::GpuMap,
-        Variant::GpuFusedMap,
-        Variant::GpuN1(N1::ONE),
-        Variant::GpuFused,
-        Variant::GpuConstTaps,
-        Variant::GpuSeparable,
-        Variant::GpuTiled,
-        Variant::GpuVec16,
-        Variant::GpuStrip,
-    ];
-
-    /// The name the command line uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::CpuScalar => "cpu-scalar",
-            Variant::CpuRayon => "cpu-rayon",
-            Variant::GpuMap => "gpu-map",
-            Variant::GpuFusedMap => "gpu-fused-map",
-            Variant::GpuN1(_) => "gpu-n1",
-            Variant::GpuFused => "gpu-fused",
-            Variant::GpuConstTaps => "gpu-const-taps",
-            Variant::GpuSeparable => "gpu-separable",
-            Variant::GpuTiled => "gpu-tiled",
-            Variant::GpuVec16 => "gpu-vec16",
-            Variant::GpuStrip => "gpu-strip",
-        }
-    }
-
-    /// Whether it runs on the GPU.
-    pub fn is_gpu(self) -> bool {
-        !matches!(self, Variant::CpuScalar | Variant::CpuRayon)
-    }
-
     /// Position in [`Variant::ALL`] (table order; every gpu-n1 granularity at gpu-n1's place).
     pub fn order(self) -> usize {
-        Variant::ALL.iter().position(|v| v.name() == self.name()).expect("ALL lists every variant")
+        Variant::ALL.iter().position(|&v| v == self.with_n1(N1::ONE)).expect("ALL lists every variant")
     }
 
     /// The granularity of gpu-n1; `None` for the others.

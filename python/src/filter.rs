@@ -5,9 +5,10 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use cuda_sobel_core::conv::{ConvKernel, Planes, Strategy};
+use cuda_sobel_core::conv::{ConvKernel, Planes};
 use cuda_sobel_core::engine::filter::{refusal, RawPlanes};
 use cuda_sobel_core::sobel::Border;
+use cuda_sobel_core::variant::Variant;
 use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 
 use crate::host::Images;
@@ -20,7 +21,7 @@ pub struct NativeKernel {
     kernel: ConvKernel,
     border: Border,
     /// `None`: the default (cpu-rayon for host arrays, the studies' fastest GPU strategy on a GPU).
-    strategy: Option<Strategy>,
+    strategy: Option<Variant>,
 }
 
 #[pymethods]
@@ -38,7 +39,7 @@ impl NativeKernel {
         let border = border.map_or(Ok(Border::default()), |b| pick("border", b, &Border::ALL, Border::name))?;
         let strategy = match variant {
             "auto" => None,
-            v => Some(pick("variant", v, &Strategy::ALL, Strategy::name)?),
+            v => Some(pick("variant", v, &Variant::KERNELS, Variant::name)?),
         };
         if let Some(why) = strategy.and_then(|s| refusal(&kernel, s)) {
             return Err(PyValueError::new_err(why));
@@ -55,7 +56,7 @@ impl NativeKernel {
     /// The strategy a GPU runs: the one asked for, or the studies' fastest for the kernel.
     #[getter]
     fn gpu_variant(&self) -> &'static str {
-        self.strategy.unwrap_or_else(|| Strategy::auto_for(&self.kernel)).name()
+        self.strategy.unwrap_or_else(|| Variant::auto_for(&self.kernel)).name()
     }
 }
 
@@ -90,8 +91,8 @@ pub fn filter_host(
     }
     let strategy = match kernel.strategy {
         Some(s) => s,
-        None if on_gpu => Strategy::auto_for(&kernel.kernel),
-        None => Strategy::CpuRayon,
+        None if on_gpu => Variant::auto_for(&kernel.kernel),
+        None => Variant::CpuRayon,
     };
     if strategy.is_gpu() && !on_gpu {
         return Err(PyValueError::new_err(format!("variant '{}' runs on a GPU: pass device='cuda'", strategy.name())));
@@ -141,8 +142,8 @@ pub fn filter_workspace(
 }
 
 /// The GPU strategy a device array's call runs, or the `ValueError` of a CPU one.
-fn gpu_strategy(kernel: &NativeKernel) -> PyResult<Strategy> {
-    let strategy = kernel.strategy.unwrap_or_else(|| Strategy::auto_for(&kernel.kernel));
+fn gpu_strategy(kernel: &NativeKernel) -> PyResult<Variant> {
+    let strategy = kernel.strategy.unwrap_or_else(|| Variant::auto_for(&kernel.kernel));
     if !strategy.is_gpu() {
         return Err(PyValueError::new_err(format!(
             "variant '{}' runs on the CPU: pass a host array (this one is on a GPU)",

@@ -147,7 +147,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COMPATS", Compat::ALL.map(Compat::name).to_vec())?;
     m.add("GREYS", Grey::ALL.map(Grey::name).to_vec())?;
     m.add("FORMATS", Format::ALL.map(Format::name).to_vec())?;
-    m.add("FILTER_VARIANTS", cuda_sobel_core::conv::Strategy::ALL.map(cuda_sobel_core::conv::Strategy::name).to_vec())?;
+    m.add(
+        "FILTER_VARIANTS",
+        cuda_sobel_core::variant::Variant::KERNELS.map(cuda_sobel_core::variant::Variant::name).to_vec(),
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;

@@ -26,11 +26,11 @@ enum VariantChoice {
 
 impl clap::ValueEnum for VariantChoice {
     fn value_variants<'a>() -> &'a [Self] {
-        const CHOICES: [VariantChoice; 12] = {
-            let mut c = [VariantChoice::Auto; 12];
+        const CHOICES: [VariantChoice; Variant::EDGES.len() + 1] = {
+            let mut c = [VariantChoice::Auto; Variant::EDGES.len() + 1];
             let mut i = 0;
-            while i < Variant::ALL.len() {
-                c[i + 1] = VariantChoice::One(Variant::ALL[i]);
+            while i < Variant::EDGES.len() {
+                c[i + 1] = VariantChoice::One(Variant::EDGES[i]);
                 i += 1;
             }
             c
@@ -38,10 +38,11 @@ impl clap::ValueEnum for VariantChoice {
         &CHOICES
     }
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
         Some(match self {
-            VariantChoice::Auto => clap::builder::PossibleValue::new("auto")
+            VariantChoice::Auto => PossibleValue::new("auto")
                 .help("the fast path: cpu-rayon, or gpu-strip on large images when a GPU is there; no reference"),
-            VariantChoice::One(v) => clap::builder::PossibleValue::new(v.name()),
+            VariantChoice::One(v) => PossibleValue::new(v.name()).help(v.row().pattern).aliases(v.row().alias),
         })
     }
 }
@@ -298,8 +299,8 @@ struct FilterCmdArgs {
     border: Border,
     /// The strategy [default, where a GPU opens: the one the studies measured fastest for the kernel's kind
     /// (docs/filter.md); else cpu-rayon]
-    #[arg(long, value_parser = named::<crate::conv::Strategy>())]
-    variant: Option<crate::conv::Strategy>,
+    #[arg(long, value_parser = named::variants(&Variant::KERNELS))]
+    variant: Option<Variant>,
     /// Also compute cpu-scalar and fail (exit 1) if any byte differs
     #[arg(long)]
     check: bool,
@@ -400,7 +401,7 @@ struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(1..=64))]
     ns: Vec<u32>,
     /// Variants to measure (comma-separated); default: all
-    #[arg(long, value_parser = named::<Variant>(), value_delimiter = ',')]
+    #[arg(long, value_parser = named::variants(&Variant::EDGES), value_delimiter = ',')]
     variant: Vec<Variant>,
     #[command(flatten)]
     filter: FilterArgs,

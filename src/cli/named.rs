@@ -26,7 +26,6 @@ macro_rules! named {
     )*};
 }
 named!(
-    Variant,
     Mapping,
     Operator,
     Ksize,
@@ -39,7 +38,6 @@ named!(
     crate::engine::JpegDecoder,
     crate::batch::PngEncoder,
     crate::engine::PngInflate,
-    crate::conv::Strategy,
 );
 
 /// The parser of a [`Named`] value: checks the name against `T::all()` (the help lists them) and gives the value.
@@ -47,6 +45,14 @@ pub(super) fn named<T: Named>() -> impl clap::builder::TypedValueParser<Value = 
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     PossibleValuesParser::new(T::all().iter().map(|&v| PossibleValue::new(v.name())))
         .map(|s| T::all().iter().copied().find(|v| v.name() == s).expect("one of the possible values"))
+}
+
+/// The parser of `--variant` on a command that runs the strategies `among` (the edge command's or the filter's rows of
+/// the one table): their names, and the older aliases the table keeps.
+pub(super) fn variants(among: &'static [Variant]) -> impl clap::builder::TypedValueParser<Value = Variant> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = among.iter().map(|&v| PossibleValue::new(v.name()).help(v.row().pattern).aliases(v.row().alias));
+    PossibleValuesParser::new(values).map(move |s| Variant::named(&s, among).expect("one of the possible values"))
 }
 
 /// The bench's own value enums (this crate's types), named as they name themselves.

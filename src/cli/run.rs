@@ -137,7 +137,7 @@ fn run_image(args: RunArgs) -> anyhow::Result<ExitCode> {
         VariantChoice::One(v) => Some(*v),
         VariantChoice::Auto => None,
     });
-    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::ALL.to_vec() } else { chosen.collect() };
+    let mut variants: Vec<Variant> = if args.variant.is_empty() { Variant::EDGES.to_vec() } else { chosen.collect() };
     variants.iter_mut().for_each(|v| *v = v.with_n1(n1));
     variants.sort_by_key(|v| v.order());
     variants.dedup();
@@ -284,7 +284,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         kernel_reps: a.kernel_reps as usize,
         cpu_budget_s: 2.0,
         ns: a.ns,
-        variants: if a.variant.is_empty() { Variant::ALL.to_vec() } else { a.variant },
+        variants: if a.variant.is_empty() { Variant::EDGES.to_vec() } else { a.variant },
         filter: a.filter.filter()?,
         image_dir: a.images,
         out_dir: a.out,

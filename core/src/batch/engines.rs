@@ -189,7 +189,7 @@ fn canny_line(opts: &BatchOptions) -> String {
 fn kernel_line(k: &super::KernelJob, engines: &[Engine], reasons: &[String]) -> String {
     match engines.iter().find(|e| e.has_gpu()) {
         Some(e) => {
-            let strategy = crate::conv::Strategy::auto_for(&k.kernel).name();
+            let strategy = crate::variant::Variant::auto_for(&k.kernel).name();
             let gpus = engines.iter().filter(|e| e.has_gpu()).count();
             format!("{} by {strategy} on {} ({gpus} device(s))", k.kernel.name, e.device_name().unwrap_or("?"))
         }

@@ -22,7 +22,7 @@ use crate::sobel::{Ksize, Operator, Stencil};
 pub mod reference;
 mod spec;
 pub mod strategy;
-pub use strategy::{Strategy, STRIP_PACKED_BOUND};
+pub use strategy::STRIP_PACKED_BOUND;
 
 pub use reference::{filter_plane, filter_scalar};
 

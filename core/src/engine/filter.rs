@@ -2,27 +2,28 @@
 //! layers above see them, and the choice between them and the CPU.
 
 use super::EngineError;
-use crate::conv::{self, ConvKernel, Planes, Strategy};
+use crate::conv::{self, ConvKernel, Planes};
 pub use crate::gpu::conv::{launches_an_image, refusal, ConvGpu, Prepared, RawPlanes, Tuning};
 pub use crate::gpu::patterns::Dims;
 pub use crate::gpu::Gpu;
 use crate::gpu::GpuError;
 use crate::sobel::Border;
+use crate::variant::Variant;
 
-/// The filter of `img` by `strategy`, or by the default one (`None`: [`Strategy::auto_for`] the kernel where a GPU
+/// The filter of `img` by `strategy`, or by the default one (`None`: [`Variant::auto_for`] the kernel where a GPU
 /// opens, else cpu-rayon, with a note saying why). Returns the result and that note.
 pub fn apply(
     img: &Planes,
     kernel: &ConvKernel,
-    strategy: Option<Strategy>,
+    strategy: Option<Variant>,
     border: Border,
 ) -> Result<(Planes, Option<String>), GpuError> {
-    let chosen = strategy.unwrap_or_else(|| Strategy::auto_for(kernel));
+    let chosen = strategy.unwrap_or_else(|| Variant::auto_for(kernel));
     if let Some(why) = refusal(kernel, chosen) {
         return Err(GpuError::Refused(why));
     }
     if !chosen.is_gpu() {
-        return Ok((conv::filter_plane(img, kernel, border, chosen == Strategy::CpuRayon), None));
+        return Ok((conv::filter_plane(img, kernel, border, chosen == Variant::CpuRayon), None));
     }
     let gpu = match Gpu::open() {
         Ok(gpu) => gpu,
@@ -38,12 +39,12 @@ pub fn apply(
 
 impl super::Engine {
     /// The filter of `img` by `kernel`: on this engine's GPU by the strategy the studies measured fastest for the
-    /// kernel ([`Strategy::auto_for`]; its files loaded once, on first use), else cpu-rayon — `batch --kernel`'s
+    /// kernel ([`Variant::auto_for`]; its files loaded once, on first use), else cpu-rayon — `batch --kernel`'s
     /// computation, the bytes `cuda_sobel filter` gives.
     pub fn filter_planes(&self, img: &Planes, kernel: &ConvKernel, border: Border) -> Result<Planes, GpuError> {
         let Some(gpu) = self.gpu.as_ref() else { return Ok(crate::cpu::rayon::filter(img, kernel, border)) };
         let conv = self.conv.get_or_init(|| ConvGpu::new(gpu.clone()));
-        conv.run_prepared(&*conv.prepared(kernel, Strategy::auto_for(kernel))?, img, border)
+        conv.run_prepared(&*conv.prepared(kernel, Variant::auto_for(kernel))?, img, border)
     }
 
     /// The filter of `img` by `strategy`: a CPU one on the CPU, a GPU one on this engine's GPU (prepared once per
@@ -52,11 +53,11 @@ impl super::Engine {
         &self,
         img: &Planes,
         kernel: &ConvKernel,
-        strategy: Strategy,
+        strategy: Variant,
         border: Border,
     ) -> Result<Planes, EngineError> {
         if !strategy.is_gpu() {
-            return Ok(conv::filter_plane(img, kernel, border, strategy == Strategy::CpuRayon));
+            return Ok(conv::filter_plane(img, kernel, border, strategy == Variant::CpuRayon));
         }
         let gpu = self.need_gpu(strategy.name())?;
         let conv = self.conv.get_or_init(|| ConvGpu::new(gpu.clone()));
@@ -68,7 +69,7 @@ impl super::Engine {
     pub fn filter_workspace(
         &self,
         kernel: &ConvKernel,
-        strategy: Strategy,
+        strategy: Variant,
         call: (u32, u32, u32, bool),
     ) -> Result<usize, EngineError> {
         let gpu = self.need_gpu(strategy.name())?;
@@ -86,7 +87,7 @@ impl super::Engine {
         &self,
         a: RawPlanes,
         kernel: &ConvKernel,
-        strategy: Strategy,
+        strategy: Variant,
         border: Border,
     ) -> Result<(), EngineError> {
         let gpu = self.need_gpu(strategy.name())?;

@@ -4,24 +4,23 @@
 //! (stencil × arithmetic × grey × norm × output), each file loaded once per run, when first needed, the files a
 //! run needs compiled side by side — so that no kernel-name string appears outside the pattern files. If the
 //! driver refuses cached code, it is compiled afresh. Which files each GPU variant loads, and how, is one
-//! table ([`entry`]).
+//! table ([`crate::variant::TABLE`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaModule, DriverError};
+use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 pub use super::build::Build;
 use super::cache::CodeCache;
 use super::compile::{cache_key, compile_with, options_for, Code};
 use super::patterns::{
-    canny::Canny, conv_constant, deflate::Deflate, fused, fused_map::FusedMap, map::Map, n_per_thread::NPerThread,
-    selftest::SelfTest, separable::Separable, strip::Strip, tiled, timing::Timing, unfilter::Unfilter, vec16::Vec16,
-    KernelSource, Pattern, SOURCES,
+    canny::Canny, deflate::Deflate, selftest::SelfTest, strip::Strip, timing::Timing, unfilter::Unfilter, KernelSource,
+    Pattern, SOURCES,
 };
 use super::GpuError;
-use crate::variant::Variant;
+use crate::variant::{Loaded, Loader, Variant};
 
 /// How the kernels were obtained this time, for the report.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -42,46 +41,19 @@ impl std::ops::AddAssign for LoadStats {
     }
 }
 
-/// A variant's loaded kernels.
-type Loaded = Box<dyn Pattern + Send + Sync>;
-
-/// How a pattern's kernels are loaded from its files' modules, for a build.
-type Loader = fn(&[&Arc<CudaModule>], Build) -> Result<Loaded, DriverError>;
-
-/// A GPU variant's pattern: the kernel files it loads its kernels from, and how.
-pub struct Entry {
-    /// The files, by name (`cuda/<name>.cu`).
-    pub files: &'static [&'static str],
-    load: Loader,
-}
-
-/// Each GPU variant's [`Entry`]: the one table [`KernelSet::pattern`] and [`KernelSet::preload`] follow.
-pub fn entry(variant: Variant) -> Entry {
-    fn boxed<P: Pattern + Send + Sync + 'static>(p: Result<P, DriverError>) -> Result<Loaded, DriverError> {
-        p.map(|p| Box::new(p) as Loaded)
-    }
-    let (files, load): (&'static [&'static str], Loader) = match variant {
-        Variant::GpuMap => (&["map"], |m, b| boxed(Map::load(m[0], b))),
-        Variant::GpuFusedMap => (&["map", "fused_map"], |m, b| boxed(FusedMap::load(m[0], m[1], b))),
-        Variant::GpuN1(_) => (&["n_per_thread"], |m, _| boxed(NPerThread::load(m[0]))),
-        Variant::GpuFused => (&["fused"], |m, _| boxed(fused::load(m[0]))),
-        Variant::GpuConstTaps => (&["conv_constant"], |m, b| boxed(conv_constant::load(m[0], b))),
-        Variant::GpuSeparable => (&["separable"], |m, _| boxed(Separable::load(m[0]))),
-        Variant::GpuTiled => (&["tiled"], |m, _| boxed(tiled::load(m[0]))),
-        Variant::GpuVec16 => (&["vec16"], |m, _| boxed(Vec16::load(m[0]))),
-        Variant::GpuStrip => (&["strip"], |m, _| boxed(Strip::load(m[0]))),
-        Variant::CpuScalar | Variant::CpuRayon => panic!("{} is not a GPU variant", variant.name()),
-    };
-    Entry { files, load }
-}
-
-/// The GPU variants, in table order.
+/// The GPU variants of the edge command, in table order: each has a cell of [`KernelSet`]'s patterns.
 fn gpu_variants() -> impl Iterator<Item = Variant> {
-    Variant::ALL.into_iter().filter(|v| v.is_gpu())
+    Variant::EDGES.into_iter().filter(|v| v.is_gpu())
 }
 
-/// How many GPU variants there are (their pattern cells).
-const GPU_VARIANTS: usize = Variant::ALL.len() - 2;
+/// How many GPU variants the edge command runs (their pattern cells).
+const GPU_VARIANTS: usize = Variant::EDGES.len() - 2;
+
+/// A GPU variant's edge files and loader: its row of the one table ([`crate::variant::TABLE`]).
+fn edges_of(variant: Variant) -> (&'static [&'static str], Loader) {
+    let e = variant.edges().unwrap_or_else(|| panic!("{} does not run the edge command", variant.name()));
+    (e.files, e.load.unwrap_or_else(|| panic!("{} is not a GPU variant", variant.name())))
+}
 
 /// A kernel file and the NVRTC options it is built with: the key of one module.
 type BuildKey = (&'static str, Vec<String>);
@@ -234,7 +206,7 @@ impl KernelSet {
     /// slowest file, not for the sum of them.
     pub fn preload(&self, variants: &[Variant]) -> Result<(), GpuError> {
         let mut names = vec!["timing"];
-        for &name in variants.iter().filter(|v| v.is_gpu()).flat_map(|&v| entry(v).files) {
+        for &name in variants.iter().filter(|v| v.is_gpu()).flat_map(|&v| edges_of(v).0) {
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -257,10 +229,10 @@ impl KernelSet {
     /// The pattern a GPU variant runs, its kernel files loaded if they were not yet.
     pub fn pattern(&self, variant: Variant) -> Result<&dyn Pattern, GpuError> {
         let cell = gpu_variants().position(|v| v.name() == variant.name()).expect("a GPU variant");
-        let e = entry(variant);
+        let (files, load) = edges_of(variant);
         let loaded = lazily!(self.patterns[cell], {
-            let modules = e.files.iter().map(|f| self.module(f)).collect::<Result<Vec<_>, _>>()?;
-            (e.load)(&modules.iter().collect::<Vec<_>>(), self.build)
+            let modules = files.iter().map(|f| self.module(f)).collect::<Result<Vec<_>, _>>()?;
+            load(&modules.iter().collect::<Vec<_>>(), self.build)
         });
         Ok(loaded.as_ref())
     }

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::conv::{ConvKernel, Planes, Strategy};
+use crate::conv::{ConvKernel, Planes};
 use crate::engine::filter::{launches_an_image, ConvGpu, Dims, Gpu, Tuning};
 use crate::sobel::Border;
 use crate::stats::Summary;
+use crate::variant::Variant;
 
 mod findings;
 
@@ -57,7 +58,7 @@ impl ImageSet {
 /// One timed configuration.
 struct Case {
     label: String,
-    strategy: Strategy,
+    strategy: Variant,
     tuning: Tuning,
     kernel: ConvKernel,
     set: usize,
@@ -110,28 +111,28 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
                 let k = ConvKernel::scharr(d);
                 let (two, one) = (Tuning { overlap: set == 3, ..two }, Tuning { overlap: set == 3, ..one });
                 let default = Tuning { overlap: set == 3, ..Tuning::default() };
-                add("single", Strategy::GpuSingle, two, &k, set);
-                add("local", Strategy::GpuLocal, two, &k, set);
-                add("separation", Strategy::GpuSeparable, default, &k, set);
-                add("double", Strategy::GpuDouble, default, &k, set);
-                add("predefined", Strategy::GpuPredefined, one, &k, set);
-                add("local + double", Strategy::GpuLocal, one, &k, set);
+                add("single", Variant::GpuSingle, two, &k, set);
+                add("local", Variant::GpuLocal, two, &k, set);
+                add("separation", Variant::GpuSeparable, default, &k, set);
+                add("double", Variant::GpuDouble, default, &k, set);
+                add("predefined", Variant::GpuPredefined, one, &k, set);
+                add("local + double", Variant::GpuLocal, one, &k, set);
                 let local_predefined = Tuning { local_predefined: true, ..one };
-                add("local + predefined", Strategy::GpuLocal, local_predefined, &k, set);
-                add("separable, fused (ours)", Strategy::GpuSeparableFused, default, &k, set);
-                add("block reads (ours)", Strategy::GpuBlock, default, &k, set);
-                add("rolling window (ours)", Strategy::GpuRolling, default, &k, set);
-                add("separable strip (ours)", Strategy::GpuStrip, default, &k, set);
+                add("local + predefined", Variant::GpuLocal, local_predefined, &k, set);
+                add("separable, fused (ours)", Variant::GpuSeparableFused, default, &k, set);
+                add("block reads (ours)", Variant::GpuBlock, default, &k, set);
+                add("rolling window (ours)", Variant::GpuRolling, default, &k, set);
+                add("separable strip (ours)", Variant::GpuStrip, default, &k, set);
             }
             // Strategies of two launches an image (single, local, separation) keep ordinary launches
             // (`conv::launches_an_image`): the overlapped set would repeat their pyramid rows.
             let two_launches = |c: &Case| launches_an_image(&c.kernel, c.strategy, c.tuning) > 1;
             let k9 = ConvKernel::scharr(9);
             for (label, s, t) in [
-                ("predefined", Strategy::GpuPredefined, one),
-                ("block reads (ours)", Strategy::GpuBlock, Tuning::default()),
-                ("rolling window (ours)", Strategy::GpuRolling, Tuning::default()),
-                ("separable strip (ours)", Strategy::GpuStrip, Tuning::default()),
+                ("predefined", Variant::GpuPredefined, one),
+                ("block reads (ours)", Variant::GpuBlock, Tuning::default()),
+                ("rolling window (ours)", Variant::GpuRolling, Tuning::default()),
+                ("separable strip (ours)", Variant::GpuStrip, Tuning::default()),
             ] {
                 add(label, s, t, &k9, 1);
             }
@@ -142,9 +143,9 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
             let sets = vec![ImageSet { name: "1818×1368", images: vec![(1818, 1368, 1)] }];
             for d in [3, 5, 7] {
                 let k = ConvKernel::gaussian(d);
-                add("global", Strategy::GpuSingle, Tuning::default(), &k, 0);
-                add("constant", Strategy::GpuConstant, Tuning::default(), &k, 0);
-                add("local", Strategy::GpuLocal, Tuning::default(), &k, 0);
+                add("global", Variant::GpuSingle, Tuning::default(), &k, 0);
+                add("constant", Variant::GpuConstant, Tuning::default(), &k, 0);
+                add("local", Variant::GpuLocal, Tuning::default(), &k, 0);
             }
             (sets, cases)
         }
@@ -162,36 +163,36 @@ fn cases(study: Study) -> (Vec<ImageSet>, Vec<Case>) {
             for set in 0..2 {
                 for d in (3..=15).step_by(2) {
                     let k = ConvKernel::boxed(d);
-                    add("1 pixel per thread", Strategy::GpuPredefined, Tuning::default(), &k, set);
-                    add("16 pixels per thread", Strategy::GpuBlock, Tuning::default(), &k, set);
-                    add("separable, fused (ours)", Strategy::GpuSeparableFused, Tuning::default(), &k, set);
-                    add("rolling window (ours)", Strategy::GpuRolling, Tuning::default(), &k, set);
-                    add("separable strip (ours)", Strategy::GpuStrip, Tuning::default(), &k, set);
-                    add("separable strip, 16 columns (ours)", Strategy::GpuStrip, sixteen, &k, set);
+                    add("1 pixel per thread", Variant::GpuPredefined, Tuning::default(), &k, set);
+                    add("16 pixels per thread", Variant::GpuBlock, Tuning::default(), &k, set);
+                    add("separable, fused (ours)", Variant::GpuSeparableFused, Tuning::default(), &k, set);
+                    add("rolling window (ours)", Variant::GpuRolling, Tuning::default(), &k, set);
+                    add("separable strip (ours)", Variant::GpuStrip, Tuning::default(), &k, set);
+                    add("separable strip, 16 columns (ours)", Variant::GpuStrip, sixteen, &k, set);
                 }
             }
             let k15 = ConvKernel::boxed(15);
             for (label, s) in [
-                ("16 pixels per thread", Strategy::GpuBlock),
-                ("separable, fused (ours)", Strategy::GpuSeparableFused),
-                ("rolling window (ours)", Strategy::GpuRolling),
-                ("separable strip (ours)", Strategy::GpuStrip),
+                ("16 pixels per thread", Variant::GpuBlock),
+                ("separable, fused (ours)", Variant::GpuSeparableFused),
+                ("rolling window (ours)", Variant::GpuRolling),
+                ("separable strip (ours)", Variant::GpuStrip),
             ] {
                 add(label, s, Tuning::default(), &k15, 2);
             }
-            add("separable strip, 8 columns (ours)", Strategy::GpuStrip, columns(8), &k15, 2);
+            add("separable strip, 8 columns (ours)", Variant::GpuStrip, columns(8), &k15, 2);
             (sets, cases)
         }
         Study::Prefetch => {
             let sets = vec![ImageSet { name: "1920×1080 RGB", images: vec![(1920, 1080, 3)] }];
             let k = ConvKernel::gaussian(3);
             let at = |block, loaders| Tuning { block: Some(block), tile_loaders: loaders, ..Tuning::default() };
-            add("no tile, 8×4", Strategy::GpuConstant, at((8, 4), None), &k, 0);
-            add("tile by 1 thread, 8×4", Strategy::GpuLocal, at((8, 4), Some(1)), &k, 0);
-            add("tile by 30 threads, 8×4", Strategy::GpuLocal, at((8, 4), Some(30)), &k, 0);
-            add("tile by all 32, 8×4", Strategy::GpuLocal, at((8, 4), None), &k, 0);
-            add("no tile, 32×8", Strategy::GpuConstant, at((32, 8), None), &k, 0);
-            add("tile by all 256, 32×8", Strategy::GpuLocal, at((32, 8), None), &k, 0);
+            add("no tile, 8×4", Variant::GpuConstant, at((8, 4), None), &k, 0);
+            add("tile by 1 thread, 8×4", Variant::GpuLocal, at((8, 4), Some(1)), &k, 0);
+            add("tile by 30 threads, 8×4", Variant::GpuLocal, at((8, 4), Some(30)), &k, 0);
+            add("tile by all 32, 8×4", Variant::GpuLocal, at((8, 4), None), &k, 0);
+            add("no tile, 32×8", Variant::GpuConstant, at((32, 8), None), &k, 0);
+            add("tile by all 256, 32×8", Variant::GpuLocal, at((32, 8), None), &k, 0);
             (sets, cases)
         }
     }

@@ -2,9 +2,10 @@
 //! a strategy loads, and what its launches need (sums' bytes, launches an image).
 
 use super::Tuning;
-use crate::conv::strategy::Taps;
-use crate::conv::{ConvKernel, Kind, Strategy};
+use crate::conv::{ConvKernel, Kind};
 use crate::gpu::patterns::conv_strip;
+use crate::variant::Taps;
+use crate::variant::Variant;
 
 /// The `-D` options of `kernel` for a file: the radius, the kind, the divisor, the sums' width, and (`taps`) the
 /// taps themselves; `cuda/conv.cuh` says what each means.
@@ -57,8 +58,8 @@ pub fn is_box(kernel: &ConvKernel) -> bool {
 /// The kernel file and the NVRTC options (`arch`, then the `-D` constants) that GPU `strategy` is compiled with
 /// for `kernel`: the taps compiled in for gpu-predefined, gpu-block, gpu-rolling and "local + predefined"; gpu-local's
 /// tile shape and loaders.
-pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> (&'static str, Vec<String>) {
-    let row = strategy.row();
+pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Variant, t: Tuning) -> (&'static str, Vec<String>) {
+    let row = strategy.kernels().expect("a strategy of the filter command");
     let file = row.file.expect("a GPU strategy");
     let compiled = row.taps == Taps::Compiled || t.local_predefined;
     let mut options = crate::gpu::compile::base_options(arch);
@@ -70,7 +71,7 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
     if t.overlap {
         options.push("-DCONV_OVERLAP=1".into());
     }
-    if strategy == Strategy::GpuLocal {
+    if strategy == Variant::GpuLocal {
         if let Some((w, h)) = t.block {
             options.extend([format!("-DTILE_W={w}"), format!("-DTILE_H={h}")]);
         }
@@ -88,10 +89,10 @@ pub fn build_of(arch: &str, kernel: &ConvKernel, strategy: Strategy, t: Tuning) 
 /// The builds [`super::ConvGpu::prepare`] loads for `strategy` on `kernel` (each a tuning for [`build_of`]), and gpu-strip's
 /// columns a thread of each: the tuning's, a ring's 4, or two builds (a box's 16 and 8, a packed ring's 8 and 4), one
 /// of which each image takes (`enqueue`).
-pub fn tunings_of(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> (Vec<u32>, Vec<Tuning>) {
+pub fn tunings_of(kernel: &ConvKernel, strategy: Variant, t: Tuning) -> (Vec<u32>, Vec<Tuning>) {
     let strip_columns = match t.strip_columns {
         Some(c) => vec![c],
-        None if strategy == Strategy::GpuStrip => {
+        None if strategy == Variant::GpuStrip => {
             conv_strip::column_builds(is_box(kernel), kernel.strip_packed()).to_vec()
         }
         None => vec![conv_strip::columns(is_box(kernel))],
@@ -106,13 +107,14 @@ pub fn tunings_of(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> (Vec<u3
 
 /// Whether `strategy` computes `kernel`'s gradient in two map passes through a Gx plane: `t.two_pass`, or its row's
 /// default, where its row lets a tuning choose.
-pub(super) fn two_pass(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> bool {
-    kernel.kind == Kind::Gradient && strategy.row().two_pass.is_some_and(|default| t.two_pass.unwrap_or(default))
+pub(super) fn two_pass(kernel: &ConvKernel, strategy: Variant, t: Tuning) -> bool {
+    kernel.kind == Kind::Gradient
+        && strategy.kernels().and_then(|k| k.two_pass).is_some_and(|default| t.two_pass.unwrap_or(default))
 }
 
 /// Launches `strategy` makes an image of `kernel`: two for a two-pass gradient and for gpu-separable, whose second
 /// reads what the first wrote to the scratch buffer (which the next image's first launch reuses: so only strategies
 /// of one launch take [`Tuning::overlap`]), else one.
-pub fn launches_an_image(kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> u32 {
-    1 + (strategy == Strategy::GpuSeparable || two_pass(kernel, strategy, t)) as u32
+pub fn launches_an_image(kernel: &ConvKernel, strategy: Variant, t: Tuning) -> u32 {
+    1 + (strategy == Variant::GpuSeparable || two_pass(kernel, strategy, t)) as u32
 }

@@ -12,15 +12,15 @@ use super::kernels::LoadStats;
 use super::patterns::{conv_single, Dims, KernelSource, SOURCES};
 
 mod builds;
-mod launch;
+pub(crate) mod launch;
 mod raw;
 use super::{Gpu, GpuError};
-use crate::conv::strategy::Taps;
-use crate::conv::{ConvKernel, Kind, Planes, Strategy};
+use crate::conv::{ConvKernel, Kind, Planes};
 use crate::sobel::Border;
+use crate::variant::{Taps, Variant};
 use builds::two_pass;
 pub use builds::{build_of, defines, factor_defines, is_box, launches_an_image, tunings_of};
-use launch::{launch_of, Launcher};
+use launch::Launcher;
 pub use raw::RawPlanes;
 
 /// Settings the studies vary; the filter command uses the defaults.
@@ -132,7 +132,7 @@ impl ConvJob<'_> {
 
 /// A strategy ready to launch for one kernel: its functions loaded, its taps where it reads them.
 pub struct Prepared {
-    strategy: Strategy,
+    strategy: Variant,
     launcher: Launcher,
     functions: Vec<CudaFunction>,
     /// gpu-single's taps in global memory.
@@ -157,7 +157,7 @@ impl Prepared {
     /// the separable passes' temporary image.
     pub fn scratch_bytes(&self, pixels: usize) -> usize {
         match self.strategy {
-            Strategy::GpuSeparable => pixels * self.sums * self.acc_bytes,
+            Variant::GpuSeparable => pixels * self.sums * self.acc_bytes,
             _ if self.two_pass => 4 * pixels,
             _ => 0,
         }
@@ -194,7 +194,10 @@ impl Prepared {
 }
 
 /// Why `strategy` cannot run `kernel`, in one line naming the strategies that can.
-pub fn refusal(kernel: &ConvKernel, strategy: Strategy) -> Option<String> {
+pub fn refusal(kernel: &ConvKernel, strategy: Variant) -> Option<String> {
+    if strategy.kernels().is_none() {
+        return Some(format!("{} runs the edge command's Sobel only, not a filter kernel", strategy.name()));
+    }
     (strategy.needs_rank_one() && kernel.factors().is_none()).then(|| {
         format!(
             "{} is not a column ⊗ row product, which {} needs; every other --variant takes it",
@@ -213,7 +216,7 @@ pub struct ConvGpu {
     gpu: Gpu,
     stats: Mutex<LoadStats>,
     /// Strategies prepared for kernels, kept ([`ConvGpu::prepared`]).
-    kept: Mutex<HashMap<(ConvKernel, Strategy), Arc<Prepared>>>,
+    kept: Mutex<HashMap<(ConvKernel, Variant), Arc<Prepared>>>,
     /// map.cu's grey, for filters of RGB on the device ([`ConvGpu::run_raw`]), loaded on first use.
     grey: std::sync::OnceLock<CudaFunction>,
     /// The context without event tracking that [`ConvGpu::run_raw`] lends arrays through, made on first use.
@@ -248,7 +251,7 @@ impl ConvGpu {
 
     /// Compiles (or reads from the cache) every build `jobs` need that is not loaded yet, one thread each — a
     /// study's first run waits for its slowest file, not for the sum — and loads them.
-    pub fn preload(&self, jobs: &[(ConvKernel, Strategy, Tuning)]) -> Result<(), GpuError> {
+    pub fn preload(&self, jobs: &[(ConvKernel, Variant, Tuning)]) -> Result<(), GpuError> {
         let builds: Vec<_> = jobs
             .iter()
             .filter(|(_, s, _)| s.is_gpu())
@@ -268,12 +271,12 @@ impl ConvGpu {
     }
 
     /// The file and options of a strategy for a kernel on this device.
-    fn build(&self, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> FileBuild {
+    fn build(&self, kernel: &ConvKernel, strategy: Variant, t: Tuning) -> FileBuild {
         build_of(&self.gpu.arch, kernel, strategy, t)
     }
 
     /// `strategy` loaded for `kernel`: refused in one line where it cannot take the kernel.
-    pub fn prepare(&self, kernel: &ConvKernel, strategy: Strategy, t: Tuning) -> Result<Prepared, GpuError> {
+    pub fn prepare(&self, kernel: &ConvKernel, strategy: Variant, t: Tuning) -> Result<Prepared, GpuError> {
         if let Some(why) = refusal(kernel, strategy) {
             return Err(GpuError::Refused(why));
         }
@@ -281,7 +284,8 @@ impl ConvGpu {
         self.preload(&tunings.iter().map(|&t| (kernel.clone(), strategy, t)).collect::<Vec<_>>())?;
         let modules: Vec<Arc<CudaModule>> =
             tunings.iter().map(|&t| self.module(&self.build(kernel, strategy, t))).collect::<Result<_, _>>()?;
-        let (launch, module) = (launch_of(strategy), &modules[0]);
+        let kernels = strategy.kernels().expect("refusal lets through only the filter's strategies");
+        let (launch, module) = (kernels.launch.as_ref().expect("a GPU strategy"), &modules[0]);
         // The first build's functions; each further build (a box's other columns a thread) adds its one kernel.
         let mut functions = launch.functions.iter().map(|n| module.load_function(n)).collect::<Result<Vec<_>, _>>()?;
         for m in &modules[1..] {
@@ -295,7 +299,7 @@ impl ConvGpu {
             Ok(())
         };
         let mut taps = None;
-        match strategy.row().taps {
+        match kernels.taps {
             Taps::Global => taps = Some(stream.clone_htod(&kernel.taps)?),
             Taps::Constant => set("c_taps", &kernel.taps)?,
             Taps::ConstantFactors => {
@@ -330,7 +334,7 @@ impl ConvGpu {
     /// `strategy` for `kernel`, prepared on first use and kept: the engine's calls (`batch --kernel`, the Python
     /// package) run the same kernel again and again. Its taps are on the device when it returns, so that a launch on
     /// any stream may read them.
-    pub fn prepared(&self, kernel: &ConvKernel, strategy: Strategy) -> Result<Arc<Prepared>, GpuError> {
+    pub fn prepared(&self, kernel: &ConvKernel, strategy: Variant) -> Result<Arc<Prepared>, GpuError> {
         let mut kept = self.kept.lock().expect("no panic while holding the prepared kernels");
         let key = (kernel.clone(), strategy);
         if let Some(p) = kept.get(&key) {
@@ -347,7 +351,7 @@ impl ConvGpu {
         &self,
         img: &Planes,
         kernel: &ConvKernel,
-        strategy: Strategy,
+        strategy: Variant,
         border: Border,
     ) -> Result<Planes, GpuError> {
         self.run_prepared(&self.prepare(kernel, strategy, Tuning::default())?, img, border)

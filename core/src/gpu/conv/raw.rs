@@ -8,10 +8,11 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::{ConvGpu, GpuError};
-use crate::conv::{ConvKernel, Strategy};
+use crate::conv::ConvKernel;
 use crate::gpu::kernels::Build;
 use crate::gpu::patterns::{map, Dims};
 use crate::sobel::{Border, Filter};
+use crate::variant::Variant;
 
 /// Caller-owned device memory for [`ConvGpu::run_raw`]: raw pointers into this context, and a stream.
 #[derive(Clone, Copy, Debug)]
@@ -78,7 +79,7 @@ impl ConvGpu {
     pub fn workspace_bytes(
         &self,
         kernel: &ConvKernel,
-        strategy: Strategy,
+        strategy: Variant,
         (width, height, planes, from_rgb): (u32, u32, u32, bool),
     ) -> Result<usize, GpuError> {
         let bytes = planes as usize * Dims::new(width, height)?.pixels();
@@ -96,7 +97,7 @@ impl ConvGpu {
         &self,
         a: RawPlanes,
         kernel: &ConvKernel,
-        strategy: Strategy,
+        strategy: Variant,
         border: Border,
     ) -> Result<(), GpuError> {
         if a.planes == 0 || a.planes > 65_535 {

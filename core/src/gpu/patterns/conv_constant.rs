@@ -1,5 +1,5 @@
-//! `cuda/conv_constant.cu` — MAP with the taps in constant memory. `filter --variant gpu-constant`, and the edge
-//! command's `gpu-const-taps` (the "before" of the predefined-coefficients optimisation).
+//! `cuda/conv_constant.cu` — MAP with the taps in constant memory: `--variant gpu-constant` of both commands, for the edge
+//! command the "before" of the predefined-coefficients optimisation.
 //!
 //! `conv_constant(const u8* in, out_t* out, int* gx_plane, int width, int height, int border, int pass)` reads
 //! `planes·w·h` pixels (bytes, or packed RGB in an edge build) and writes `planes·w·h` outputs (pass 0 or 2) or
