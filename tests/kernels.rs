@@ -252,6 +252,25 @@ fn a_broken_kernel_reports_the_compiler_log() {
     assert!(err.contains("cuda/broken.cu") && err.contains("undeclared"), "{err}");
 }
 
+/// `--emit-ptx` writes every kernel file's PTX, the filter's own files built as the filter builds them for the same
+/// stencil (an edge build would leave `conv_strip.cu` a box with negative taps, which it refuses to compile).
+#[test]
+fn emit_ptx_writes_every_file() {
+    if !nvrtc_or_skip("emit_ptx_writes_every_file") {
+        return;
+    }
+    for ksize in [Ksize::K3, Ksize::K7] {
+        let dir = tempfile::tempdir().unwrap();
+        let filter = Filter { ksize, ..Filter::default() };
+        let written = gpu::emit_ptx(dir.path(), filter).unwrap_or_else(|e| panic!("{ksize:?}: {e}"));
+        assert_eq!(written.len(), SOURCES.len());
+        for src in &SOURCES {
+            let ptx = std::fs::read_to_string(dir.path().join(format!("{}.ptx", src.name))).unwrap();
+            assert!(ptx.contains(".entry "), "{}: no kernel in its PTX", src.name);
+        }
+    }
+}
+
 #[test]
 fn the_machine_code_built_into_the_binary_matches_the_sources() {
     use cuda_sobel::gpu::prebuilt;

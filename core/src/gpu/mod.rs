@@ -230,8 +230,9 @@ impl Gpu {
 }
 
 /// Compiles every kernel file for `filter`'s operator and arithmetic and writes `<dir>/<name>.ptx`, for
-/// students to read. Needs NVRTC only; targets the device's architecture when one is visible, else
-/// `compute_90` (Hopper).
+/// students to read: the edge command's files as it builds them, the filter's own files as the filter command builds
+/// them for the same stencil (its `ConvKernel`, through the first strategy of the one table that runs the file).
+/// Needs NVRTC only; targets the device's architecture when one is visible, else `compute_90` (Hopper).
 pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> Result<Vec<std::path::PathBuf>, anyhow::Error> {
     use anyhow::Context as _;
     if !nvrtc_present() {
@@ -240,8 +241,15 @@ pub fn emit_ptx(dir: &std::path::Path, filter: Filter) -> Result<Vec<std::path::
     let arch = device_arch().unwrap_or_else(|| compile::arch_option(9, 0, compile::Code::Ptx));
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
     let mut written = Vec::new();
-    for src in &patterns::SOURCES {
-        let ptx = compile::compile(src, &arch, Build::of(filter))?;
+    let build = Build::of(filter);
+    for (i, src) in patterns::SOURCES.iter().enumerate() {
+        let ptx = if i < patterns::EDGE_FILES {
+            compile::compile(src, &arch, build)?
+        } else {
+            let row = Variant::KERNELS.into_iter().find(|v| v.file() == Some(src.name)).expect("a strategy runs it");
+            let (_, options) = conv::build_of(&arch, &build.kernel(), row, conv::Tuning::default());
+            String::from_utf8_lossy(&compile::compile_with(src, &options, compile::Code::Ptx)?).into_owned()
+        };
         let path = dir.join(format!("{}.ptx", src.name));
         std::fs::write(&path, ptx).with_context(|| format!("{}: cannot write", path.display()))?;
         written.push(path);
