@@ -109,7 +109,7 @@ const fn cpu(variant: Variant, name: &'static str, pattern: &'static str) -> Row
 
 /// Every strategy, in the order the help and the tables list them.
 pub const TABLE: [Row; 18] = [
-    cpu(Variant::CpuScalar, "cpu-scalar", "the reference: the definition, four passes like the report's C, one thread"),
+    cpu(Variant::CpuScalar, "cpu-scalar", "the reference: the definition, one thread (the edges in four passes)"),
     cpu(Variant::CpuRayon, "cpu-rayon", "fused and parallel over row bands on every core"),
     Row {
         edges: edges(&["map"], |m, b| boxed(Map::load(m[0], b))),
