@@ -170,21 +170,23 @@ class EnginePlugin(WorkerPlugin):  # type: ignore[misc]
     """A Dask worker plugin that opens cuda_sobel's engine as the worker starts, on a thread of its own — so the
     worker joins the cluster at once and the GPU opens while the client plans — and keeps it for the worker's life.
     Registered by :func:`sobel_files` (``client.register_plugin``); tasks that reach a worker first simply wait for it.
+    ``threads``: the workers beside each engine's GPU slots (default: ``CUDA_SOBEL_THREADS``, else every core).
     """
 
     name = "cuda-sobel-engine"
     idempotent = True
 
-    def __init__(self, gpus: bool) -> None:
-        self.gpus = gpus
+    def __init__(self, gpus: bool, threads: Optional[int] = None) -> None:
+        self.gpus, self.given_threads = gpus, threads
+        # Each worker's (devices, threads), by name: safe whether the workers of a process share the plugin or copy it.
+        self.chosen: Dict[str, Tuple[Optional[List[int]], Optional[int]]] = {}
 
     def setup(self, worker: Any) -> None:
         # The worker's devices are chosen here, once: every task on it then computes on them, whichever call sent it.
-        self.devices, self.threads = _worker_devices(self.gpus, worker.name), _threads()
+        chosen = self.chosen[str(worker.name)] = (_worker_devices(self.gpus, worker.name),
+                                                  self.given_threads or _threads())
         # A failure here is the first task's error, with its words (the task opens again and raises it).
-        threading.Thread(target=lambda: _try(_engine, self.devices, self.threads), name="cuda-sobel-open",
-                         daemon=True).start()
-
+        threading.Thread(target=lambda: _try(_engine, *chosen), name="cuda-sobel-open", daemon=True).start()
 
 
 def _try(f: Any, *args: Any) -> None:
@@ -211,8 +213,8 @@ def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression
         name, plugin = worker.name, worker.plugins.get(EnginePlugin.name)
     except (ImportError, ValueError):  # called outside a worker
         name, plugin = f"pid {os.getpid()}", None
-    if isinstance(plugin, EnginePlugin):  # the devices the worker took when it started
-        engine = _engine(plugin.devices, plugin.threads)
+    if isinstance(plugin, EnginePlugin) and str(name) in plugin.chosen:  # what the worker took when it started
+        engine = _engine(*plugin.chosen[str(name)])
     else:
         engine = _engine(_worker_devices(gpus, name), _threads())
     images, failed, seconds, what = engine.run(jobs, native_filter(*filter), png_compression, format, check, *kernel,
@@ -221,18 +223,22 @@ def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression
 
 
 def _local_client(workers: Optional[int], gpus: bool) -> Any:
-    """A local cluster of ``workers`` processes (default: one per GPU with ``gpus``, else 2), worker i on GPU i with
-    ``gpus``; each runs :data:`TASKS_PER_WORKER` tasks at once and gets its share of the host's cores."""
+    """A local cluster of ``workers`` workers (default: one per GPU with ``gpus``, else 2) inside this process, worker
+    i on GPU i with ``gpus``; each runs :data:`TASKS_PER_WORKER` tasks at once and its engine gets its share of the
+    host's cores. Threads, not processes: a task's work is native and lets go of the GIL (decoding, the GPU, encoding),
+    and worker processes added their start and stop to every command (one H200 host, 2000 photos, one worker: 293–316
+    images/s with a worker process, 362–384 in this process)."""
     from distributed import Client, LocalCluster
 
     cores = os.cpu_count() or 1
     workers = workers or (max(1, _native.device_count()) if gpus else 2)
-    threads = str(max(1, cores // workers))
-    env = {"RAYON_NUM_THREADS": threads, "CUDA_SOBEL_THREADS": threads}
-    # The plugin given here opens each worker's engine as it starts, while the client plans.
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=TASKS_PER_WORKER, processes=True, env=env,
-                           plugins={EnginePlugin(gpus)})
-    return Client(cluster)
+    # Workers on GPUs each open their own engine; workers on the CPU share one (the process's), with every core.
+    threads = max(1, cores // workers) if gpus and _native.device_count() else cores
+    client = Client(LocalCluster(n_workers=workers, threads_per_worker=TASKS_PER_WORKER, processes=False))
+    # Registered with the scheduler, so that sobel_files's own (idempotent) registration keeps it: each worker's
+    # engine starts opening now, while the client plans.
+    client.register_plugin(EnginePlugin(gpus, threads))
+    return client
 
 
 def _close(client: Any) -> None:
@@ -426,4 +432,9 @@ if __name__ == "__main__":
     # plugin) is then named by reference to `cuda_sobel.dask`, not pickled with this module's state.
     from cuda_sobel.dask import main as _main
 
-    sys.exit(_main())
+    code = _main()
+    # Every output is written and the summary printed: exit without tearing down what the process leaves (the
+    # engines' contexts and pinned memory took 0.17 s of a run of 2000 photos on one H200).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -248,6 +248,24 @@ def test_the_command_line(folder, expected, tmp_path):
     assert written(tmp_path) == expected
 
 
+def test_the_commands_own_cluster_runs_in_this_process(folder, expected, tmp_path):
+    """The local cluster `python -m cuda_sobel.dask` starts: its workers are threads of this process, each with its
+    own choice of devices and threads (every core: workers on the CPU share one engine), and they write batch's
+    bytes."""
+    client = csd._local_client(2, False)
+    try:
+        cluster = client.cluster
+        assert all(not hasattr(w, "process") for w in cluster.workers.values())  # Workers, not Nannies
+        csd.sobel_files(folder, tmp_path, client=client)
+        for w in cluster.workers.values():
+            devices, threads = w.plugins[csd.EnginePlugin.name].chosen[str(w.name)]
+            assert devices is None and threads == (os.cpu_count() or 1)
+        assert sorted(str(w.name) for w in cluster.workers.values()) == ["0", "1"]
+    finally:
+        csd._close(client)
+    assert written(tmp_path) == expected
+
+
 def test_a_real_folder_recursively_as_batch_does_it(client, tmp_path):
     """A text file and a sub-folder: skipped and said without `recursive`; with it, mirrored into the output
     folder, byte for byte what `cuda_sobel batch -r` writes, in the format asked for."""
