@@ -187,7 +187,8 @@ mod tests {
             seed ^= seed << 17;
             (seed % (2 * range as u64 + 1)) as i32 - range
         };
-        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 2), (23, 19), (17, 4)] {
+        // 131 × 6 and 70 × 33: rows of several 64-state masks (and a part of one), bands of several rows.
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 2), (23, 19), (17, 4), (131, 6), (70, 33)] {
             for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
                 let range = ksize_bound(ksize);
                 let gx: Vec<i32> = (0..w * h).map(|_| next(range)).collect();
@@ -214,7 +215,7 @@ mod tests {
             seed ^= seed << 17;
             (seed >> 24) as u8
         };
-        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 3), (6, 5), (29, 23), (40, 7)] {
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 3), (6, 5), (29, 23), (40, 7), (131, 6)] {
             let data: Vec<u8> = (0..3 * w * h).map(|_| byte() / 4 * (1 + (w % 3) as u8)).collect();
             let rgb = image::RgbImage::from_raw(w as u32, h as u32, data.clone()).unwrap();
             let src = crate::cpu::source::PackedRgb::new(&data, w, h);
@@ -230,6 +231,29 @@ mod tests {
                                 assert_eq!(c.edges_of(&src, filter), want, "{w}×{h} {filter:?} {c:?}");
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_sector_test_in_32_bits_is_the_64_bit_one_for_opencvs_gradients() {
+        // Every pair on a grid through ±27 145 (the bound direction4_in::<i32> is exact to), and the pairs either side
+        // of each sector boundary for |gx| up to 12 240, OpenCV's largest Canny gradient.
+        let grid: Vec<i32> = (-27_145..=27_145).step_by(97).chain([-27_145, -1, 0, 1, 27_145]).collect();
+        for &gx in &grid {
+            for &gy in &grid {
+                assert_eq!(crate::sobel::direction4_in::<i32>(gx, gy), direction4(gx, gy), "({gx}, {gy})");
+            }
+        }
+        for gx in (0..=12_240).step_by(7) {
+            for t in [13_573i64, 13_573 + 65_536] {
+                let edge = (gx as i64 * t) >> 15;
+                for gy in [edge - 1, edge, edge + 1] {
+                    let (gx, gy) = (gx, gy as i32);
+                    for (x, y) in [(gx, gy), (-gx, gy), (gx, -gy), (-gx, -gy)] {
+                        assert_eq!(crate::sobel::direction4_in::<i32>(x, y), direction4(x, y), "({x}, {y})");
                     }
                 }
             }

@@ -3,7 +3,7 @@
 //! same bytes as the reference, [`Canny::edges`].
 
 use super::{Canny, EDGE, WEAK};
-use crate::sobel::{direction4, Ksize, Norm};
+use crate::sobel::{direction4_in, Ksize, Norm};
 
 impl Canny {
     /// [`Canny::edges`] on every core, the same bytes (tests below, `tests/canny.rs`, and cv2's in
@@ -12,127 +12,185 @@ impl Canny {
     /// hysteresis from its strong pixels as far as its own rows go, noting the edge pixels on its first and last rows;
     /// then one thread continues from those across the bands. Reachability is the same whoever reaches a pixel first.
     pub fn edges_rayon(&self, gx: &[i32], gy: &[i32], width: usize, height: usize) -> Vec<u8> {
-        use rayon::prelude::*;
         assert!(gx.len() == width * height && gy.len() == gx.len(), "a gradient a pixel");
-        if width * height == 0 {
-            return Vec::new();
-        }
-        let (low, high) = self.thresholds();
-        let band = height.div_ceil(4 * rayon::current_num_threads()).max(1);
-        // One byte a pixel through every step: 0 no edge, WEAK a candidate not (yet) joined to a strong one, EDGE.
-        let mut out = vec![0u8; width * height];
-        let borders: Vec<usize> = out
-            .par_chunks_mut(band * width)
-            .enumerate()
-            .flat_map_iter(|(b, out)| {
-                let row = |y: usize| (&gx[y * width..][..width], &gy[y * width..][..width]);
-                self.band(row, (width, height), (b * band, out), (low, high))
-            })
-            .collect();
-        follow_across(&mut out, borders, width, height);
-        out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });
-        out
+        let thresholds = self.thresholds();
+        over_bands((width, height), |top, out, states: &mut Vec<u8>| {
+            let row = |y: usize| (&gx[y * width..][..width], &gy[y * width..][..width]);
+            self.band(row, (width, height), (top, out), thresholds, states)
+        })
     }
 
-    /// The magnitudes of one row of exact gradients, as [`Canny::magnitude`] of [`Canny::opencv_gradient`]s, in loops
-    /// the compiler vectorises (one a norm and aperture rule: picked per pixel, they made the suppression 2–3× slower
-    /// than the gradients).
-    fn magnitudes(&self, gx: &[i32], gy: &[i32], line: &mut [i32]) {
-        // OpenCV's 1/16 for aperture 7, rounded half to even, without a branch: ⌊g/16⌋ plus the rounding's carry.
-        #[inline(always)]
-        fn k7(g: i32) -> i32 {
-            let (q, r) = (g >> 4, g & 15);
-            q + i32::from(r > 8 || (r == 8 && q & 1 == 1))
-        }
-        #[inline(always)]
-        fn k35(g: i32) -> i32 {
-            g.clamp(i16::MIN as i32, i16::MAX as i32)
-        }
-        // OpenCV's gradients stay within ±12 240 (apertures 3 and 5; aperture 7's ÷ 16 of ±163 200 is ±10 200), so both
-        // norms fit 32 bits.
-        #[inline(always)]
-        fn each(line: &mut [i32], gx: &[i32], gy: &[i32], f: impl Fn(i32, i32) -> i32) {
-            line.iter_mut().zip(gx.iter().zip(gy)).for_each(|(v, (&x, &y))| *v = f(x, y));
-        }
-        match (self.ksize == Ksize::K7, self.norm) {
-            (false, Norm::L1) => each(line, gx, gy, |x, y| k35(x).abs() + k35(y).abs()),
-            (false, Norm::L2) => each(line, gx, gy, |x, y| k35(x) * k35(x) + k35(y) * k35(y)),
-            (true, Norm::L1) => each(line, gx, gy, |x, y| k7(x).abs() + k7(y).abs()),
-            (true, Norm::L2) => each(line, gx, gy, |x, y| k7(x) * k7(x) + k7(y) * k7(y)),
-        }
+    /// The magnitudes of one row of exact gradients, as [`Canny::magnitude`] of [`Canny::opencv_gradient`]s.
+    fn magnitudes<G: Gradient>(&self, gx: &[G], gy: &[G], line: &mut [i32]) {
+        magnitudes(self.ksize == Ksize::K7, self.norm, gx, gy, line)
     }
 
     /// One band of [`Canny::edges_rayon`]: rows `top..top + rows` (`out` holds them), the exact gradients of image row
-    /// `y` given by `gradients(y)`. Returns the edge pixels on its first and last rows (image indices), where a path
-    /// may go on into the next band.
-    fn band<'g>(
+    /// `y` given by `gradients(y)`; `states` is room the band may reuse. Returns the edge pixels on its first and last
+    /// rows (image indices), where a path may go on into the next band.
+    fn band<'g, G: Gradient>(
         &self,
-        gradients: impl Fn(usize) -> (&'g [i32], &'g [i32]),
+        gradients: impl Fn(usize) -> (&'g [G], &'g [G]),
         (width, height): (usize, usize),
         (top, out): (usize, &mut [u8]),
         (low, high): (i64, i64),
+        states: &mut Vec<u8>,
     ) -> Vec<usize> {
         let rows = out.len() / width;
         // Magnitudes of three rows at a time (row y in slot (y + 1) mod 3; 0 outside the image), each computed once a
         // band: every magnitude fits 32 bits, |Gx| + |Gy| ≤ 65 535 and Gx² + Gy² ≤ 2 · 32 767². A band's full
-        // magnitude plane instead (8 MB at 2048×1024) made its page faults a third of the time.
-        let mut ring = [vec![0i32; width], vec![0i32; width], vec![0i32; width]];
+        // magnitude plane instead (8 MB at 2048×1024) made its page faults a third of the time. Each line has a 0 at
+        // either end, the magnitudes beyond the image's sides, so the suppression reads its neighbours unchecked.
+        let mut ring = [vec![0i32; width + 2], vec![0i32; width + 2], vec![0i32; width + 2]];
         let fill = |line: &mut [i32], y: isize| {
             if !(0..height as isize).contains(&y) {
                 line.fill(0);
                 return;
             }
             let (gx, gy) = gradients(y as usize);
-            self.magnitudes(gx, gy, line);
+            self.magnitudes(gx, gy, &mut line[1..=width]);
         };
         let slot = |y: isize| (y + 1).rem_euclid(3) as usize;
         fill(&mut ring[slot(top as isize - 1)], top as isize - 1);
         fill(&mut ring[slot(top as isize)], top as isize);
+        // Every magnitude is below 2^31, so thresholds clamped to 32 bits compare as the 64-bit ones.
+        let clamp = |t: i64| t.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        let (low, high) = (clamp(low), clamp(high));
+        // The band's states with a ring of 0 around them (row r, column x at (r + 1) · stride + x + 1): the hysteresis
+        // then steps to its eight neighbours without a bounds test or a division, and stops at the band's edges.
+        let stride = width + 2;
+        states.clear();
+        states.resize((rows + 2) * stride, 0);
         let mut stack = Vec::new();
         for r in 0..rows {
             let y = (top + r) as isize;
             fill(&mut ring[slot(y + 1)], y + 1);
-            let (up, here, down) = (&ring[slot(y - 1)], &ring[slot(y)], &ring[slot(y + 1)]);
-            let at = |line: &[i32], x: isize| if (0..width as isize).contains(&x) { line[x as usize] } else { 0 };
-            let (gx, gy) = gradients(top + r);
-            for x in 0..width {
-                let c = here[x];
-                if c as i64 <= low {
-                    continue;
-                }
-                let xi = x as isize;
-                let peak = match direction4(self.opencv_gradient(gx[x]), self.opencv_gradient(gy[x])) {
-                    0 => c > at(here, xi - 1) && c >= at(here, xi + 1),
-                    2 => c > up[x] && c >= down[x],
-                    1 => c > at(up, xi - 1) && c > at(down, xi + 1),
-                    _ => c > at(up, xi + 1) && c > at(down, xi - 1),
-                };
-                if peak && c as i64 > high {
-                    out[r * width + x] = EDGE;
-                    stack.push(r * width + x);
-                } else if peak {
-                    out[r * width + x] = WEAK;
+            let lines = [&ring[slot(y - 1)][..], &ring[slot(y)][..], &ring[slot(y + 1)][..]];
+            let at = (r + 1) * stride + 1;
+            let row = &mut states[at..at + width];
+            suppress_row(lines, gradients(top + r), self.ksize == Ksize::K7, (low, high), row);
+            strong(row, at, &mut stack);
+        }
+        // The hysteresis inside the band.
+        let up = stride as isize;
+        let neighbours = [-up - 1, -up, -up + 1, -1, 1, up - 1, up, up + 1];
+        while let Some(i) = stack.pop() {
+            for d in neighbours {
+                let n = i.wrapping_add_signed(d);
+                if states[n] == WEAK {
+                    states[n] = EDGE;
+                    stack.push(n);
                 }
             }
         }
-        // The hysteresis inside the band, in band indices.
+        for (r, row) in out.chunks_exact_mut(width).enumerate() {
+            row.copy_from_slice(&states[(r + 1) * stride + 1..][..width]);
+        }
+        // Where a path may go on into the next band: the edge pixels of the band's first and last rows.
         let mut borders = Vec::new();
-        while let Some(i) = stack.pop() {
-            let (x, r) = (i % width, i / width);
-            if r == 0 || r + 1 == rows {
-                borders.push((top + r) * width + x);
-            }
-            for nr in r.saturating_sub(1)..(r + 2).min(rows) {
-                for nx in x.saturating_sub(1)..(x + 2).min(width) {
-                    let n = nr * width + nx;
-                    if out[n] == WEAK {
-                        out[n] = EDGE;
-                        stack.push(n);
-                    }
-                }
-            }
+        for r in [0, rows - 1].into_iter().take(rows.min(2)) {
+            let edges = out[r * width..][..width].iter().enumerate().filter(|&(_, &v)| v == EDGE);
+            borders.extend(edges.map(|(x, _)| (top + r) * width + x));
         }
         borders
+    }
+}
+
+/// OpenCV's 1/16 for aperture 7 ([`Canny::opencv_gradient`]), rounded half to even, without a branch: ⌊g/16⌋ plus
+/// the rounding's carry.
+#[inline(always)]
+fn k7(g: i32) -> i32 {
+    let (q, r) = (g >> 4, g & 15);
+    q + i32::from(r > 8 || (r == 8 && q & 1 == 1))
+}
+
+/// OpenCV's gradient for apertures 3 and 5 ([`Canny::opencv_gradient`]): saturated to 16 bits.
+#[inline(always)]
+fn k35(g: i32) -> i32 {
+    g.clamp(i16::MIN as i32, i16::MAX as i32)
+}
+
+/// [`Canny::magnitudes`] in loops the compiler vectorises, one a norm and aperture rule (picked per pixel, they made
+/// the suppression 2–3× slower than the gradients), compiled for each CPU's vector width. OpenCV's gradients stay
+/// within ±12 240 (apertures 3 and 5; aperture 7's ÷ 16 of ±163 200 is ±10 200), so both norms fit 32 bits.
+#[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn magnitudes<G: Gradient>(k7_rule: bool, norm: Norm, gx: &[G], gy: &[G], line: &mut [i32]) {
+    #[inline(always)]
+    fn each<G: Gradient>(line: &mut [i32], gx: &[G], gy: &[G], f: impl Fn(i32, i32) -> i32) {
+        line.iter_mut().zip(gx.iter().zip(gy)).for_each(|(v, (&x, &y))| *v = f(x.into(), y.into()));
+    }
+    match (k7_rule, norm) {
+        (false, Norm::L1) => each(line, gx, gy, |x, y| k35(x).abs() + k35(y).abs()),
+        (false, Norm::L2) => each(line, gx, gy, |x, y| k35(x) * k35(x) + k35(y) * k35(y)),
+        (true, Norm::L1) => each(line, gx, gy, |x, y| k7(x).abs() + k7(y).abs()),
+        (true, Norm::L2) => each(line, gx, gy, |x, y| k7(x) * k7(x) + k7(y) * k7(y)),
+    }
+}
+
+/// Pushes the index (`at` + x) of each strong candidate (EDGE) of `row` onto `stack`: the seeds of the hysteresis.
+/// Sixty-four states at a time become a mask of bits, then the set bits are walked: tested a byte at a time, the
+/// scan cost as much as the suppression (a third of the states are strong in a textured photo, at random).
+#[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn strong(row: &[u8], at: usize, stack: &mut Vec<usize>) {
+    for (c, chunk) in row.chunks(64).enumerate() {
+        let mut mask = chunk.iter().enumerate().fold(0u64, |m, (i, &v)| m | (u64::from(v == EDGE) << i));
+        while mask != 0 {
+            stack.push(at + c * 64 + mask.trailing_zeros() as usize);
+            mask &= mask - 1;
+        }
+    }
+}
+
+/// The states of one row (0, WEAK or EDGE a pixel; before the hysteresis, EDGE is a strong candidate): `lines` are
+/// the magnitudes of the rows above, here and below with a 0 at either end, `gradients` the row's exact ones. Written
+/// without a branch, the neighbours picked by selects, so that it vectorises; compiled for each CPU's vector width
+/// like cpu-rayon's band loop (runtime dispatch).
+#[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
+fn suppress_row<G: Gradient>(
+    lines: [&[i32]; 3],
+    gradients: (&[G], &[G]),
+    k7_rule: bool,
+    thresholds: (i32, i32),
+    out: &mut [u8],
+) {
+    if k7_rule {
+        suppress_in(lines, gradients, k7, thresholds, out)
+    } else {
+        suppress_in(lines, gradients, k35, thresholds, out)
+    }
+}
+
+/// [`suppress_row`] for one aperture rule `opencv` (inlined into each CPU version).
+#[inline(always)]
+fn suppress_in<G: Gradient>(
+    [up, here, down]: [&[i32]; 3],
+    (gx, gy): (&[G], &[G]),
+    opencv: impl Fn(i32) -> i32,
+    (low, high): (i32, i32),
+    out: &mut [u8],
+) {
+    let n = out.len();
+    let (up, here, down, gx, gy) = (&up[..n + 2], &here[..n + 2], &down[..n + 2], &gx[..n], &gy[..n]);
+    for x in 0..n {
+        // Line index x + 1 is pixel x: its left neighbour is line index x, its right x + 2.
+        let c = here[x + 1];
+        // OpenCV's gradients are within ±12 240: 32 bits hold the sector test.
+        let d = direction4_in::<i32>(opencv(gx[x].into()), opencv(gy[x].into()));
+        // The two neighbours across the edge, in the sector direction4 gives; ties go to the first (left, above).
+        // All eight are loaded and the two picked by masks: picked by a match, the compiler gathered them by address,
+        // which made this loop 1.5× slower.
+        let is = |k: u8| -i32::from(d == k);
+        let (s0, s1, s2, s3) = (is(0), is(1), is(2), is(3));
+        let before = (here[x] & s0) | (up[x] & s1) | (up[x + 1] & s2) | (up[x + 2] & s3);
+        let after = (here[x + 2] & s0) | (down[x + 2] & s1) | (down[x + 1] & s2) | (down[x] & s3);
+        let peak = c > low && c > before && (c > after || (c == after && d & 1 == 0));
+        out[x] = if !peak {
+            0
+        } else if c > high {
+            EDGE
+        } else {
+            WEAK
+        };
     }
 }
 
@@ -143,42 +201,82 @@ impl Canny {
     /// [`Canny::edges`] of [`crate::cpu::scalar`]'s gradients (tests below). `filter` gives the grey, the border and
     /// the stencil (its ksize is this Canny's).
     pub fn edges_of<R: crate::cpu::source::Rows>(&self, src: &R, filter: crate::sobel::Filter) -> Vec<u8> {
-        use crate::cpu::rayon::{Out, Plane};
-        use rayon::prelude::*;
-        let (width, height) = (src.width(), src.height());
-        if width * height == 0 {
-            return Vec::new();
+        if filter.stencil().fits_i16() {
+            self.edges_in::<R, i16>(src, filter)
+        } else {
+            self.edges_in::<R, i32>(src, filter)
         }
-        let (low, high) = self.thresholds();
-        let band = height.div_ceil(4 * rayon::current_num_threads()).max(1);
-        let mut out = vec![0u8; width * height];
-        let borders: Vec<usize> = out
-            .par_chunks_mut(band * width)
-            .enumerate()
-            // Each worker's gradient rows are reused from band to band.
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |(gx, gy): &mut (Vec<i32>, Vec<i32>), (b, out)| {
-                    let (top, rows, r) = (b * band, out.len() / width, filter.stencil().radius);
-                    // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut
-                    // at the image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of
-                    // many.
-                    let first = top.saturating_sub(1 + r);
-                    let last = (top + rows + 1 + r).min(height);
-                    let window = Window { src, first, height: last - first };
-                    gx.resize((last - first) * width, 0);
-                    gy.resize((last - first) * width, 0);
-                    let planes = Out::Gradients(Plane::I32(&mut gx[..]), Plane::I32(&mut gy[..]));
-                    crate::cpu::rayon::run_here(&window, filter, planes);
-                    let row = |y: usize| (&gx[(y - first) * width..][..width], &gy[(y - first) * width..][..width]);
-                    self.band(row, (width, height), (top, out), (low, high))
-                },
-            )
-            .flatten_iter()
-            .collect();
-        follow_across(&mut out, borders, width, height);
-        out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });
-        out
+    }
+
+    /// [`Canny::edges_of`] through gradient planes of `G`.
+    fn edges_in<R: crate::cpu::source::Rows, G: Gradient>(&self, src: &R, filter: crate::sobel::Filter) -> Vec<u8> {
+        let (width, height) = (src.width(), src.height());
+        let thresholds = self.thresholds();
+        over_bands((width, height), |top, out, (gx, gy, states): &mut (Vec<G>, Vec<G>, Vec<u8>)| {
+            let (rows, r) = (out.len() / width, filter.stencil().radius);
+            // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at the
+            // image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of many.
+            let first = top.saturating_sub(1 + r);
+            let last = (top + rows + 1 + r).min(height);
+            let window = Window { src, first, height: last - first };
+            gx.resize((last - first) * width, G::default());
+            gy.resize((last - first) * width, G::default());
+            let planes = crate::cpu::rayon::Out::Gradients(G::plane(&mut gx[..]), G::plane(&mut gy[..]));
+            crate::cpu::rayon::run_here(&window, filter, planes);
+            let row = |y: usize| (&gx[(y - first) * width..][..width], &gy[(y - first) * width..][..width]);
+            self.band(row, (width, height), (top, out), thresholds, states)
+        })
+    }
+}
+
+/// What [`Canny::edges_rayon`] and [`Canny::edges_of`] share: bands of rows, four a thread, each done on its own core
+/// by `band(top, its rows of the output, this thread's scratch)`, which returns its edge pixels on its first and last
+/// rows; then the hysteresis across the bands from those, on one thread; then the states as 0 or 255.
+fn over_bands<S: Default + Send>(
+    (width, height): (usize, usize),
+    band: impl Fn(usize, &mut [u8], &mut S) -> Vec<usize> + Sync,
+) -> Vec<u8> {
+    use rayon::prelude::*;
+    if width * height == 0 {
+        return Vec::new();
+    }
+    let rows = height.div_ceil(4 * rayon::current_num_threads()).max(1);
+    // One byte a pixel through every step: 0 no edge, WEAK a candidate not (yet) joined to a strong one, EDGE.
+    let mut out = vec![0u8; width * height];
+    // Each thread's scratch (gradient rows, states), reused from band to band: made per job (rayon's map_init), it was
+    // allocated and zeroed again for most bands, a tenth of the time.
+    let scratch: Vec<std::sync::Mutex<S>> = (0..rayon::current_num_threads()).map(|_| Default::default()).collect();
+    let borders: Vec<usize> = out
+        .par_chunks_mut(rows * width)
+        .enumerate()
+        .map(|(b, out)| {
+            // Only this thread takes its own lock.
+            let mut mine = scratch[rayon::current_thread_index().unwrap_or(0) % scratch.len()].lock().unwrap();
+            band(b * rows, out, &mut mine)
+        })
+        .flatten_iter()
+        .collect();
+    follow_across(&mut out, borders, width, height);
+    out.par_iter_mut().for_each(|v| *v = if *v == EDGE { 255 } else { 0 });
+    out
+}
+
+/// A gradient plane's number: 16 bits where the stencil's bound allows (apertures 3 and 5: half the bytes to write and
+/// read again), else 32.
+trait Gradient: Copy + Default + Into<i32> + Send + Sync + 'static {
+    /// `v` as cpu-rayon's output plane.
+    fn plane(v: &mut [Self]) -> crate::cpu::rayon::Plane<'_>;
+}
+
+impl Gradient for i16 {
+    fn plane(v: &mut [i16]) -> crate::cpu::rayon::Plane<'_> {
+        crate::cpu::rayon::Plane::I16(v)
+    }
+}
+
+impl Gradient for i32 {
+    fn plane(v: &mut [i32]) -> crate::cpu::rayon::Plane<'_> {
+        crate::cpu::rayon::Plane::I32(v)
     }
 }
 
@@ -197,6 +295,9 @@ impl<R: crate::cpu::source::Rows> crate::cpu::source::Rows for Window<'_, R> {
     fn height(&self) -> usize {
         self.height
     }
+    // Inlined, as the source's own, into each CPU version of the band loop that calls it: out of line, the grey
+    // conversion ran in baseline code, a tenth of Canny's time.
+    #[inline(always)]
     fn grey_row(&self, y: usize, filter: crate::sobel::Filter, dst: &mut [u8]) {
         self.src.grey_row(self.first + y, filter, dst)
     }
