@@ -187,8 +187,8 @@ mod tests {
             seed ^= seed << 17;
             (seed % (2 * range as u64 + 1)) as i32 - range
         };
-        // 131 × 6 and 70 × 33: rows of several 64-state masks (and a part of one), bands of several rows.
-        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 2), (23, 19), (17, 4), (131, 6), (70, 33)] {
+        // 131 × 6 and 70 × 33: rows of several 64-state masks (and a part of one); 37 × 131: several bands.
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 2), (23, 19), (17, 4), (131, 6), (70, 33), (37, 131)] {
             for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
                 let range = ksize_bound(ksize);
                 let gx: Vec<i32> = (0..w * h).map(|_| next(range)).collect();
@@ -215,7 +215,8 @@ mod tests {
             seed ^= seed << 17;
             (seed >> 24) as u8
         };
-        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 3), (6, 5), (29, 23), (40, 7), (131, 6)] {
+        // 131 × 6: rows of several 64-state masks; 37 × 131: several bands of every aperture's size.
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 3), (6, 5), (29, 23), (40, 7), (131, 6), (37, 131)] {
             let data: Vec<u8> = (0..3 * w * h).map(|_| byte() / 4 * (1 + (w % 3) as u8)).collect();
             let rgb = image::RgbImage::from_raw(w as u32, h as u32, data.clone()).unwrap();
             let src = crate::cpu::source::PackedRgb::new(&data, w, h);
