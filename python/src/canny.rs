@@ -37,7 +37,7 @@ pub fn canny_host(
     }
     py.detach(|| {
         for (i, edges) in dst.chunks_mut(px).enumerate() {
-            edges.copy_from_slice(&canny.edges_of(&views.image(i, bgr), f));
+            canny.edges_of_into(&views.image(i, bgr), f, edges);
         }
     });
     Ok(())
