@@ -305,6 +305,30 @@ def test_canny_of_cuda_tensors_equals_the_host_call(torch, ksize, norm):
                           cs.canny(grey, 30, 90, ksize=ksize, norm=norm))
 
 
+def test_canny_calls_queued_on_two_streams_keep_their_own_workspaces(torch):
+    # Calls queued without a wait, on the default stream and a side stream in turn, images of three sizes (a stream's
+    # kept workspace grows; each stream keeps its own): every result is the host call's.
+    from cuda_sobel import _canny
+
+    rng = np.random.default_rng(9)
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in [(300, 400), (40, 50), (600, 500)] * 3]
+    inputs = [torch.from_numpy(rgb).cuda() for rgb in images]  # kept alive until the streams are done with them
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    results = []
+    for i, x in enumerate(inputs):
+        if i % 2:
+            with torch.cuda.stream(side):
+                results.append(cs.canny(x, 30, 90))
+        else:
+            results.append(cs.canny(x, 30, 90))
+    torch.cuda.synchronize()
+    for rgb, got in zip(images, results):
+        assert np.array_equal(got.cpu().numpy(), cs.canny(rgb, 30, 90))
+    streams = {stream for _, stream in _canny._workspaces}
+    assert {torch.cuda.current_stream().cuda_stream, side.cuda_stream} <= streams
+
+
 def test_canny_on_a_side_stream_into_out_and_of_cupy(torch, cupy):
     rgb = np.random.default_rng(5).integers(0, 256, (64, 80, 3), dtype=np.uint8)
     want = cs.canny(rgb, 40, 120)
