@@ -29,11 +29,6 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-try:
-    from distributed.diagnostics.plugin import WorkerPlugin
-except ImportError:  # Dask is needed to run, not to import (the docs build, type checks)
-    WorkerPlugin = object  # type: ignore[assignment,misc]
-
 __all__ = ["sobel_files", "Summary", "WorkerSummary", "EnginePlugin", "chunk_size_for", "main"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -166,27 +161,61 @@ def _threads() -> Optional[int]:
     return int(text) if text else None
 
 
-class EnginePlugin(WorkerPlugin):  # type: ignore[misc]
-    """A Dask worker plugin that opens cuda_sobel's engine as the worker starts, on a thread of its own — so the
-    worker joins the cluster at once and the GPU opens while the client plans — and keeps it for the worker's life.
-    Registered by :func:`sobel_files` (``client.register_plugin``); tasks that reach a worker first simply wait for it.
-    ``threads``: the workers beside each engine's GPU slots (default: ``CUDA_SOBEL_THREADS``, else every core).
-    """
+def _engine_plugin() -> Any:
+    """:class:`EnginePlugin`, defined at its first use: it subclasses Dask's ``WorkerPlugin``, and importing Dask at
+    this module's import (0.3–0.5 s on an H200 host) kept the command from opening its engines meanwhile."""
+    global _ENGINE_PLUGIN
+    with _OPENING:
+        if _ENGINE_PLUGIN is None:
+            _ENGINE_PLUGIN = _define_engine_plugin()
+        return _ENGINE_PLUGIN
 
-    name = "cuda-sobel-engine"
-    idempotent = True
 
-    def __init__(self, gpus: bool, threads: Optional[int] = None) -> None:
-        self.gpus, self.given_threads = gpus, threads
-        # Each worker's (devices, threads), by name: safe whether the workers of a process share the plugin or copy it.
-        self.chosen: Dict[str, Tuple[Optional[List[int]], Optional[int]]] = {}
+def _define_engine_plugin() -> Any:
+    try:
+        from distributed.diagnostics.plugin import WorkerPlugin
+    except ImportError:  # Dask is needed to run, not to import (the docs build, type checks)
+        WorkerPlugin = object
 
-    def setup(self, worker: Any) -> None:
-        # The worker's devices are chosen here, once: every task on it then computes on them, whichever call sent it.
-        chosen = self.chosen[str(worker.name)] = (_worker_devices(self.gpus, worker.name),
-                                                  self.given_threads or _threads())
-        # A failure here is the first task's error, with its words (the task opens again and raises it).
-        threading.Thread(target=lambda: _try(_engine, *chosen), name="cuda-sobel-open", daemon=True).start()
+    class EnginePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
+        """A Dask worker plugin that opens cuda_sobel's engine as the worker starts, on a thread of its own — so the
+        worker joins the cluster at once and the GPU opens while the client plans — and keeps it for the worker's
+        life. Registered by :func:`sobel_files` (``client.register_plugin``); tasks that reach a worker first simply
+        wait for it. ``threads``: the workers beside each engine's GPU slots (default: ``CUDA_SOBEL_THREADS``, else
+        every core).
+        """
+
+        name = _PLUGIN_NAME
+        idempotent = True
+
+        def __init__(self, gpus: bool, threads: Optional[int] = None) -> None:
+            self.gpus, self.given_threads = gpus, threads
+            # Each worker's (devices, threads), by name: safe whether the workers of a process share the plugin or
+            # copy it.
+            self.chosen: Dict[str, Tuple[Optional[List[int]], Optional[int]]] = {}
+
+        def setup(self, worker: Any) -> None:
+            # The worker's devices are chosen here, once: every task on it then computes on them, whichever call
+            # sent it.
+            chosen = self.chosen[str(worker.name)] = (_worker_devices(self.gpus, worker.name),
+                                                      self.given_threads or _threads())
+            # A failure here is the first task's error, with its words (the task opens again and raises it).
+            threading.Thread(target=lambda: _try(_engine, *chosen), name="cuda-sobel-open", daemon=True).start()
+
+    # Named as a class of this module, so that a pickle of one (the scheduler's copy) finds it by name.
+    EnginePlugin.__module__, EnginePlugin.__qualname__ = __name__, "EnginePlugin"
+    return EnginePlugin
+
+
+_ENGINE_PLUGIN: Any = None
+_PLUGIN_NAME = "cuda-sobel-engine"
+
+
+def __getattr__(name: str) -> Any:
+    # `cuda_sobel.dask.EnginePlugin` (and a pickle naming it, as the scheduler's copy of a registered one does).
+    if name == "EnginePlugin":
+        return _engine_plugin()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _try(f: Any, *args: Any) -> None:
@@ -210,10 +239,10 @@ def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression
         from distributed import get_worker
 
         worker = get_worker()
-        name, plugin = worker.name, worker.plugins.get(EnginePlugin.name)
+        name, plugin = worker.name, worker.plugins.get(_PLUGIN_NAME)
     except (ImportError, ValueError):  # called outside a worker
         name, plugin = f"pid {os.getpid()}", None
-    if isinstance(plugin, EnginePlugin) and str(name) in plugin.chosen:  # what the worker took when it started
+    if isinstance(plugin, _engine_plugin()) and str(name) in plugin.chosen:  # what the worker took when it started
         engine = _engine(*plugin.chosen[str(name)])
     else:
         engine = _engine(_worker_devices(gpus, name), _threads())
@@ -222,22 +251,36 @@ def _chunk(jobs: List[Tuple[str, str]], filter: Tuple[Any, ...], png_compression
     return images, failed, seconds, what, str(name)
 
 
-def _local_client(workers: Optional[int], gpus: bool) -> Any:
-    """A local cluster of ``workers`` workers (default: one per GPU with ``gpus``, else 2) inside this process, worker
-    i on GPU i with ``gpus``; each runs :data:`TASKS_PER_WORKER` tasks at once and its engine gets its share of the
-    host's cores. Threads, not processes: a task's work is native and lets go of the GIL (decoding, the GPU, encoding),
-    and worker processes added their start and stop to every command (one H200 host, 2000 photos, one worker: 293–316
-    images/s with a worker process, 362–384 in this process)."""
-    from distributed import Client, LocalCluster
-
+def _local_plan(workers: Optional[int], gpus: bool) -> Tuple[int, int]:
+    """A local cluster's workers (default: one per GPU with ``gpus``, else 2) and each engine's threads: workers on
+    GPUs each open their own engine with their share of the host's cores; workers on the CPU share one (the
+    process's), with every core."""
     cores = os.cpu_count() or 1
     workers = workers or (max(1, _native.device_count()) if gpus else 2)
-    # Workers on GPUs each open their own engine; workers on the CPU share one (the process's), with every core.
-    threads = max(1, cores // workers) if gpus and _native.device_count() else cores
+    return workers, max(1, cores // workers) if gpus and _native.device_count() else cores
+
+
+def _open_local(workers: Optional[int], gpus: bool) -> None:
+    """Starts opening the engines of :func:`_local_client`'s workers, each on a thread of its own: the command calls
+    this before it imports Dask, which then happens meanwhile (the workers' plugins find them opening)."""
+    n, threads = _local_plan(workers, gpus)
+    for devices in {tuple(_worker_devices(gpus, i) or ()) for i in range(n)}:
+        args = (list(devices) or None, threads)
+        threading.Thread(target=_try, args=(_engine, *args), name="cuda-sobel-open", daemon=True).start()
+
+
+def _local_client(workers: Optional[int], gpus: bool) -> Any:
+    """A local cluster of ``workers`` workers (:func:`_local_plan`) inside this process, worker i on GPU i with
+    ``gpus``; each runs :data:`TASKS_PER_WORKER` tasks at once. Threads, not processes: a task's work is native and
+    lets go of the GIL (decoding, the GPU, encoding), and worker processes added their start and stop to every command
+    (one H200 host, 2000 photos, one worker: 293–316 images/s with a worker process, 362–384 in this process)."""
+    from distributed import Client, LocalCluster
+
+    workers, threads = _local_plan(workers, gpus)
     client = Client(LocalCluster(n_workers=workers, threads_per_worker=TASKS_PER_WORKER, processes=False))
     # Registered with the scheduler, so that sobel_files's own (idempotent) registration keeps it: each worker's
     # engine starts opening now, while the client plans.
-    client.register_plugin(EnginePlugin(gpus, threads))
+    client.register_plugin(_engine_plugin()(gpus, threads))
     return client
 
 
@@ -329,7 +372,7 @@ def sobel_files(
         except (ImportError, ValueError):
             client = own = _local_client(None, gpus)
     try:
-        client.register_plugin(EnginePlugin(gpus))
+        client.register_plugin(_engine_plugin()(gpus))
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         size = chunk_size or chunk_size_for(len(pairs), workers)
         chunks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
@@ -401,6 +444,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ap.error("--low, --high and --norm go with --output canny")
     if a.output == "canny" and (a.low is None or a.high is None):
         ap.error("--output canny needs both --low and --high (cv2.Canny's two thresholds)")
+    if not a.scheduler:
+        # The engines open while Dask is imported and the cluster starts, not after.
+        threading.Thread(target=_try, args=(_open_local, a.workers, a.gpus), daemon=True).start()
     from distributed import Client
 
     client = Client(a.scheduler) if a.scheduler else _local_client(a.workers, a.gpus)
