@@ -3,15 +3,19 @@
 // Canny's last step is not a stencil: whether a weak pixel is an edge depends on whether any chain of weak
 // pixels, however long, joins it to a strong one — a one-pixel spiral joins one seed to millions of pixels. Relaxing
 // to a fixpoint (each launch spreads "edge" one pixel further) would need as many launches as the longest chain.
-// Instead, every candidate pixel is a node of a forest kept in one array of parents, and three launches, however
-// long the chains, give every pixel its answer:
+// Instead, the candidates are the nodes of a forest kept in one array of parents, and three launches, however long
+// the chains, give every pixel its answer. A node is a 2×2 block of pixels, not a pixel: any two pixels of a 2×2
+// block touch (8-connected), so its candidates always share one set — four times fewer nodes to join, and a forest
+// of a byte a pixel that the GPU's L2 cache holds for a 7680×4320 image.
 //  1. canny_suppress — a 3×3 stencil on the gradients: OpenCV's magnitude, its non-maximum suppression, and each
-//     candidate's node: a strong one points at node 0 (one node standing for "joined to a strong pixel"), a weak one
-//     at itself. State bytes (0 none, 1 weak, 2 strong) let the later launches skip the rest of the image.
-//  2. canny_link — every candidate unites its set with each candidate among its four neighbours above and to the
-//     left (the other four do the same from their side): union-find on the parents, linking the larger root under the
-//     smaller with atomicMin, so node 0, the smallest, ends as the root of every set that holds a strong pixel.
-//  3. canny_edges — a weak pixel is an edge exactly when its root is node 0.
+//     block's node: a block holding a strong candidate points at node 0 (one node standing for "joined to a strong
+//     pixel"), one holding only weak ones at itself. State bytes (0 none, 1 weak, 2 strong) let the later launches
+//     skip the rest of the image.
+//  2. canny_link — every block with a candidate unites its set with those of the blocks to its left, above-left,
+//     above and above-right wherever a candidate of theirs touches one of its own (the other four blocks do the same
+//     from their side): union-find on the parents, linking the larger root under the smaller with atomicMin, so node
+//     0, the smallest, ends as the root of every set that holds a strong pixel.
+//  3. canny_edges — a weak pixel is an edge exactly when its block's root is node 0.
 // Union-find gives the same sets whatever order the threads run in, so the bytes are the reference's
 // (core/src/canny.rs), which follows the chains one pixel at a time from a stack.
 //
@@ -20,13 +24,13 @@
 // however stale, is still an ancestor. A link whose root had meanwhile been linked elsewhere (atomicMin returns
 // something else) retries from what it returned, which keeps both unions.
 //
-// Measured against a fixpoint inside each block's 32×8 tile in shared memory first (union-find then only across the
-// tiles' seams): the rounds of barriers cost more than the shorter chains saved, 1.3–1.4× slower at every size. And
-// against canny_suppress taking four pixels a thread (their gradient loads overlapped): 2–3 % faster at 7680×4320 and
-// 16384², 1–2 % slower at 2048×1024 — not worth the longer kernel.
+// Measured against a node a pixel (H200, aperture 3, thresholds 50/150, `bench --canny 50,150`): 0.050 → 0.047 ms at
+// 2048×1024, 0.565 → 0.495 ms at 7680×4320, a one-pixel spiral at 4096² 1.01 → 0.46 ms. Measured against a fixpoint inside each block's 32×8 tile in shared memory first (union-find then only across the tiles'
+// seams): the rounds of barriers cost more than the shorter chains saved, 1.3–1.4× slower at every size.
 //
-// Launch shape: 2D grid of 32×8 blocks over the image (a warp a row segment: the gradient and state reads are
-// coalesced); the parents are one int a pixel plus node 0, touched only at candidates.
+// Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks, a thread a 2×2 block (a warp covers 64 pixels
+// of two rows: the gradient and state reads are coalesced); node n + 1 is the n-th 2×2 block in row order, node 0
+// "strong", and a parent is written only for a block holding a candidate.
 //
 // Equivalence contract: the gradients are the stencil's exact ones (grad_t below); OpenCV's Canny sees them clamped
 // to 16 bits, or for aperture 7 (RADIUS 3) divided by 16 rounded half to even; magnitudes outside the image are 0;
@@ -67,29 +71,45 @@ __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x
     return canny_magnitude(opencv_gradient(g[i]), opencv_gradient(g[plane + i]), l2);
 }
 
-extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2,
-                                          int low, int high) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height) return;
-    size_t plane = (size_t)width * height, i = (size_t)y * width + x;
+// The state of pixel (x, y): no candidate, weak or strong (a 3×3 stencil on the gradients).
+__device__ __forceinline__ u8 suppress_one(const grad_t* g, size_t plane, int x, int y, int width, int height, int l2,
+                                           int low, int high) {
+    size_t i = (size_t)y * width + x;
     int gx = opencv_gradient(g[i]), gy = opencv_gradient(g[plane + i]);
     int m = canny_magnitude(gx, gy, l2);
-    u8 s = CANNY_NONE;
-    if (m > low) {
-        // The two neighbours across the edge, in the sector direction4 gives; ties go to the first (left, above).
-        int d = direction4_of(gx, gy);
-        int dx = d == 2 ? 0 : -1, dy = d == 0 ? 0 : -1;
-        if (d == 3) dx = 1;
-        int before = magnitude_at(g, plane, x + dx, y + dy, width, height, l2);
-        int after = magnitude_at(g, plane, x - dx, y - dy, width, height, l2);
-        bool peak = m > before && ((d == 0 || d == 2) ? m >= after : m > after);
-        if (peak) {
-            s = m > high ? CANNY_STRONG : CANNY_WEAK;
-            parent[i + 1] = s == CANNY_STRONG ? 0 : (int)(i + 1);
+    if (m <= low) return CANNY_NONE;
+    // The two neighbours across the edge, in the sector direction4 gives; ties go to the first (left, above).
+    int d = direction4_of(gx, gy);
+    int dx = d == 2 ? 0 : -1, dy = d == 0 ? 0 : -1;
+    if (d == 3) dx = 1;
+    int before = magnitude_at(g, plane, x + dx, y + dy, width, height, l2);
+    int after = magnitude_at(g, plane, x - dx, y - dy, width, height, l2);
+    bool peak = m > before && ((d == 0 || d == 2) ? m >= after : m > after);
+    return !peak ? CANNY_NONE : m > high ? CANNY_STRONG : CANNY_WEAK;
+}
+
+// Whether pixel (x, y) is a candidate; outside the image, none is.
+__device__ __forceinline__ bool candidate(const u8* state, int x, int y, int width, int height) {
+    return x >= 0 && y >= 0 && x < width && y < height && state[(size_t)y * width + x] != CANNY_NONE;
+}
+
+extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2,
+                                          int low, int high) {
+    int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
+    int blocks_across = (width + 1) / 2;
+    if (bx >= blocks_across || 2 * by >= height) return;
+    size_t plane = (size_t)width * height;
+    int most = CANNY_NONE;  // the block's strongest state
+    for (int y = 2 * by; y < min(2 * by + 2, height); y++) {
+        for (int x = 2 * bx; x < min(2 * bx + 2, width); x++) {
+            u8 s = suppress_one(g, plane, x, y, width, height, l2, low, high);
+            state[(size_t)y * width + x] = s;
+            most = max(most, (int)s);
         }
     }
-    state[i] = s;
-    if (i == 0) parent[0] = 0;
+    int node = by * blocks_across + bx + 1;
+    if (most != CANNY_NONE) parent[node] = most == CANNY_STRONG ? 0 : node;
+    if (node == 1) parent[0] = 0;
 }
 
 // The root of node n's tree, pointing each node it passes at its grandparent on the way (path halving).
@@ -122,29 +142,36 @@ __device__ __forceinline__ void unite(int* parent, int a, int b) {
 }
 
 extern "C" __global__ void canny_link(const u8* state, int* parent, int width, int height) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height) return;
-    size_t i = (size_t)y * width + x;
-    u8 s = state[i];
-    if (s == CANNY_NONE) return;
-    // Left, then the three above: each 8-connected pair is joined once, by its later pixel. Two strong pixels are
-    // already in one set (node 0's).
-    const int dxs[4] = {-1, -1, 0, 1}, dys[4] = {0, -1, -1, -1};
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        int nx = x + dxs[k], ny = y + dys[k];
-        if (nx < 0 || ny < 0 || nx >= width) continue;
-        size_t n = (size_t)ny * width + nx;
-        u8 t = state[n];
-        if (t != CANNY_NONE && !(s == CANNY_STRONG && t == CANNY_STRONG)) unite(parent, (int)(i + 1), (int)(n + 1));
-    }
+    int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
+    int blocks_across = (width + 1) / 2;
+    if (bx >= blocks_across || 2 * by >= height) return;
+    int x = 2 * bx, y = 2 * by, node = by * blocks_across + bx + 1;
+    // The block's pixels: a b on its first row, c d on its second.
+    bool a = candidate(state, x, y, width, height), b = candidate(state, x + 1, y, width, height);
+    bool c = candidate(state, x, y + 1, width, height), d = candidate(state, x + 1, y + 1, width, height);
+    if (!(a || b || c || d)) return;
+    // The blocks to the left, above, above-left and above-right, each where one of its candidates touches one of
+    // this block's (the other four blocks around do the same from their side). Two blocks holding strong pixels are
+    // both under node 0 already: unite finds one root and stops.
+    if ((a || c) && (candidate(state, x - 1, y, width, height) || candidate(state, x - 1, y + 1, width, height)))
+        unite(parent, node, node - 1);
+    if ((a || b) && (candidate(state, x, y - 1, width, height) || candidate(state, x + 1, y - 1, width, height)))
+        unite(parent, node, node - blocks_across);
+    if (a && candidate(state, x - 1, y - 1, width, height)) unite(parent, node, node - blocks_across - 1);
+    if (b && candidate(state, x + 2, y - 1, width, height)) unite(parent, node, node - blocks_across + 1);
 }
 
 extern "C" __global__ void canny_edges(const u8* state, int* parent, u8* out, int width, int height) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height) return;
-    size_t i = (size_t)y * width + x;
-    u8 s = state[i];
-    bool edge = s == CANNY_STRONG || (s == CANNY_WEAK && find_root(parent, (int)(i + 1)) == 0);
-    out[i] = edge ? 255 : 0;
+    int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
+    int blocks_across = (width + 1) / 2;
+    if (bx >= blocks_across || 2 * by >= height) return;
+    int root = -1;  // the block's root, found at its first weak pixel
+    for (int y = 2 * by; y < min(2 * by + 2, height); y++) {
+        for (int x = 2 * bx; x < min(2 * bx + 2, width); x++) {
+            size_t i = (size_t)y * width + x;
+            u8 s = state[i];
+            if (s == CANNY_WEAK && root < 0) root = find_root(parent, by * blocks_across + bx + 1);
+            out[i] = (s == CANNY_STRONG || (s == CANNY_WEAK && root == 0)) ? 255 : 0;
+        }
+    }
 }

@@ -365,14 +365,16 @@ pub fn strip_batch_from_host(
 /// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: its exact gradients
 /// (two planes), then the state bytes and the parents (16-byte aligned).
 pub fn canny_workspace_bytes(filter: Filter, width: u32, height: u32) -> usize {
-    canny_workspace(filter, width as usize * height as usize).2
+    canny_workspace(filter, width as usize, height as usize).2
 }
 
-/// Where [`canny_on_device`]'s workspace holds what, for `pixels` pixels: (state offset, parent offset, total bytes).
-fn canny_workspace(filter: Filter, pixels: usize) -> (usize, usize, usize) {
+/// Where [`canny_on_device`]'s workspace holds what, for a `width × height` image: (state offset, parent offset,
+/// total bytes).
+fn canny_workspace(filter: Filter, width: usize, height: usize) -> (usize, usize, usize) {
+    let pixels = width * height;
     let gradients = 2 * Number::integer_for(&filter.stencil()).bytes() * pixels;
     let parents = (gradients + pixels).next_multiple_of(16);
-    (gradients, parents, parents + 4 * (pixels + 1))
+    (gradients, parents, parents + 4 * (width.div_ceil(2) * height.div_ceil(2) + 1))
 }
 
 /// Canny's edges of `a.images` packed RGB images on caller-owned device memory into `a.out` (a byte a pixel), on the
@@ -391,7 +393,7 @@ pub unsafe fn canny_on_device(
     canny: &Canny,
 ) -> Result<(), GpuError> {
     let d = Dims::new(a.width, a.height)?;
-    let (state, parent, need) = canny_workspace(filter, d.pixels());
+    let (state, parent, need) = canny_workspace(filter, a.width as usize, a.height as usize);
     if workspace.1 < need || workspace.0 % 16 != 0 {
         return Err(GpuError::Unsupported(format!(
             "a workspace of {} bytes (needs {need}, 16-byte aligned)",

@@ -11,8 +11,8 @@ use super::{Dims, KernelSource};
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_str!("../../../../cuda/canny.cu") };
 
-/// 32×8 = 256 threads: a warp a row segment, so the gradient and state reads are coalesced (canny.cu's "Launch
-/// shape").
+/// 32×8 = 256 threads, a thread a 2×2 block of pixels: a warp covers 64 pixels of two rows, so the gradient and
+/// state reads are coalesced (canny.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
 
 /// The loaded kernels of this pattern.
@@ -44,22 +44,20 @@ impl Thresholds {
     }
 }
 
-/// The device memory Canny needs besides the gradients and the edges: a state byte a pixel and a parent a pixel,
-/// plus node 0.
+/// The device memory Canny needs besides the gradients and the edges: a state byte a pixel and a parent a node (a
+/// 2×2 block of pixels), plus node 0.
 pub struct Scratch {
     state: CudaSlice<u8>,
     parent: CudaSlice<i32>,
 }
 
 impl Scratch {
-    /// Bytes a pixel.
-    pub const BYTES_PER_PIXEL: usize = 1 + 4;
-
-    /// Uninitialised room for `d`: `canny_suppress` writes every state byte and every candidate's parent (and node
-    /// 0) before the other kernels read them, and they read a parent only where the state says candidate.
+    /// Uninitialised room for `d`: `canny_suppress` writes every state byte and the parent of every block holding a
+    /// candidate (and node 0) before the other kernels read them, and they read a parent only where the states say
+    /// candidate.
     pub fn alloc(stream: &Arc<CudaStream>, d: Dims) -> Result<Scratch, DriverError> {
         // SAFETY (alloc): see above.
-        unsafe { Ok(Scratch { state: stream.alloc(d.pixels())?, parent: stream.alloc(d.pixels() + 1)? }) }
+        unsafe { Ok(Scratch { state: stream.alloc(d.pixels())?, parent: stream.alloc(Canny::nodes(d) + 1)? }) }
     }
 }
 
@@ -79,9 +77,15 @@ impl Canny {
         Canny { link, ..self.clone() }
     }
 
-    /// Whether a `d`-sized image fits the kernels' `int` nodes (one a pixel, plus node 0).
+    /// The forest's nodes besides node 0: one a 2×2 block of pixels (the last row and column of blocks cut at an odd
+    /// width or height).
+    pub fn nodes(d: Dims) -> usize {
+        (d.width as usize).div_ceil(2) * (d.height as usize).div_ceil(2)
+    }
+
+    /// Whether a `d`-sized image fits the kernels' `int` nodes and pixel coordinates.
     pub fn fits(d: Dims) -> bool {
-        d.pixels() < i32::MAX as usize
+        Canny::nodes(d) < i32::MAX as usize
     }
 
     /// Canny's edges (0 or 255 a byte) of a `d`-sized image from its exact gradients (two planes of `grad_bytes`
@@ -98,7 +102,7 @@ impl Canny {
         let n = d.pixels();
         assert!(Canny::fits(d), "{n} pixels: more nodes than an int holds");
         assert!(gradients.len() >= 2 * grad_bytes * n && out.len() >= n);
-        assert!(scratch.state.len() >= n && scratch.parent.len() > n);
+        assert!(scratch.state.len() >= n && scratch.parent.len() > Canny::nodes(d));
         let (g, _r) = gradients.device_ptr(stream);
         let (state, _s) = scratch.state.device_ptr_mut(stream);
         let (parent, _p) = scratch.parent.device_ptr_mut(stream);
@@ -112,9 +116,9 @@ impl Canny {
     ///
     /// # Safety
     /// `p.g` must hold two planes of `d.pixels()` gradients of the build's `grad_t` (short where the stencil's bound
-    /// fits 16 bits, else int); `p.state` `d.pixels()` bytes and `p.parent` `d.pixels() + 1` ints of scratch;
+    /// fits 16 bits, else int); `p.state` `d.pixels()` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
     /// `p.edges` `d.pixels()` writable bytes — all device memory of this context not written by anything else
-    /// until the launches have run on `stream`, a live stream of this context; `d.pixels() < 2^31 − 1`.
+    /// until the launches have run on `stream`, a live stream of this context; `Canny::fits(d)`.
     pub unsafe fn launch_raw(
         &self,
         stream: cudarc::driver::sys::CUstream,
@@ -122,7 +126,13 @@ impl Canny {
         d: Dims,
         t: Thresholds,
     ) -> Result<(), DriverError> {
-        let cfg = d.grid(BLOCK);
+        // A thread a 2×2 block of pixels.
+        let blocks = ((d.width as u32).div_ceil(2), (d.height as u32).div_ceil(2));
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (blocks.0.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1),
+            block_dim: (BLOCK.0, BLOCK.1, 1),
+            shared_mem_bytes: 0,
+        };
         let (mut w, mut h, mut l2, mut low, mut high) = (d.width, d.height, i32::from(t.l2), t.low, t.high);
         let Pointers { mut g, mut state, mut parent, mut edges } = p;
         let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
@@ -172,7 +182,7 @@ pub struct Pointers {
     pub g: u64,
     /// A state byte a pixel.
     pub state: u64,
-    /// A parent a pixel, plus node 0.
+    /// A parent a node (a 2×2 block of pixels), plus node 0.
     pub parent: u64,
     /// The edges, a byte a pixel.
     pub edges: u64,
@@ -182,7 +192,7 @@ pub struct Pointers {
 mod tests {
     #[test]
     fn the_launch_shape_is_the_kernel_files() {
-        assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks"));
+        assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks"));
         assert_eq!(super::BLOCK, (32, 8));
     }
 }
