@@ -266,6 +266,29 @@ def test_the_commands_own_cluster_runs_in_this_process(folder, expected, tmp_pat
     assert written(tmp_path) == expected
 
 
+def test_the_command_opens_its_engines_before_dask_is_imported(folder, expected, tmp_path):
+    """`python -m cuda_sobel.dask` starts opening its local cluster's engines as soon as it has read its arguments:
+    importing the module leaves Dask unimported (so that the engines open meanwhile), and the workers then compute with
+    exactly the engines opened early — none is opened a second time."""
+    imported = subprocess.run([sys.executable, "-c", "import sys, cuda_sobel.dask; print('distributed' in sys.modules)"],
+                              capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert imported.stdout.strip() == "False"
+    key = (None, os.cpu_count() or 1)  # the CPU workers' one engine, with every core
+    csd._open_local(2, False)
+    deadline = time.monotonic() + 60
+    while key not in csd._OPENED and time.monotonic() < deadline:
+        time.sleep(0.01)
+    opened = set(csd._OPENED)
+    assert key in opened
+    client = csd._local_client(2, False)
+    try:
+        csd.sobel_files(folder, tmp_path, client=client)
+    finally:
+        csd._close(client)
+    assert set(csd._OPENED) == opened, "a worker opened an engine of its own"
+    assert written(tmp_path) == expected
+
+
 def test_a_real_folder_recursively_as_batch_does_it(client, tmp_path):
     """A text file and a sub-folder: skipped and said without `recursive`; with it, mirrored into the output
     folder, byte for byte what `cuda_sobel batch -r` writes, in the format asked for."""
