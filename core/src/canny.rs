@@ -204,6 +204,24 @@ mod tests {
     }
 
     #[test]
+    fn chains_across_the_64_state_masks_are_followed() {
+        // One row of vertical gradients (every pixel a peak): a strong pixel whose only weak neighbour lies across a
+        // boundary of the 64-state masks, on either side — the chain of weak ones beyond it is edges all the same.
+        let (w, h) = (200, 5);
+        for (strong, weak) in [(63, 64..70), (64, 57..64), (127, 128..131), (128, 120..128)] {
+            let mut gy = vec![0; w * h];
+            gy[2 * w + strong] = 500;
+            for x in weak.clone() {
+                gy[2 * w + x] = 100;
+            }
+            let c = canny(50.0, 150.0, Norm::L1, Ksize::K3);
+            let want = c.edges(&vec![0; w * h], &gy, w, h);
+            assert!(weak.clone().all(|x| want[2 * w + x] == 255), "the reference follows the chain");
+            assert_eq!(c.edges_rayon(&vec![0; w * h], &gy, w, h), want, "strong at {strong}, weak {weak:?}");
+        }
+    }
+
+    #[test]
     fn from_the_grey_rows_it_gives_the_references_bytes() {
         // Random images of every size up to 29 × 23, each aperture, border, grey, norm and a range of thresholds:
         // the fused path equals the reference on cpu-scalar's gradients.

@@ -76,17 +76,19 @@ impl Canny {
             let at = (r + 1) * stride + 1;
             let row = &mut states[at..at + width];
             suppress_row(lines, gradients(top + r), self.ksize == Ksize::K7, (low, high), row);
-            strong(row, at, &mut stack);
         }
+        seeds(states, (stride, rows, width), &mut stack);
         // The hysteresis inside the band.
-        let up = stride as isize;
-        let neighbours = [-up - 1, -up, -up + 1, -1, 1, up - 1, up, up + 1];
+        // The eight neighbours of i as offsets into the 3×3 window whose first state is i − stride − 1: one bounds
+        // test a pixel, for the window, instead of one a neighbour (a tenth of this loop's time).
+        let neighbours = [0, 1, 2, stride, stride + 2, 2 * stride, 2 * stride + 1, 2 * stride + 2];
         while let Some(i) = stack.pop() {
-            for d in neighbours {
-                let n = i.wrapping_add_signed(d);
-                if states[n] == WEAK {
-                    states[n] = EDGE;
-                    stack.push(n);
+            let corner = i - stride - 1;
+            let window = &mut states[corner..corner + 2 * stride + 3];
+            for o in neighbours {
+                if window[o] == WEAK {
+                    window[o] = EDGE;
+                    stack.push(corner + o);
                 }
             }
         }
@@ -107,11 +109,12 @@ impl Canny {
         let mut next = 0;
         while let Some(&i) = open.get(next) {
             next += 1;
-            for d in neighbours {
-                let n = i.wrapping_add_signed(d);
-                if states[n] == WEAK {
-                    states[n] = OPEN;
-                    open.push(n);
+            let corner = i - stride - 1;
+            let window = &mut states[corner..corner + 2 * stride + 3];
+            for o in neighbours {
+                if window[o] == WEAK {
+                    window[o] = OPEN;
+                    open.push(corner + o);
                 }
             }
         }
@@ -158,17 +161,54 @@ fn magnitudes<G: Gradient>(k7_rule: bool, norm: Norm, gx: &[G], gy: &[G], line: 
     }
 }
 
-/// Pushes the index (`at` + x) of each strong candidate (EDGE) of `row` onto `stack`: the seeds of the hysteresis.
-/// Sixty-four states at a time become a mask of bits, then the set bits are walked: tested a byte at a time, the
-/// scan cost as much as the suppression (a third of the states are strong in a textured photo, at random).
+/// Pushes the index of each strong candidate (EDGE) with a weak neighbour onto `stack`: the seeds of the hysteresis
+/// (one with none has nothing to spread to). `states` holds `rows` rows of `width` states, row r at (r + 1) · `stride`
+/// + 1, with a ring of 0 around them. Sixty-four states at a time become masks of bits: each row's weak ones, ORed
+/// over the rows above and below and shifted a bit either way (the next masks' end bits carried in), against the
+/// row's strong ones; the set bits of the intersection are walked. Pushed one by one instead, every strong pixel of
+/// a textured photo (a third of its candidates) was popped again to find no weak neighbour: on one thread at
+/// 2048×1024, the seeds and the hysteresis took 33 % of Canny's time that way, 15 % this way (perf).
 #[multiversion::multiversion(targets("x86_64+avx512bw+avx512vl", "x86_64+avx2", "aarch64+neon"))]
-fn strong(row: &[u8], at: usize, stack: &mut Vec<usize>) {
-    for (c, chunk) in row.chunks(64).enumerate() {
-        let mut mask = chunk.iter().enumerate().fold(0u64, |m, (i, &v)| m | (u64::from(v == EDGE) << i));
-        while mask != 0 {
-            stack.push(at + c * 64 + mask.trailing_zeros() as usize);
-            mask &= mask - 1;
+fn seeds(states: &[u8], (stride, rows, width): (usize, usize, usize), stack: &mut Vec<usize>) {
+    let chunks = width.div_ceil(64);
+    let row = |r: usize| &states[(r + 1) * stride + 1..][..width];
+    // The weak masks of rows −1 … rows (the ring's rows are all 0).
+    let mut weak = vec![0u64; (rows + 2) * chunks];
+    for r in 0..rows {
+        masks(row(r), WEAK, &mut weak[(r + 1) * chunks..(r + 2) * chunks]);
+    }
+    let mut strong = vec![0u64; chunks];
+    let mut near = vec![0u64; chunks];
+    for r in 0..rows {
+        masks(row(r), EDGE, &mut strong);
+        for (c, v) in near.iter_mut().enumerate() {
+            *v = weak[r * chunks + c] | weak[(r + 1) * chunks + c] | weak[(r + 2) * chunks + c];
         }
+        for c in 0..chunks {
+            let v = near[c];
+            let before = if c > 0 { near[c - 1] >> 63 } else { 0 };
+            let after = if c + 1 < chunks { near[c + 1] << 63 } else { 0 };
+            let mut seeds = strong[c] & (v | (v << 1) | (v >> 1) | before | after);
+            let at = (r + 1) * stride + 1 + 64 * c;
+            while seeds != 0 {
+                stack.push(at + seeds.trailing_zeros() as usize);
+                seeds &= seeds - 1;
+            }
+        }
+    }
+}
+
+/// The bits of `row`'s states equal to `v`, sixty-four a mask (bit i of mask c: state 64 · c + i).
+#[inline(always)]
+fn masks(row: &[u8], v: u8, out: &mut [u64]) {
+    let bits = |chunk: &[u8]| chunk.iter().enumerate().fold(0u64, |m, (i, &s)| m | (u64::from(s == v) << i));
+    let mut whole = row.chunks_exact(64);
+    for (m, chunk) in out.iter_mut().zip(&mut whole) {
+        let chunk: &[u8; 64] = chunk.try_into().expect("64 states");
+        *m = bits(chunk);
+    }
+    if !whole.remainder().is_empty() {
+        out[row.len() / 64] = bits(whole.remainder());
     }
 }
 
