@@ -25,9 +25,9 @@
 // something else) retries from what it returned, which keeps both unions.
 //
 // Measured against a node a pixel (H200, aperture 3, thresholds 50/150, `bench --canny 50,150`): 0.050 → 0.047 ms at
-// 2048×1024, 0.565 → 0.495 ms at 7680×4320, a one-pixel spiral at 4096² 1.01 → 0.46 ms. Measured against a fixpoint inside each block's 32×8 tile in shared memory first (union-find then only across the tiles'
-// seams): the rounds of barriers cost more than the shorter chains saved, 1.3–1.4× slower at every size.
-//
+// 2048×1024, 0.565 → 0.495 ms at 7680×4320, a one-pixel spiral at 4096² 1.01 → 0.46 ms. Measured against a fixpoint
+// inside each block's 32×8 tile in shared memory first (union-find then only across the tiles' seams): the rounds of
+// barriers cost more than the shorter chains saved, 1.3–1.4× slower at every size.
 // Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks, a thread a 2×2 block (a warp covers 64 pixels
 // of two rows: the gradient and state reads are coalesced); node n + 1 is the n-th 2×2 block in row order, node 0
 // "strong", and a parent is written only for a block holding a candidate.
@@ -55,8 +55,10 @@ __device__ __forceinline__ int opencv_gradient(int g) {
 #if RADIUS == 3
     int q = g >> 4, r = g & 15;  // floor division by 16 and its remainder, for negative g too
     return q + (r > 8 || (r == 8 && (q & 1)));
-#else
+#elif GRADIENT_BOUND > 32767
     return max(-32768, min(32767, g));
+#else
+    return g;  // stored in 16 bits: in range already
 #endif
 }
 
@@ -71,43 +73,74 @@ __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x
     return canny_magnitude(opencv_gradient(g[i]), opencv_gradient(g[plane + i]), l2);
 }
 
-// The state of pixel (x, y): no candidate, weak or strong (a 3×3 stencil on the gradients).
-__device__ __forceinline__ u8 suppress_one(const grad_t* g, size_t plane, int x, int y, int width, int height, int l2,
-                                           int low, int high) {
-    size_t i = (size_t)y * width + x;
-    int gx = opencv_gradient(g[i]), gy = opencv_gradient(g[plane + i]);
-    int m = canny_magnitude(gx, gy, l2);
-    if (m <= low) return CANNY_NONE;
-    // The two neighbours across the edge, in the sector direction4 gives; ties go to the first (left, above).
-    int d = direction4_of(gx, gy);
-    int dx = d == 2 ? 0 : -1, dy = d == 0 ? 0 : -1;
-    if (d == 3) dx = 1;
-    int before = magnitude_at(g, plane, x + dx, y + dy, width, height, l2);
-    int after = magnitude_at(g, plane, x - dx, y - dy, width, height, l2);
-    bool peak = m > before && ((d == 0 || d == 2) ? m >= after : m > after);
-    return !peak ? CANNY_NONE : m > high ? CANNY_STRONG : CANNY_WEAK;
-}
+// A launch block's pixels: 32×8 threads, a 2×2 block of pixels each.
+#define TILE_W 64
+#define TILE_H 16
 
 // Whether pixel (x, y) is a candidate; outside the image, none is.
 __device__ __forceinline__ bool candidate(const u8* state, int x, int y, int width, int height) {
     return x >= 0 && y >= 0 && x < width && y < height && state[(size_t)y * width + x] != CANNY_NONE;
 }
 
+// canny_suppress is a TILED STENCIL: a launch block's magnitudes, with the one-pixel ring around them that the
+// suppression compares with, go to shared memory first, each computed once, and every pixel reads its two
+// neighbours there, its addresses counted from its 2×2 block's first pixel. Each pixel computing its neighbours'
+// magnitudes again from the gradients, a 64-bit index a load, took 1.5× the instructions and 1.9× the time (H200,
+// 7680×4320, ncu: 0.307 → 0.165 ms).
 extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2,
                                           int low, int high) {
+    __shared__ int mag[TILE_H + 2][TILE_W + 2];  // the tile's magnitudes at [1 + y][1 + x], the ring around them
     int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
-    int blocks_across = (width + 1) / 2;
-    if (bx >= blocks_across || 2 * by >= height) return;
+    int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;  // the tile's first pixel
     size_t plane = (size_t)width * height;
+    // The thread's own four magnitudes, and their gradients for the direction.
+    int x = 2 * bx, y = 2 * by;
+    size_t first = (size_t)y * width + x;  // read and written only where inside the image
+    int gx[2][2], gy[2][2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            bool in = x + c < width && y + r < height;
+            gx[r][c] = in ? opencv_gradient(g[first + (r * width + c)]) : 0;
+            gy[r][c] = in ? opencv_gradient(g[first + plane + (r * width + c)]) : 0;
+            mag[1 + 2 * threadIdx.y + r][1 + 2 * threadIdx.x + c] = canny_magnitude(gx[r][c], gy[r][c], l2);
+        }
+    }
+    // The ring: 2·(TILE_W + 2) cells above and below, 2·TILE_H at the sides, a thread a cell.
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    if (t < 2 * (TILE_W + 2)) {
+        int row = t < TILE_W + 2 ? 0 : TILE_H + 1, col = t % (TILE_W + 2);
+        mag[row][col] = magnitude_at(g, plane, x0 + col - 1, y0 + row - 1, width, height, l2);
+    } else if (t < 2 * (TILE_W + 2) + 2 * TILE_H) {
+        int k = t - 2 * (TILE_W + 2), row = 1 + k % TILE_H, col = k < TILE_H ? 0 : TILE_W + 1;
+        mag[row][col] = magnitude_at(g, plane, x0 + col - 1, y0 + row - 1, width, height, l2);
+    }
+    __syncthreads();
+    if (x >= width || y >= height) return;
     int most = CANNY_NONE;  // the block's strongest state
-    for (int y = 2 * by; y < min(2 * by + 2, height); y++) {
-        for (int x = 2 * bx; x < min(2 * bx + 2, width); x++) {
-            u8 s = suppress_one(g, plane, x, y, width, height, l2, low, high);
-            state[(size_t)y * width + x] = s;
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            if (x + c >= width || y + r >= height) continue;
+            int ly = 1 + 2 * threadIdx.y + r, lx = 1 + 2 * threadIdx.x + c;
+            int m = mag[ly][lx];
+            u8 s = CANNY_NONE;
+            if (m > low) {
+                // The two neighbours across the edge, in the sector direction4 gives; ties go to the first (left,
+                // above).
+                int d = direction4_of<unsigned>(gx[r][c], gy[r][c]);
+                int dx = d == 2 ? 0 : d == 3 ? 1 : -1, dy = d == 0 ? 0 : -1;
+                int before = mag[ly + dy][lx + dx], after = mag[ly - dy][lx - dx];
+                bool peak = m > before && ((d == 0 || d == 2) ? m >= after : m > after);
+                s = !peak ? CANNY_NONE : m > high ? CANNY_STRONG : CANNY_WEAK;
+            }
+            state[first + (r * width + c)] = s;
             most = max(most, (int)s);
         }
     }
-    int node = by * blocks_across + bx + 1;
+    int node = by * ((width + 1) / 2) + bx + 1;
     if (most != CANNY_NONE) parent[node] = most == CANNY_STRONG ? 0 : node;
     if (node == 1) parent[0] = 0;
 }
@@ -146,32 +179,52 @@ extern "C" __global__ void canny_link(const u8* state, int* parent, int width, i
     int blocks_across = (width + 1) / 2;
     if (bx >= blocks_across || 2 * by >= height) return;
     int x = 2 * bx, y = 2 * by, node = by * blocks_across + bx + 1;
+    const u8* p = state + (size_t)y * width + x;  // the block's first pixel
+    bool right = x + 1 < width, down = y + 1 < height;
     // The block's pixels: a b on its first row, c d on its second.
-    bool a = candidate(state, x, y, width, height), b = candidate(state, x + 1, y, width, height);
-    bool c = candidate(state, x, y + 1, width, height), d = candidate(state, x + 1, y + 1, width, height);
+    bool a = p[0] != CANNY_NONE, b = right && p[1] != CANNY_NONE;
+    bool c = down && p[width] != CANNY_NONE, d = right && down && p[width + 1] != CANNY_NONE;
     if (!(a || b || c || d)) return;
     // The blocks to the left, above, above-left and above-right, each where one of its candidates touches one of
-    // this block's (the other four blocks around do the same from their side). Two blocks holding strong pixels are
-    // both under node 0 already: unite finds one root and stops.
-    if ((a || c) && (candidate(state, x - 1, y, width, height) || candidate(state, x - 1, y + 1, width, height)))
-        unite(parent, node, node - 1);
-    if ((a || b) && (candidate(state, x, y - 1, width, height) || candidate(state, x + 1, y - 1, width, height)))
-        unite(parent, node, node - blocks_across);
-    if (a && candidate(state, x - 1, y - 1, width, height)) unite(parent, node, node - blocks_across - 1);
-    if (b && candidate(state, x + 2, y - 1, width, height)) unite(parent, node, node - blocks_across + 1);
+    // this block's (the other four blocks around do the same from their side). Two blocks both pointing at node 0
+    // (both hold strong pixels) are in one set already: no union. Skipping every pair with one parent instead made
+    // the spiral's link 2.6× slower (H200, ncu, 0.28 → 0.72 ms): the finds it skipped were halving the paths that
+    // the other threads then walked.
+    auto join = [&](int other) {
+        if (parent[node] != 0 || parent[other] != 0) unite(parent, node, other);
+    };
+    if ((a || c) && x > 0 && (p[-1] != CANNY_NONE || (down && p[width - 1] != CANNY_NONE))) join(node - 1);
+    if (y > 0) {
+        const u8* up = p - width;
+        if ((a || b) && (up[0] != CANNY_NONE || (right && up[1] != CANNY_NONE))) join(node - blocks_across);
+        if (a && x > 0 && up[-1] != CANNY_NONE) join(node - blocks_across - 1);
+        if (b && x + 2 < width && up[2] != CANNY_NONE) join(node - blocks_across + 1);
+    }
 }
 
 extern "C" __global__ void canny_edges(const u8* state, int* parent, u8* out, int width, int height) {
     int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
     int blocks_across = (width + 1) / 2;
     if (bx >= blocks_across || 2 * by >= height) return;
-    int root = -1;  // the block's root, found at its first weak pixel
-    for (int y = 2 * by; y < min(2 * by + 2, height); y++) {
-        for (int x = 2 * bx; x < min(2 * bx + 2, width); x++) {
-            size_t i = (size_t)y * width + x;
-            u8 s = state[i];
-            if (s == CANNY_WEAK && root < 0) root = find_root(parent, by * blocks_across + bx + 1);
-            out[i] = (s == CANNY_STRONG || (s == CANNY_WEAK && root == 0)) ? 255 : 0;
-        }
-    }
+    int x = 2 * bx, y = 2 * by, columns = min(2, width - x), rows = min(2, height - y);
+    size_t first = (size_t)y * width + x;
+    u8 s[2][2] = {{CANNY_NONE, CANNY_NONE}, {CANNY_NONE, CANNY_NONE}};
+    bool weak = false;
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+        for (int c = 0; c < 2; c++)
+            if (r < rows && c < columns) {
+                s[r][c] = state[first + (size_t)r * width + c];
+                weak |= s[r][c] == CANNY_WEAK;
+            }
+    // A weak pixel is an edge exactly when the block's root is node 0.
+    bool joined = weak && find_root(parent, by * blocks_across + bx + 1) == 0;
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+        for (int c = 0; c < 2; c++)
+            if (r < rows && c < columns)
+                out[first + (size_t)r * width + c] =
+                (s[r][c] == CANNY_STRONG || (s[r][c] == CANNY_WEAK && joined)) ? 255 : 0;
 }

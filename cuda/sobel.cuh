@@ -190,9 +190,11 @@ __device__ __forceinline__ float direction_of(int gx, int gy) {
 }
 
 // OpenCV Canny's quantised direction (`direction4` in core/src/sobel/pixel.rs): tan 22.5° as 13573 / 2^15, in
-// 64 bits (|gy|·2^15 passes 2^31 for ksize 7).
+// `wide_t`: 64 bits by default (|gy|·2^15 passes 2^31 for ksize 7); Canny, whose gradients are at most 2^15 in size,
+// asks for unsigned 32 bits (2^15·13573 + 2^31 < 2^32): fewer instructions than 64-bit products.
+template <typename wide_t = long long>
 __device__ __forceinline__ u8 direction4_of(int gx, int gy) {
-    long long x = abs(gx), y = (long long)abs(gy) << 15, tg22x = x * 13573;
+    wide_t x = abs(gx), y = (wide_t)abs(gy) << 15, tg22x = x * 13573;
     if (y < tg22x) return 0;
     if (y > tg22x + (x << 16)) return 2;
     return (gx ^ gy) < 0 ? 3 : 1;

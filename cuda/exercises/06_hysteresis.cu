@@ -21,7 +21,9 @@
 // cycles, and a stale parent a thread reads is still an ancestor.
 // Worked solution: cuda/canny.cu's canny_link (launched, like yours, on 32×8 blocks over the image's 2×2 blocks); the
 // harness times the whole Canny with yours and with it. Then try: skip a union whose two nodes already have the same
-// parent (one read each, before any find), and time the difference.
+// parent (one read each, before any find), and time it on a scene and on a one-pixel spiral (`cuda_sobel generate
+// 4096x4096 --spiral --out spiral.png`). canny_link skips only where both parents are node 0: why is the wider skip
+// slower on the spiral? (Whose finds were halving the paths the other threads then walk?)
 
 #define CANNY_NONE 0
 
