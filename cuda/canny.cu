@@ -1,4 +1,5 @@
-// canny.cu — pattern: CONNECTED COMPONENTS BY UNION-FIND (hysteresis), after a STENCIL (non-maximum suppression).
+// canny.cu — pattern: CONNECTED COMPONENTS BY UNION-FIND (hysteresis), after a TILED STENCIL (non-maximum
+// suppression).
 //
 // Canny's last step is not a stencil: whether a weak pixel is an edge depends on whether any chain of weak
 // pixels, however long, joins it to a strong one — a one-pixel spiral joins one seed to millions of pixels. Relaxing
@@ -7,10 +8,10 @@
 // the chains, give every pixel its answer. A node is a 2×2 block of pixels, not a pixel: any two pixels of a 2×2
 // block touch (8-connected), so its candidates always share one set — four times fewer nodes to join, and a forest
 // of a byte a pixel that the GPU's L2 cache holds for a 7680×4320 image.
-//  1. canny_suppress — a 3×3 stencil on the gradients: OpenCV's magnitude, its non-maximum suppression, and each
-//     block's node: a block holding a strong candidate points at node 0 (one node standing for "joined to a strong
-//     pixel"), one holding only weak ones at itself. State bytes (0 none, 1 weak, 2 strong) let the later launches
-//     skip the rest of the image.
+//  1. canny_suppress — a 3×3 stencil on the gradients, tiled in shared memory: OpenCV's magnitude, its non-maximum
+//     suppression, and each block's node: a block holding a strong candidate points at node 0 (one node standing for
+//     "joined to a strong pixel"), one holding only weak ones at itself. State bytes (0 none, 1 weak, 2 strong) let
+//     the later launches skip the rest of the image.
 //  2. canny_link — every block with a candidate unites its set with those of the blocks to its left, above-left,
 //     above and above-right wherever a candidate of theirs touches one of its own (the other four blocks do the same
 //     from their side): union-find on the parents, linking the larger root under the smaller with atomicMin, so node
@@ -28,6 +29,7 @@
 // 2048×1024, 0.565 → 0.495 ms at 7680×4320, a one-pixel spiral at 4096² 1.01 → 0.46 ms. Measured against a fixpoint
 // inside each block's 32×8 tile in shared memory first (union-find then only across the tiles' seams): the rounds of
 // barriers cost more than the shorter chains saved, 1.3–1.4× slower at every size.
+//
 // Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks, a thread a 2×2 block (a warp covers 64 pixels
 // of two rows: the gradient and state reads are coalesced); node n + 1 is the n-th 2×2 block in row order, node 0
 // "strong", and a parent is written only for a block holding a candidate.
