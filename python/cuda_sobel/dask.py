@@ -120,15 +120,16 @@ def _expand(inputs: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     return out
 
 
-_OPENED: Dict[Tuple[Optional[Tuple[int, ...]], Optional[int]], "Future[Any]"] = {}
+_OPENED: Dict[Tuple[Optional[Tuple[int, ...]], Optional[int], bool], "Future[Any]"] = {}
 _OPENING = threading.Lock()
 
 
-def _engine(devices: Optional[List[int]], threads: Optional[int]) -> Any:
-    """This process's :class:`~cuda_sobel._native.BatchWorker` for ``devices`` and ``threads``: opened by the first
-    caller (or by :class:`EnginePlugin` when the worker started) and kept for the process's life, so that no task pays
-    for a GPU context, kernels, nvJPEG, pinned slots or threads. Callers meanwhile wait for the one opening."""
-    key = (tuple(devices) if devices is not None else None, threads)
+def _engine(devices: Optional[List[int]], threads: Optional[int], jpegs: bool = True) -> Any:
+    """This process's :class:`~cuda_sobel._native.BatchWorker` for ``devices`` and ``threads`` (with nvJPEG where
+    ``jpegs``): opened by the first caller (or by :class:`EnginePlugin` when the worker started) and kept for the
+    process's life, so that no task pays for a GPU context, kernels, nvJPEG, pinned slots or threads. Callers meanwhile
+    wait for the one opening."""
+    key = (tuple(devices) if devices is not None else None, threads, jpegs)
     with _OPENING:
         opened = _OPENED.get(key)
         mine = opened is None
@@ -136,7 +137,7 @@ def _engine(devices: Optional[List[int]], threads: Optional[int]) -> Any:
             opened = _OPENED[key] = Future()
     if mine:
         try:
-            opened.set_result(_native.BatchWorker(devices, threads))
+            opened.set_result(_native.BatchWorker(devices, threads, jpegs))
         except BaseException as e:  # every waiter sees why; a later task tries again
             with _OPENING:
                 del _OPENED[key]
@@ -182,23 +183,24 @@ def _define_engine_plugin() -> Any:
         worker joins the cluster at once and the GPU opens while the client plans — and keeps it for the worker's
         life. Registered by :func:`sobel_files` (``client.register_plugin``); tasks that reach a worker first simply
         wait for it. ``threads``: the workers beside each engine's GPU slots (default: ``CUDA_SOBEL_THREADS``, else
-        every core).
+        every core); ``jpegs``: whether the engines load nvJPEG (a cluster that will only see PNGs saves its JPEG
+        engine's start, ~0.6 s on an H200; without it, JPEGs decode on the workers' cores).
         """
 
         name = _PLUGIN_NAME
         idempotent = True
 
-        def __init__(self, gpus: bool, threads: Optional[int] = None) -> None:
-            self.gpus, self.given_threads = gpus, threads
-            # Each worker's (devices, threads), by name: safe whether the workers of a process share the plugin or
-            # copy it.
-            self.chosen: Dict[str, Tuple[Optional[List[int]], Optional[int]]] = {}
+        def __init__(self, gpus: bool, threads: Optional[int] = None, jpegs: bool = True) -> None:
+            self.gpus, self.given_threads, self.jpegs = gpus, threads, jpegs
+            # Each worker's (devices, threads, jpegs), by name: safe whether the workers of a process share the plugin
+            # or copy it.
+            self.chosen: Dict[str, Tuple[Optional[List[int]], Optional[int], bool]] = {}
 
         def setup(self, worker: Any) -> None:
             # The worker's devices are chosen here, once: every task on it then computes on them, whichever call
             # sent it.
             chosen = self.chosen[str(worker.name)] = (_worker_devices(self.gpus, worker.name),
-                                                      self.given_threads or _threads())
+                                                      self.given_threads or _threads(), self.jpegs)
             # A failure here is the first task's error, with its words (the task opens again and raises it).
             threading.Thread(target=lambda: _try(_engine, *chosen), name="cuda-sobel-open", daemon=True).start()
 
@@ -260,18 +262,18 @@ def _local_plan(workers: Optional[int], gpus: bool) -> Tuple[int, int]:
     return workers, max(1, cores // workers) if gpus and _native.device_count() else cores
 
 
-def _open_local(workers: Optional[int], gpus: bool) -> None:
+def _open_local(workers: Optional[int], gpus: bool, jpegs: bool) -> None:
     """Starts opening the engines of :func:`_local_client`'s workers, each on a thread of its own: the command calls
     this before it imports Dask, which then happens meanwhile (the workers' plugins find them opening)."""
     n, threads = _local_plan(workers, gpus)
     for devices in {tuple(_worker_devices(gpus, i) or ()) for i in range(n)}:
-        args = (list(devices) or None, threads)
+        args = (list(devices) or None, threads, jpegs)
         threading.Thread(target=_try, args=(_engine, *args), name="cuda-sobel-open", daemon=True).start()
 
 
-def _local_client(workers: Optional[int], gpus: bool) -> Any:
+def _local_client(workers: Optional[int], gpus: bool, jpegs: bool = True) -> Any:
     """A local cluster of ``workers`` workers (:func:`_local_plan`) inside this process, worker i on GPU i with
-    ``gpus``; each runs :data:`TASKS_PER_WORKER` tasks at once. Threads, not processes: a task's work is native and
+    ``gpus``, their engines with nvJPEG where ``jpegs``; each runs :data:`TASKS_PER_WORKER` tasks at once. Threads, not processes: a task's work is native and
     lets go of the GIL (decoding, the GPU, encoding), and worker processes added their start and stop to every command
     (one H200 host, 2000 photos, one worker: 293–316 images/s with a worker process, 362–384 in this process)."""
     from distributed import Client, LocalCluster
@@ -280,7 +282,7 @@ def _local_client(workers: Optional[int], gpus: bool) -> Any:
     client = Client(LocalCluster(n_workers=workers, threads_per_worker=TASKS_PER_WORKER, processes=False))
     # Registered with the scheduler, so that sobel_files's own (idempotent) registration keeps it: each worker's
     # engine starts opening now, while the client plans.
-    client.register_plugin(_engine_plugin()(gpus, threads))
+    client.register_plugin(_engine_plugin()(gpus, threads, jpegs))
     return client
 
 
@@ -357,7 +359,7 @@ def sobel_files(
     started = time.perf_counter()
     files_in = _expand(inputs)
     out = os.fspath(out_dir)
-    pairs, skipped = _native.plan_batch(files_in, out, recursive, format, kernel, canny is not None)
+    pairs, skipped, jpegs = _native.plan_batch(files_in, out, recursive, format, kernel, canny is not None)
     summary = Summary(images=len(pairs), skipped=skipped)
     if not pairs:
         summary.seconds = time.perf_counter() - started
@@ -370,7 +372,7 @@ def sobel_files(
 
             client = get_client()
         except (ImportError, ValueError):
-            client = own = _local_client(None, gpus)
+            client = own = _local_client(None, gpus, jpegs)
     try:
         client.register_plugin(_engine_plugin()(gpus))
         workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -410,6 +412,17 @@ def sobel_files(
     return summary
 
 
+def _open_for(a: argparse.Namespace, jpegs: "Future[bool]") -> None:
+    """The command's local engines opened (:func:`_open_local`), after finding in the inputs whether they need nvJPEG
+    (``jpegs``, set first: True where the inputs cannot be planned, whose error the run then reports)."""
+    try:
+        planned = _native.plan_batch(_expand(a.inputs), a.out, a.recursive, a.format, a.kernel, a.output == "canny")
+        jpegs.set_result(planned[2])
+    except Exception:
+        jpegs.set_result(True)
+    _try(_open_local, a.workers, a.gpus, jpegs.result())
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m cuda_sobel.dask IN… --out DIR``: exit 0, or 2 when a file failed or the run was refused."""
     ap = argparse.ArgumentParser(
@@ -444,12 +457,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ap.error("--low, --high and --norm go with --output canny")
     if a.output == "canny" and (a.low is None or a.high is None):
         ap.error("--output canny needs both --low and --high (cv2.Canny's two thresholds)")
+    jpegs: "Future[bool]" = Future()
     if not a.scheduler:
-        # The engines open while Dask is imported and the cluster starts, not after.
-        threading.Thread(target=_try, args=(_open_local, a.workers, a.gpus), daemon=True).start()
+        # The engines open while Dask is imported and the cluster starts, not after; with nvJPEG only where a JPEG is
+        # among the inputs, as batch decides.
+        threading.Thread(target=_open_for, args=(a, jpegs), name="cuda-sobel-open", daemon=True).start()
     from distributed import Client
 
-    client = Client(a.scheduler) if a.scheduler else _local_client(a.workers, a.gpus)
+    client = Client(a.scheduler) if a.scheduler else _local_client(a.workers, a.gpus, jpegs.result())
     if client.dashboard_link:
         print(f"cuda_sobel: Dask dashboard (progress, workers): {client.dashboard_link}", file=sys.stderr)
     try:

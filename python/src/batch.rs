@@ -15,13 +15,15 @@ use cuda_sobel_core::{interrupt, memory};
 
 use crate::{pick, runtime, NativeFilter};
 
-/// (input, output) pairs and the lines about what was left out: what [`plan_batch`] returns.
-type Plan = (Vec<(String, String)>, Vec<String>);
+/// (input, output) pairs, the lines about what was left out, and whether the engines need nvJPEG: what
+/// [`plan_batch`] returns.
+type Plan = (Vec<(String, String)>, Vec<String>, bool);
 
 /// The files `inputs` (files and folders, as `cuda_sobel batch` takes them; sub-folders too with `recursive`)
 /// stand for, each with its output in `out_dir`: `cuda_sobel batch`'s listing and its refusals (two inputs
 /// whose outputs would share a name, an output that would replace an input, an unknown format) as
-/// `ValueError`s. Also the summary's lines about what the folders held that was left out, and why.
+/// `ValueError`s. Also the summary's lines about what the folders held that was left out, and why, and whether
+/// batch would load nvJPEG for them (a JPEG among the inputs, edges or Canny computed).
 #[pyfunction]
 #[pyo3(signature = (inputs, out_dir, recursive=false, format="png", kernel=None, canny=false))]
 pub fn plan_batch(
@@ -40,8 +42,9 @@ pub fn plan_batch(
     opts.canny = canny.then(|| Canny::new(0.0, 0.0, Norm::L1, Ksize::K3).expect("valid"));
     py.detach(|| cuda_sobel_core::batch::plan(&opts).map_err(|e| format!("{e:#}")))
         .map(|(jobs, skipped)| {
+            let jpegs = cuda_sobel_core::batch::has_jpegs(&opts, &jobs);
             let pairs = jobs.iter().map(|(i, o)| (i.display().to_string(), o.display().to_string()));
-            (pairs.collect(), skipped)
+            (pairs.collect(), skipped, jpegs)
         })
         .map_err(PyValueError::new_err)
 }
@@ -63,14 +66,15 @@ pub struct BatchWorker {
 #[pymethods]
 impl BatchWorker {
     /// Opens the GPU(s) `devices` (default: every visible one; without any, the CPU) with `threads` workers beside
-    /// the slots (default: one a core, or `RAYON_NUM_THREADS`).
+    /// the slots (default: one a core, or `RAYON_NUM_THREADS`); with `jpegs`, nvJPEG too (its JPEG engine takes
+    /// ~0.6 s to open on an H200; without it, JPEGs decode on the CPU).
     #[new]
-    #[pyo3(signature = (devices=None, threads=None))]
-    fn new(py: Python<'_>, devices: Option<Vec<usize>>, threads: Option<usize>) -> PyResult<Self> {
+    #[pyo3(signature = (devices=None, threads=None, jpegs=true))]
+    fn new(py: Python<'_>, devices: Option<Vec<usize>>, threads: Option<usize>, jpegs: bool) -> PyResult<Self> {
         let mut opts =
             options(Vec::new(), false, PathBuf::new(), Format::Png, Filter::default(), PngCompression::Default, false);
         opts.devices = devices;
-        let resident = py.detach(|| Resident::open(&opts, true, threads)).map_err(|e| runtime(format!("{e:#}")))?;
+        let resident = py.detach(|| Resident::open(&opts, jpegs, threads)).map_err(|e| runtime(format!("{e:#}")))?;
         Ok(BatchWorker { resident, pool: memory::Pool::new(opts.budget) })
     }
 

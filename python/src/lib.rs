@@ -138,6 +138,8 @@ fn read<'py>(
 /// The library's names, for the Python side's checks and messages.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // `CUDA_SOBEL_TRACE=1` marks count from the import, as the command line's count from `main`.
+    cuda_sobel_core::trace::start();
     m.add_class::<NativeEngine>()?;
     m.add_class::<NativeFilter>()?;
     m.add_class::<filter::NativeKernel>()?;

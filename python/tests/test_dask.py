@@ -16,6 +16,7 @@ distributed = pytest.importorskip("distributed")
 Image = pytest.importorskip("PIL.Image")
 
 import cuda_sobel.dask as csd  # noqa: E402
+from cuda_sobel import _native  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BROKEN = ["truncated.png", "text.png", "empty.jpg"]
@@ -258,8 +259,8 @@ def test_the_commands_own_cluster_runs_in_this_process(folder, expected, tmp_pat
         assert all(not hasattr(w, "process") for w in cluster.workers.values())  # Workers, not Nannies
         csd.sobel_files(folder, tmp_path, client=client)
         for w in cluster.workers.values():
-            devices, threads = w.plugins[csd.EnginePlugin.name].chosen[str(w.name)]
-            assert devices is None and threads == (os.cpu_count() or 1)
+            devices, threads, jpegs = w.plugins[csd.EnginePlugin.name].chosen[str(w.name)]
+            assert devices is None and threads == (os.cpu_count() or 1) and jpegs
         assert sorted(str(w.name) for w in cluster.workers.values()) == ["0", "1"]
     finally:
         csd._close(client)
@@ -273,8 +274,8 @@ def test_the_command_opens_its_engines_before_dask_is_imported(folder, expected,
     imported = subprocess.run([sys.executable, "-c", "import sys, cuda_sobel.dask; print('distributed' in sys.modules)"],
                               capture_output=True, text=True, check=True, cwd=tmp_path)
     assert imported.stdout.strip() == "False"
-    key = (None, os.cpu_count() or 1)  # the CPU workers' one engine, with every core
-    csd._open_local(2, False)
+    key = (None, os.cpu_count() or 1, True)  # the CPU workers' one engine, with every core (and nvJPEG if it can)
+    csd._open_local(2, False, True)
     deadline = time.monotonic() + 60
     while key not in csd._OPENED and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -287,6 +288,40 @@ def test_the_command_opens_its_engines_before_dask_is_imported(folder, expected,
         csd._close(client)
     assert set(csd._OPENED) == opened, "a worker opened an engine of its own"
     assert written(tmp_path) == expected
+
+
+def test_the_engines_load_nvjpeg_only_where_batch_would(tmp_path):
+    """The plan says whether its engines need nvJPEG as `cuda_sobel batch` decides it — a JPEG among the inputs by its
+    first bytes, whatever its name, and not for `--kernel` — and the command's early opening follows it (its JPEG
+    engine's start is ~0.6 s on an H200, longer than a GPU's context and kernels)."""
+    rng = np.random.default_rng(5)
+    pngs = tmp_path / "pngs"
+    pngs.mkdir()
+    for k in range(3):
+        Image.fromarray(rng.integers(0, 256, (9, 14, 3), dtype=np.uint8)).save(pngs / f"{k}.png")
+    mixed = tmp_path / "mixed"
+    shutil.copytree(pngs, mixed)
+    Image.fromarray(rng.integers(0, 256, (9, 14, 3), dtype=np.uint8)).save(mixed / "photo.png", format="JPEG")
+    plan = lambda folder, kernel=None: _native.plan_batch([str(folder)], str(tmp_path / "out"), False, "png", kernel)
+    pairs, _, jpegs = plan(pngs)
+    assert len(pairs) == 3 and jpegs is False
+    pairs, _, jpegs = plan(mixed)
+    assert len(pairs) == 4 and jpegs is True, "a JPEG named .png is a JPEG"
+    assert plan(mixed, "box:3")[2] is False, "the filter command's kernels decode on the CPU"
+
+    import argparse
+    from concurrent.futures import Future
+
+    for folder, expected in [(pngs, False), (mixed, True)]:
+        args = argparse.Namespace(inputs=[str(folder)], out=str(tmp_path / "out"), recursive=False, format="png",
+                                  kernel=None, output="magnitude", workers=1, gpus=False)
+        said: Future = Future()
+        csd._open_for(args, said)
+        assert said.result() is expected
+        key, deadline = (None, os.cpu_count() or 1, expected), time.monotonic() + 60
+        while key not in csd._OPENED and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert key in csd._OPENED
 
 
 def test_a_real_folder_recursively_as_batch_does_it(client, tmp_path):

@@ -157,6 +157,14 @@ pub fn run(opts: &BatchOptions) -> anyhow::Result<BatchSummary> {
     Ok(summary)
 }
 
+/// Whether a batch of `opts` over `jobs` loads nvJPEG where the GPU has it: an input is a JPEG (by its first bytes),
+/// and the edges or Canny are computed (`--kernel`'s filters and the baseline decode on the CPU).
+pub fn has_jpegs(opts: &BatchOptions, jobs: &[(PathBuf, PathBuf)]) -> bool {
+    !opts.baseline
+        && opts.kernel.is_none()
+        && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path))
+}
+
 /// [`run`], handing back the engines instead of closing them: a command that ends next can leave them to the OS
 /// ([`crate::interrupt::exit_now`]) — closing a device's JPEG engine alone takes ~0.3 s.
 pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Resident)> {
@@ -164,9 +172,7 @@ pub fn run_keeping(opts: &BatchOptions) -> anyhow::Result<(BatchSummary, Residen
     let (planned, devices, ahead) = std::thread::scope(|s| {
         let devices = s.spawn(|| open_devices(opts));
         let planned = plan(opts).map(|(jobs, skipped)| {
-            let jpegs = !opts.baseline
-                && opts.kernel.is_none()
-                && jobs.iter().any(|(path, _)| crate::image_io::jpeg::starts_like_jpeg(path));
+            let jpegs = has_jpegs(opts, &jobs);
             (jobs, skipped, jpegs)
         });
         crate::trace::mark("inputs planned");
