@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
-import numpy as np
+# NumPy is imported by the functions that use it, not here (nor by this package's other modules): `python -m
+# cuda_sobel.dask` starts opening its GPUs (a context, nvJPEG) once this package is imported, and NumPy's import
+# (0.22 s on an H200 host) then runs beside that instead of before it.
+if TYPE_CHECKING:
+    import numpy as np
 
 from . import _arrays as _a
 from . import _native
@@ -277,6 +281,7 @@ def _host(image: Any, lib: str) -> np.ndarray:
 
 
 def _sobel(engine: Engine, image: Any, f: Any, variant: str, out: Any, bgr: bool) -> Any:
+    import numpy as np
     if variant not in VARIANTS:
         raise ValueError(f"invalid variant '{variant}': expected one of {', '.join(VARIANTS)}")
     if _a.is_path(image) or _a.is_pil(image):
@@ -322,6 +327,7 @@ def _sobel(engine: Engine, image: Any, f: Any, variant: str, out: Any, bgr: bool
 
 
 def _dtype_name(dtype: Any) -> Optional[str]:
+    import numpy as np
     if dtype is None:
         return None
     name = str(getattr(dtype, "__name__", dtype)).replace("torch.", "").replace("numpy.", "")
@@ -400,6 +406,7 @@ def _placed(image: Any, device: Any) -> Tuple[Any, str, Optional[int], Optional[
 def _computed(image: Any, f: Any, output: str, dtype: str, planes: int, bgr: bool, device: Any) -> Any:
     """``output`` of an image on the GPU (its own, zero-copy; or a host image's copied through) or None when it
     is computed on the CPU: an array of shape (planes, *edges' shape) of ``dtype`` (planes 2: Gx, Gy)."""
+    import numpy as np
     image, lib, where, ordinal = _placed(image, device)
     if ordinal is None:
         return None
@@ -421,6 +428,7 @@ def _computed(image: Any, f: Any, output: str, dtype: str, planes: int, bgr: boo
 
 
 def _gradients(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: Any = None) -> Tuple[Any, Any]:
+    import numpy as np
     name = _gradient_dtype(f, dtype, ksize)
     on_gpu = _computed(image, f, name, name, 2, bgr, device)
     if on_gpu is not None:
@@ -438,6 +446,7 @@ def _gradients(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: An
 
 
 def _direction(image: Any, f: Any, quantize: Optional[str], bgr: bool, device: Any = None) -> Any:
+    import numpy as np
     if quantize not in (None, "canny"):
         raise ValueError(f"invalid quantize '{quantize}': expected None or 'canny'")
     output, dtype = ("direction4", "uint8") if quantize else ("direction", "float32")

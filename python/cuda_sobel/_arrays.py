@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported where it is used (the package's __init__ says why)
+    import numpy as np
 
 from . import _native
 
@@ -53,6 +54,7 @@ def is_pil(x: Any) -> bool:
 def from_pil(img: Any) -> np.ndarray:
     """A PIL image as NumPy: its own pixels for grey, grey + alpha, RGB(A) and 16-bit grey; palette, CMYK and the
     rest converted to RGB(A) by PIL first (their raw values are not colours)."""
+    import numpy as np
     mode = img.mode
     if mode in ("L", "LA", "RGB", "RGBA"):
         return np.asarray(img)
@@ -64,6 +66,7 @@ def from_pil(img: Any) -> np.ndarray:
 
 def library(image: Any) -> str:
     """'numpy', 'torch' or 'cupy' — or a TypeError naming what it is."""
+    import numpy as np
     if isinstance(image, np.ndarray):
         return "numpy"
     module = type(image).__module__.split(".")[0]
@@ -87,6 +90,7 @@ def library(image: Any) -> str:
 
 def to_host(image: Any) -> np.ndarray:
     """A path, a PIL image or anything NumPy reads, as a NumPy array (no copy where NumPy makes none)."""
+    import numpy as np
     if is_path(image):
         from . import read
 
@@ -232,6 +236,7 @@ def data_pointer(a: Any, lib: str) -> int:
 
 
 def empty_like_result(lib: str, shape: Tuple[int, ...], dtype: str, device: Any) -> Any:
+    import numpy as np
     if lib == "torch":
         t = torch()
         return t.empty(shape, dtype=getattr(t, dtype), device=device)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported where it is used (the package's __init__ says why)
+    import numpy as np
 
 from . import _arrays as _a
 from . import _native
@@ -43,6 +44,7 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
     from . import _each, _host, _placed
 
     def one(x: Any, o: Any) -> Any:
+        import numpy as np
         x, lib, where, _ = _placed(x, None)
         if where is not None:
             return _on_gpu(x, lib, where, f, (lo, hi), bgr, o)

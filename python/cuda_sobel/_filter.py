@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported where it is used (the package's __init__ says why)
+    import numpy as np
 
 from . import _arrays as _a
 from . import _native
@@ -23,6 +24,7 @@ def _kernel(spec: str, text: Optional[str], border: Optional[str], variant: str)
 def native_kernel(kernel: Any, divisor: Optional[int], gradient: bool, border: Optional[str], variant: str) -> Any:
     """The checked kernel of the arguments: a spec or a matrix file's path, or an integer matrix (with its divisor,
     or as a gradient)."""
+    import numpy as np
     if isinstance(kernel, (str, os.PathLike)):
         if divisor is not None or gradient:
             raise ValueError("divisor and gradient go with a matrix; a named kernel or a file sets its own")
@@ -126,6 +128,7 @@ def _torch_fast(image: Any, k: Any) -> Any:
 
 
 def _filter(image: Any, k: Any, rgb: bool, device: Any, out: Any, bgr: bool) -> Any:
+    import numpy as np
     from . import _engine, _host, _placed
 
     image, lib, where, ordinal = _placed(image, device)
