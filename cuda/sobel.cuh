@@ -192,12 +192,14 @@ __device__ __forceinline__ float direction_of(int gx, int gy) {
 // OpenCV Canny's quantised direction (`direction4` in core/src/sobel/pixel.rs): tan 22.5° as 13573 / 2^15, in
 // `wide_t`: 64 bits by default (|gy|·2^15 passes 2^31 for ksize 7); Canny, whose gradients are at most 2^15 in size,
 // asks for unsigned 32 bits (2^15·13573 + 2^31 < 2^32): fewer instructions than 64-bit products.
+// Written as selects, not early returns: the compiler then keeps it free of branches (divergent ones in
+// canny.cu's suppression).
 template <typename wide_t = long long>
 __device__ __forceinline__ u8 direction4_of(int gx, int gy) {
     wide_t x = abs(gx), y = (wide_t)abs(gy) << 15, tg22x = x * 13573;
-    if (y < tg22x) return 0;
-    if (y > tg22x + (x << 16)) return 2;
-    return (gx ^ gy) < 0 ? 3 : 1;
+    u8 diagonal = (gx ^ gy) < 0 ? 3 : 1;
+    u8 steep = y > tg22x + (x << 16) ? 2 : diagonal;
+    return y < tg22x ? 0 : steep;
 }
 
 // What pixel i writes; `plane` is the offset of Gy's plane from Gx's (the image's, or a batch's, pixels).
