@@ -273,9 +273,10 @@ def _open_local(workers: Optional[int], gpus: bool, jpegs: bool) -> None:
 
 def _local_client(workers: Optional[int], gpus: bool, jpegs: bool = True) -> Any:
     """A local cluster of ``workers`` workers (:func:`_local_plan`) inside this process, worker i on GPU i with
-    ``gpus``, their engines with nvJPEG where ``jpegs``; each runs :data:`TASKS_PER_WORKER` tasks at once. Threads, not processes: a task's work is native and
-    lets go of the GIL (decoding, the GPU, encoding), and worker processes added their start and stop to every command
-    (one H200 host, 2000 photos, one worker: 293–316 images/s with a worker process, 362–384 in this process)."""
+    ``gpus``, their engines with nvJPEG where ``jpegs``; each runs :data:`TASKS_PER_WORKER` tasks at once. Threads, not
+    processes: a task's work is native and lets go of the GIL (decoding, the GPU, encoding), and worker processes added
+    their start and stop to every command (one H200 host, 2000 photos, one worker: 293–316 images/s with a worker
+    process, 362–384 in this process)."""
     from distributed import Client, LocalCluster
 
     workers, threads = _local_plan(workers, gpus)

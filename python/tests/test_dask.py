@@ -269,8 +269,8 @@ def test_the_commands_own_cluster_runs_in_this_process(folder, expected, tmp_pat
 
 def test_the_command_opens_its_engines_before_dask_is_imported(folder, expected, tmp_path):
     """`python -m cuda_sobel.dask` starts opening its local cluster's engines as soon as it has read its arguments:
-    importing the module leaves Dask and NumPy unimported (so that the engines open meanwhile), and the workers then compute with
-    exactly the engines opened early — none is opened a second time."""
+    importing the module leaves Dask and NumPy unimported (so that the engines open meanwhile), and the workers then
+    compute with exactly the engines opened early — none is opened a second time."""
     imported = subprocess.run([sys.executable, "-c", "import sys, cuda_sobel.dask; print('distributed' in sys.modules,"
                                " 'numpy' in sys.modules)"], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert imported.stdout.split() == ["False", "False"], "neither Dask nor NumPy is imported before the engines open"
