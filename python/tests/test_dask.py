@@ -322,6 +322,20 @@ def test_the_engines_load_nvjpeg_only_where_batch_would(tmp_path):
         while key not in csd._OPENED and time.monotonic() < deadline:
             time.sleep(0.01)
         assert key in csd._OPENED
+        # The plan it made waits for sobel_files, once.
+        planned = (str(folder),), str(tmp_path / "out"), False, "png", None, False
+        assert csd._plan(*planned)[2] is expected and planned not in csd._PLANNED
+
+
+def test_the_command_plans_its_inputs_once(folder, expected, tmp_path, monkeypatch):
+    """The command plans its inputs once, before it imports Dask (to open its engines with or without nvJPEG), and
+    runs that plan: listing and sniffing a large folder twice cost as much again."""
+    calls = []
+    real = _native.plan_batch
+    monkeypatch.setattr(_native, "plan_batch", lambda *args: calls.append(args) or real(*args))
+    assert csd.main([str(folder), "--out", str(tmp_path), "--workers", "1"]) == 2  # the folder's broken files
+    assert len(calls) == 1
+    assert written(tmp_path) == expected
 
 
 def test_a_real_folder_recursively_as_batch_does_it(client, tmp_path):
