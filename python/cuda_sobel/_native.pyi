@@ -73,4 +73,10 @@ class BatchWorker:
     def run(
         self, jobs: Any, filter: NativeFilter, png_compression: str, format: str, check: bool,
         kernel: Optional[str] = None, rgb: bool = False, canny: Optional[Tuple[float, float]] = None,
+        ahead: Optional["ReadAhead"] = None,
     ) -> Any: ...
+
+class ReadAhead:
+    def __init__(self, jobs: Any, check: bool = False, canny: bool = False) -> None: ...
+    @property
+    def taken(self) -> int: ...

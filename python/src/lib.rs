@@ -171,6 +171,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::remove_stale, m)?)?;
     m.add_function(wrap_pyfunction!(batch::check_canny, m)?)?;
     m.add_class::<batch::BatchWorker>()?;
+    m.add_class::<batch::ReadAhead>()?;
     Ok(())
 }
 

@@ -11,12 +11,13 @@
 //! the usual way: the cost is what the cores did while the GPU failed to open.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::{peak_bytes_per_pixel, BatchOptions, Jobs};
 use crate::image_io::{filtered, filtered::Filtered};
-use crate::memory::{self, Pool, Reservation};
+use crate::memory::{self, Budget, Pool, Reservation};
 use crate::trace::TimeSum;
 
 /// The largest image read ahead, in pixels. Once the devices are open the batch waits for the reads under
@@ -109,6 +110,76 @@ impl<'p> Ahead<'p> {
     }
 }
 
+/// PNGs read ahead for runs that have not started, by path: what a resident engine ([`super::Resident::run`], a
+/// Dask worker's) does with the cores while the rest of its process starts. The files batch reads while its GPU
+/// opens, read the same way on a thread of its own, until the first run takes its files; each later run takes
+/// those of its own jobs.
+///
+/// Its memory is a pool of its own, a quarter of the budget (reading stops when it is full), not the runs': a run
+/// that waits for memory then never waits for a file held for a run that has not started (which could be waiting
+/// for it). The pool is leaked — a few words a `ReadAhead`, made once a command — so that its reservations, like
+/// the runs' own, borrow it for as long as the files are kept.
+pub struct ReadAhead {
+    stop: Arc<AtomicBool>,
+    /// The reading thread, until the first run waits for it.
+    reading: Mutex<Option<std::thread::JoinHandle<HashMap<PathBuf, Read>>>>,
+    read: Mutex<HashMap<PathBuf, Read>>,
+    /// Files the runs took.
+    taken: AtomicUsize,
+}
+
+/// A file read ahead, with the memory it holds.
+type Read = (Filtered, Reservation<'static>);
+
+impl ReadAhead {
+    /// Starts reading the PNGs of `jobs`, in order, for runs of `opts` (their memory estimates).
+    pub fn start(opts: &BatchOptions, jobs: Jobs) -> ReadAhead {
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new(Budget { bytes: opts.budget.bytes / 4 })));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (opts, stopped) = (opts.clone(), Arc::clone(&stop));
+        let read = move || {
+            let ahead = Ahead::read_while(&opts, &jobs, pool, || stopped.load(Ordering::Relaxed));
+            crate::trace::mark(&format!("{} PNGs read ahead before the first run", ahead.len()));
+            let by_path = jobs.into_iter().enumerate().filter_map(|(i, (path, _))| Some((path, ahead.take(i)?)));
+            by_path.collect()
+        };
+        // Without a thread, nothing is read ahead: the runs read every file themselves.
+        let reading = std::thread::Builder::new().name("cuda-sobel-read-ahead".into()).spawn(read).ok();
+        ReadAhead { stop, reading: Mutex::new(reading), read: Mutex::default(), taken: AtomicUsize::new(0) }
+    }
+
+    /// The files of `jobs` read ahead, taken (once) as a run's [`Ahead`] by their index in `jobs`. The first call
+    /// stops the reading, and waits for the files under way (a few milliseconds each).
+    pub(super) fn take_for<'p>(&self, jobs: &[(PathBuf, PathBuf)]) -> Ahead<'p> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut read = self.read.lock().expect("no panic while locked");
+        if let Some(reading) = self.reading.lock().expect("no panic while locked").take() {
+            *read = reading.join().unwrap_or_default();
+        }
+        let taken: HashMap<_, _> =
+            jobs.iter().enumerate().filter_map(|(i, (path, _))| Some((i, read.remove(path)?))).collect();
+        self.taken.fetch_add(taken.len(), Ordering::Relaxed);
+        Ahead { read: Mutex::new(taken), time: TimeSum::default() }
+    }
+
+    /// How many files the runs took.
+    pub fn taken(&self) -> usize {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// How many files are read ahead and not taken yet (once the reading stopped).
+    pub fn untaken(&self) -> usize {
+        self.read.lock().expect("no panic while locked").len()
+    }
+}
+
+impl Drop for ReadAhead {
+    /// Stops the reading (its thread then drops what it read).
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +250,51 @@ mod tests {
         assert_eq!(ahead.len(), 0);
         let all = pool.try_reserve(&jobs[0].0, 1, 1, 1 << 30).unwrap();
         assert!(all.is_some(), "clearing gave every reservation back");
+    }
+
+    #[test]
+    fn runs_take_their_own_files_read_ahead_once_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = jobs(dir.path(), 6, 33, 17);
+        let ahead = ReadAhead::start(&options(1 << 30), jobs.clone());
+        // Every PNG is read before the first run comes (the files are small).
+        while !ahead.reading.lock().unwrap().as_ref().is_none_or(|r| r.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let (first, second) = (&jobs[..4], &jobs[4..]); // two tasks' shares: 3 PNGs and the JPEG, 3 and the text
+        let run = ahead.take_for(first);
+        assert_eq!(run.order(first.len()), [0, 2, 3, 1], "its PNGs, by their index in the run's jobs, first");
+        assert_eq!(ahead.untaken(), 3, "the other run's files wait for it");
+        let decode_opts = DecodeOptions { budget: options(0).budget, keep_orientation: false };
+        for (i, path) in [(0, &first[0].0), (3, &first[3].0)] {
+            let (read, _) = run.take(i).expect("read ahead");
+            let (fresh, ()) = filtered::read(path, &decode_opts, |_| Ok(())).unwrap().unwrap();
+            assert_eq!((read.width, read.height, &read.rows[..]), (fresh.width, fresh.height, &fresh.rows[..]));
+        }
+        assert_eq!(ahead.take_for(first).len(), 0, "taken once");
+        assert_eq!(ahead.take_for(second).order(second.len()), [0, 1, 2, 3]);
+        assert_eq!((ahead.untaken(), ahead.taken()), (0, 6));
+    }
+
+    #[test]
+    fn a_read_ahead_holds_at_most_a_quarter_of_the_budget_and_stops_at_the_first_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = jobs(dir.path(), 8, 40, 30);
+        let header = crate::image_io::Header { width: 40, height: 30, stored_bytes_per_pixel: 3, reorients: false };
+        let one = memory::image_bytes(40, 30, peak_bytes_per_pixel(&header, &options(0), true));
+        let ahead = ReadAhead::start(&options(4 * (2 * one + one / 2)), jobs.clone());
+        while !ahead.reading.lock().unwrap().as_ref().is_none_or(|r| r.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(ahead.take_for(&[]).len(), 0);
+        assert_eq!(ahead.untaken(), 2, "a quarter of the budget holds two");
+
+        // A run that comes first stops the reading at once.
+        let ahead = ReadAhead::start(&options(1 << 30), jobs.clone());
+        let _ = ahead.take_for(&jobs[..1]);
+        let left = ahead.untaken();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(ahead.untaken(), left, "nothing read after the first run");
     }
 
     #[test]

@@ -85,9 +85,20 @@ impl Resident {
     }
 
     /// Each (input, output) of `jobs`, already planned by [`super::plan`] (a Dask task runs its share of one plan),
-    /// within the memory of `pool`.
-    pub fn run(&self, opts: &BatchOptions, jobs: &[(PathBuf, PathBuf)], pool: &memory::Pool) -> BatchSummary {
-        super::run_jobs(opts, self, jobs, pool, super::ahead::Ahead::default())
+    /// within the memory of `pool`; those of its files that `ahead` read first (as batch takes the files it read while
+    /// the GPU opened: not with `--png-inflate gpu` or `--kernel`).
+    pub fn run(
+        &self,
+        opts: &BatchOptions,
+        jobs: &[(PathBuf, PathBuf)],
+        pool: &memory::Pool,
+        ahead: Option<&super::ReadAhead>,
+    ) -> BatchSummary {
+        let ahead = match ahead {
+            Some(a) if opts.png_inflate == PngInflate::Cpu && opts.kernel.is_none() => a.take_for(jobs),
+            _ => super::ahead::Ahead::default(),
+        };
+        super::run_jobs(opts, self, jobs, pool, ahead)
     }
 }
 

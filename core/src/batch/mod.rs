@@ -39,6 +39,7 @@ use crate::image_io::{self, jpeg, output, Format, PngCompression};
 use crate::memory::{self, Budget};
 use crate::sobel::Filter;
 use ahead::Ahead;
+pub use ahead::ReadAhead;
 use checks::{check_against_scalar, check_png};
 use engines::open_devices;
 pub use engines::{jpeg_engine_slots, Resident, DEFAULT_SLOTS, JPEG_BACKEND_SLOTS};
