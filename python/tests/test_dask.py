@@ -314,7 +314,7 @@ def test_the_engines_load_nvjpeg_only_where_batch_would(tmp_path):
 
     for folder, expected in [(pngs, False), (mixed, True)]:
         args = argparse.Namespace(inputs=[str(folder)], out=str(tmp_path / "out"), recursive=False, format="png",
-                                  kernel=None, output="magnitude", workers=1, gpus=False)
+                                  kernel=None, output="magnitude", workers=1, gpus=False, check=False)
         said: Future = Future()
         csd._open_for(args, said)
         assert said.result() is expected
@@ -335,6 +335,54 @@ def test_the_command_plans_its_inputs_once(folder, expected, tmp_path, monkeypat
     monkeypatch.setattr(_native, "plan_batch", lambda *args: calls.append(args) or real(*args))
     assert csd.main([str(folder), "--out", str(tmp_path), "--workers", "1"]) == 2  # the folder's broken files
     assert len(calls) == 1
+    assert written(tmp_path) == expected
+
+
+def test_the_command_reads_its_pngs_ahead_for_its_tasks(folder, expected, tmp_path, monkeypatch):
+    """While Dask is imported and its cluster starts, the command reads its plan's PNGs ahead; on a GPU host (where a
+    task takes a PNG's rows still filtered) its tasks take every one that reads, and write batch's bytes."""
+    made = []
+    real = _native.ReadAhead
+    monkeypatch.setattr(_native, "ReadAhead", lambda *args: made.append(real(*args)) or made[-1])
+    assert csd.main([str(folder), "--out", str(tmp_path), "--workers", "1"]) == 2  # the folder's broken files
+    assert written(tmp_path) == expected
+    assert len(made) == 1 and csd._READ_AHEAD is None, "one, let go when the run ends"
+    # The 18 PNGs that read (not the truncated one or the text) take milliseconds; Dask's import, tenths of a second.
+    assert made[0].taken == (18 if _native.device_count() else 0)
+
+
+def test_the_command_runs_its_first_chunks_while_its_cluster_starts(folder, expected, tmp_path, monkeypatch, capsys):
+    """The command's engines start on the first chunks as soon as they are open, while Dask is imported and the
+    cluster starts; the cluster takes the chunks they did not take. Every image is counted once, under the worker whose
+    engine did it, and the outputs are batch's."""
+    seen = []
+    real = csd._EarlyStart.stop
+    monkeypatch.setattr(csd._EarlyStart, "stop", lambda self: seen.append(real(self)) or seen[-1])
+    assert csd.main([str(folder), "--out", str(tmp_path), "--workers", "1", "--chunk-size", "4"]) == 2
+    assert written(tmp_path) == expected
+    (chunks, started), = seen
+    assert len(chunks) == 6 and sum(map(len, chunks)) == 21
+    # The engine opens in milliseconds here, the cluster in tenths of a second: the first chunk at least is taken.
+    assert 1 <= len(started) <= 6 and sorted(started) == list(range(len(started)))
+    printed = capsys.readouterr().out
+    assert "18 of 21 images" in printed and "6 task(s)" in printed and "  0: 18 done, 3 failed" in printed
+    assert not csd._EARLY, "taken over by the run"
+
+
+def test_a_run_takes_what_was_read_ahead_and_writes_the_same_bytes(folder, expected, tmp_path):
+    """A worker's runs given a read-ahead of the plan write batch's bytes and failures, each taking its own files."""
+    pairs, _, _ = _native.plan_batch([str(folder)], str(tmp_path), False, "png")
+    ahead = _native.ReadAhead(pairs)
+    engine = csd._engine(None, 2)
+    from cuda_sobel._arrays import native_filter
+
+    filter = native_filter("sobel", 3, None, "exact", "percent", "l2")
+    failed = []
+    for chunk in (pairs[:7], pairs[7:]):
+        images, f, _, _ = engine.run(chunk, filter, "default", "png", False, ahead=ahead)
+        assert images == len(chunk)
+        failed += f
+    assert sorted(os.path.basename(p) for p, _ in failed) == sorted(BROKEN)
     assert written(tmp_path) == expected
 
 
