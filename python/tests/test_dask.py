@@ -225,6 +225,7 @@ def test_tasks_are_sized_to_the_work():
     assert csd.chunk_size_for(2000, 2) == 250  # about four tasks a worker
     assert csd.chunk_size_for(2000, 1) == 500
     assert csd.chunk_size_for(1_000_000, 4) == 1024  # never more than 1024
+    assert csd.chunk_size_for(2000, 1, per_worker=2) == 1000  # the command's own cluster
 
 
 def test_refusals_come_before_any_task(folder, tmp_path):
@@ -367,6 +368,10 @@ def test_the_command_runs_its_first_chunks_while_its_cluster_starts(folder, expe
     printed = capsys.readouterr().out
     assert "18 of 21 images" in printed and "6 task(s)" in printed and "  0: 18 done, 3 failed" in printed
     assert not csd._EARLY, "taken over by the run"
+    # By default, two tasks a worker: its workers are threads of the command, none dies alone.
+    seen.clear()
+    assert csd.main([str(folder), "--out", str(tmp_path / "again"), "--workers", "1"]) == 2
+    assert [len(c) for c in seen[0][0]] == [11, 10]
 
 
 def test_a_run_takes_what_was_read_ahead_and_writes_the_same_bytes(folder, expected, tmp_path):
