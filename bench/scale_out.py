@@ -2,7 +2,7 @@
 """Folders over several GPUs, by the clock (docs/scale-out.md): the table of `cuda_sobel batch --devices` and
 `python -m cuda_sobel.dask --gpus` over 1, 2, … G GPUs, in one run on one host.
 
-    python3 bench/scale_out.py BINARY [--images 2000] [--repeats 2] [--gpus G] [--out results.md]
+    python3 bench/scale_out.py BINARY [--images 2000] [--repeats 2] [--gpus G] [--out results.md] [--outputs DIR]
 
 Over IMAGES 4000×3000 JPEG photos (scripts/make_photos.py: real photos, resized, with sensor noise) and IMAGES
 2048×1024 PNGs (copies of one generated scene), each command is timed whole — start-up, the run, teardown: what a
@@ -65,6 +65,11 @@ def on_running_cluster(folder, few, out, k):
 
 def inputs(binary, work, images):
     photos, pngs = os.path.join(work, "photos"), os.path.join(work, "pngs")
+    made = [os.path.isdir(d) and len(os.listdir(d)) == images for d in (photos, pngs)]
+    if all(made):  # --keep's folder from an earlier run: the same inputs again
+        return [("4000×3000 JPEG photos", photos), ("2048×1024 PNGs", pngs)]
+    shutil.rmtree(photos, ignore_errors=True)
+    shutil.rmtree(pngs, ignore_errors=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_photos.py"), "--count", str(images), "--out",
                     photos], check=True, stdout=subprocess.DEVNULL)
     os.makedirs(pngs)
@@ -90,7 +95,10 @@ def main():
                     "running (sobel_files on a running cluster)")
     ap.add_argument("--gpus", type=int, help="at most this many (default: every GPU)")
     ap.add_argument("--out", help="also write the table to this file")
-    ap.add_argument("--keep", help="make the inputs in this folder and leave them there (default: a temporary one)")
+    ap.add_argument("--keep", help="make the inputs in this folder and leave them there, or take them from it where an "
+                    "earlier run left them (default: a temporary folder)")
+    ap.add_argument("--outputs", help="write the outputs here, e.g. a tmpfs, to leave the disk out of the figures "
+                    "(default: beside the inputs)")
     a = ap.parse_args()
     binary = os.path.abspath(a.binary)
     import cuda_sobel
@@ -105,9 +113,10 @@ def main():
     os.makedirs(work, exist_ok=True)
     try:
         sets = inputs(binary, work, a.images)
-        out = os.path.join(work, "out")
+        out = os.path.abspath(a.outputs) if a.outputs else os.path.join(work, "out")
         dask = [sys.executable, "-m", "cuda_sobel.dask"]
         few = os.path.join(work, "few")
+        shutil.rmtree(few, ignore_errors=True)
         os.makedirs(few)
         for name in sorted(os.listdir(sets[0][1]))[:40]:
             shutil.copyfile(os.path.join(sets[0][1], name), os.path.join(few, name))
@@ -139,8 +148,9 @@ def main():
                            f"| {rates[tool, k] / one:.2f}× | {versus} |")
                     rows.append(row)
                     print(row, flush=True)
+        where = f"; outputs in {a.outputs}" if a.outputs else ""
         head = [f"{gpus} × {gpu}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; {a.images} images a set, "
-                f"best of {a.repeats} by the clock", "",
+                f"best of {a.repeats} by the clock{where}", "",
                 "| images | command | images/s by the clock (each run) | its own line | ÷ one GPU | Dask ÷ batch |",
                 "|---|---|---|---|---|---|"]
         table = "\n".join(head + rows + ["", checked])
@@ -149,6 +159,8 @@ def main():
             with open(a.out, "w") as f:
                 f.write(table + "\n")
     finally:
+        if a.outputs:
+            shutil.rmtree(os.path.abspath(a.outputs), ignore_errors=True)
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
 
