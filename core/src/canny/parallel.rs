@@ -22,22 +22,19 @@ impl Canny {
         let mut out = vec![0u8; width * height];
         over_bands((width, height), 16, &mut out, |top, out, states: &mut Vec<u8>| {
             let row = |y: usize| (&gx[y * width..][..width], &gy[y * width..][..width]);
-            self.band(row, (width, height), (top, out), thresholds, states)
+            self.band((row, self.ksize == Ksize::K7), (width, height), (top, out), thresholds, states)
         });
         out
     }
 
-    /// The magnitudes of one row of exact gradients, as [`Canny::magnitude`] of [`Canny::opencv_gradient`]s.
-    fn magnitudes<G: Gradient>(&self, gx: &[G], gy: &[G], line: &mut [i32]) {
-        magnitudes(self.ksize == Ksize::K7, self.norm, gx, gy, line)
-    }
-
-    /// One band of [`Canny::edges_rayon`]: rows `top..top + rows` (`out` holds them), the exact gradients of image row
-    /// `y` given by `gradients(y)`; `states` is room the band may reuse. Its rows end as the output's bytes (255 an
-    /// edge, else 0) except its open candidates ([`OPEN`]), which stay WEAK; returns them.
+    /// One band of [`Canny::edges_rayon`]: rows `top..top + rows` (`out` holds them), the gradients of image row `y`
+    /// given by `gradients(y)` — exact ones, or with `k7_rule` false at aperture 7 OpenCV's already
+    /// ([`Plane::Sixteenths`](crate::cpu::rayon::Plane::Sixteenths)); `states` is room the band may reuse. Its rows
+    /// end as the output's bytes (255 an edge, else 0) except its open candidates ([`OPEN`]), which stay WEAK;
+    /// returns them.
     fn band<'g, G: Gradient>(
         &self,
-        gradients: impl Fn(usize) -> (&'g [G], &'g [G]),
+        (gradients, k7_rule): (impl Fn(usize) -> (&'g [G], &'g [G]), bool),
         (width, height): (usize, usize),
         (top, out): (usize, &mut [u8]),
         (low, high): (i64, i64),
@@ -55,7 +52,7 @@ impl Canny {
                 return;
             }
             let (gx, gy) = gradients(y as usize);
-            self.magnitudes(gx, gy, &mut line[1..=width]);
+            magnitudes(k7_rule, self.norm, gx, gy, &mut line[1..=width]);
         };
         let slot = |y: isize| (y + 1).rem_euclid(3) as usize;
         fill(&mut ring[slot(top as isize - 1)], top as isize - 1);
@@ -75,7 +72,7 @@ impl Canny {
             let lines = [&ring[slot(y - 1)][..], &ring[slot(y)][..], &ring[slot(y + 1)][..]];
             let at = (r + 1) * stride + 1;
             let row = &mut states[at..at + width];
-            suppress_row(lines, gradients(top + r), self.ksize == Ksize::K7, (low, high), row);
+            suppress_row(lines, gradients(top + r), k7_rule, (low, high), row);
         }
         seeds(states, (stride, rows, width), &mut stack);
         // The hysteresis inside the band.
@@ -133,7 +130,7 @@ impl Canny {
 /// OpenCV's 1/16 for aperture 7 ([`Canny::opencv_gradient`]), rounded half to even, without a branch: ⌊g/16⌋ plus
 /// the rounding's carry.
 #[inline(always)]
-fn k7(g: i32) -> i32 {
+pub(crate) fn sixteenth(g: i32) -> i32 {
     let (q, r) = (g >> 4, g & 15);
     q + i32::from(r > 8 || (r == 8 && q & 1 == 1))
 }
@@ -156,8 +153,8 @@ fn magnitudes<G: Gradient>(k7_rule: bool, norm: Norm, gx: &[G], gy: &[G], line: 
     match (k7_rule, norm) {
         (false, Norm::L1) => each(line, gx, gy, |x, y| k35(x).abs() + k35(y).abs()),
         (false, Norm::L2) => each(line, gx, gy, |x, y| k35(x) * k35(x) + k35(y) * k35(y)),
-        (true, Norm::L1) => each(line, gx, gy, |x, y| k7(x).abs() + k7(y).abs()),
-        (true, Norm::L2) => each(line, gx, gy, |x, y| k7(x) * k7(x) + k7(y) * k7(y)),
+        (true, Norm::L1) => each(line, gx, gy, |x, y| sixteenth(x).abs() + sixteenth(y).abs()),
+        (true, Norm::L2) => each(line, gx, gy, |x, y| sixteenth(x) * sixteenth(x) + sixteenth(y) * sixteenth(y)),
     }
 }
 
@@ -225,7 +222,7 @@ fn suppress_row<G: Gradient>(
     out: &mut [u8],
 ) {
     if k7_rule {
-        suppress_in(lines, gradients, k7, thresholds, out)
+        suppress_in(lines, gradients, sixteenth, thresholds, out)
     } else {
         suppress_in(lines, gradients, k35, thresholds, out)
     }
@@ -280,41 +277,36 @@ impl Canny {
     /// [`Canny::edges_of`] into `out` (a byte a pixel, every one written): the caller's own array, which a fresh
     /// image-sized buffer and a copy into it made 5–10 % slower (the Python package's host call).
     pub fn edges_of_into<R: crate::cpu::source::Rows>(&self, src: &R, filter: crate::sobel::Filter, out: &mut [u8]) {
+        use crate::cpu::rayon::{Out, Plane};
         assert_eq!(out.len(), src.width() * src.height(), "a byte a pixel");
-        if filter.stencil().fits_i16() {
-            self.edges_in::<R, i16>(src, filter, out)
-        } else {
-            self.edges_in::<R, i32>(src, filter, out)
-        }
-    }
-
-    /// [`Canny::edges_of`] through gradient planes of `G`.
-    fn edges_in<R: crate::cpu::source::Rows, G: Gradient>(
-        &self,
-        src: &R,
-        filter: crate::sobel::Filter,
-        out: &mut [u8],
-    ) {
+        debug_assert_eq!(filter.ksize, self.ksize, "the stencil is this Canny's");
         let (width, height) = (src.width(), src.height());
         let thresholds = self.thresholds();
         let r = filter.stencil().radius;
+        // Aperture 7's exact gradients need 32 bits, but OpenCV's Canny takes their sixteenths, which fit 16: its
+        // planes hold those, and the band reads them as it reads apertures 3 and 5's. 7680×4320 on one core: 174 ms
+        // through 32-bit planes of the exact gradients, the sixteenths rounded in the band, against 102 at aperture 5.
+        let sixteenths = !filter.stencil().fits_i16();
         // A band computes the gradients of 1 + r rows either side again, and each seam between two bands costs the
         // hysteresis across them: bands of at least 64 rows (16 threads, 2048×1024: one band a thread) took 0.68–0.74
         // ms at apertures 3 and 5 against 0.75–0.79 for bands of 32 and 48 rows, whose seams cost 0.03–0.05 ms more;
         // bands of 16 rows did 1.2–1.3× the work.
-        over_bands((width, height), 64, out, |top, out, (gx, gy, states): &mut (Vec<G>, Vec<G>, Vec<u8>)| {
+        over_bands((width, height), 64, out, |top, out, (gx, gy, states): &mut (Vec<i16>, Vec<i16>, Vec<u8>)| {
             let rows = out.len() / width;
             // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at the
             // image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of many.
             let first = top.saturating_sub(1 + r);
             let last = (top + rows + 1 + r).min(height);
             let window = Window { src, first, height: last - first };
-            gx.resize((last - first) * width, G::default());
-            gy.resize((last - first) * width, G::default());
-            let planes = crate::cpu::rayon::Out::Gradients(G::plane(&mut gx[..]), G::plane(&mut gy[..]));
+            gx.resize((last - first) * width, 0);
+            gy.resize((last - first) * width, 0);
+            let planes = match sixteenths {
+                true => Out::Gradients(Plane::Sixteenths(&mut gx[..]), Plane::Sixteenths(&mut gy[..])),
+                false => Out::Gradients(Plane::I16(&mut gx[..]), Plane::I16(&mut gy[..])),
+            };
             crate::cpu::rayon::run_here(&window, filter, planes);
             let row = |y: usize| (&gx[(y - first) * width..][..width], &gy[(y - first) * width..][..width]);
-            self.band(row, (width, height), (top, out), thresholds, states)
+            self.band((row, false), (width, height), (top, out), thresholds, states)
         })
     }
 }
@@ -377,24 +369,13 @@ struct Open {
     all: Vec<usize>,
 }
 
-/// A gradient plane's number: 16 bits where the stencil's bound allows (apertures 3 and 5: half the bytes to write and
-/// read again), else 32.
-trait Gradient: Copy + Default + Into<i32> + Send + Sync + 'static {
-    /// `v` as cpu-rayon's output plane.
-    fn plane(v: &mut [Self]) -> crate::cpu::rayon::Plane<'_>;
-}
+/// A gradient's number in the band: 16 bits from an image's rows ([`Canny::edges_of`]: apertures 3 and 5's exact
+/// gradients, aperture 7's sixteenths), 32 from exact gradients given ([`Canny::edges_rayon`]).
+trait Gradient: Copy + Default + Into<i32> + Send + Sync + 'static {}
 
-impl Gradient for i16 {
-    fn plane(v: &mut [i16]) -> crate::cpu::rayon::Plane<'_> {
-        crate::cpu::rayon::Plane::I16(v)
-    }
-}
+impl Gradient for i16 {}
 
-impl Gradient for i32 {
-    fn plane(v: &mut [i32]) -> crate::cpu::rayon::Plane<'_> {
-        crate::cpu::rayon::Plane::I32(v)
-    }
-}
+impl Gradient for i32 {}
 
 /// Rows `first..first + height` of an image, as an image: its gradients are exact for every row at least the
 /// stencil's radius from the window's cut edges (and at the image's own edges, where the border rule is the image's).

@@ -42,6 +42,9 @@ pub enum Plane<'a> {
     I32(&'a mut [i32]),
     /// Floats (exact: |G| < 2^24).
     F32(&'a mut [f32]),
+    /// Sixteenths in 16 bits, rounded half to even ([`crate::canny::Canny::opencv_gradient`]): the gradients
+    /// OpenCV's Canny takes at aperture 7, whose exact ones need 32.
+    Sixteenths(&'a mut [i16]),
 }
 
 /// What a run writes, `width · height` values of each.
@@ -64,6 +67,7 @@ impl Plane<'_> {
             Plane::I16(p) => p.len(),
             Plane::I32(p) => p.len(),
             Plane::F32(p) => p.len(),
+            Plane::Sixteenths(p) => p.len(),
         }
     }
 
@@ -72,6 +76,7 @@ impl Plane<'_> {
             Plane::I16(p) => p.chunks_mut(n).map(Plane::I16).collect(),
             Plane::I32(p) => p.chunks_mut(n).map(Plane::I32).collect(),
             Plane::F32(p) => p.chunks_mut(n).map(Plane::F32).collect(),
+            Plane::Sixteenths(p) => p.chunks_mut(n).map(Plane::Sixteenths).collect(),
         }
     }
 
@@ -83,6 +88,10 @@ impl Plane<'_> {
             Plane::I16(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.get() as i16),
             Plane::I32(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.get() as i32),
             Plane::F32(p) => p[y * w..(y + 1) * w].iter_mut().zip(g).for_each(|(o, &v)| *o = v.get() as f32),
+            Plane::Sixteenths(p) => p[y * w..(y + 1) * w]
+                .iter_mut()
+                .zip(g)
+                .for_each(|(o, &v)| *o = crate::canny::sixteenth(v.get() as i32) as i16),
         }
     }
 }
