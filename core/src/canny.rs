@@ -171,6 +171,27 @@ mod tests {
     }
 
     #[test]
+    fn cpu_rayons_sixteenths_are_opencvs_aperture_seven_gradients() {
+        // A random 67 × 41 image (every border): cpu-rayon's 16-bit sixteenths are the rounding of its exact 32-bit
+        // gradients, the halves included (about one gradient in sixteen).
+        use crate::cpu::rayon::{run, Out, PackedRgb, Plane};
+        let (w, h) = (67, 41);
+        let data: Vec<u8> = (0..3 * w * h).map(|i| ((i * 7919) % 251) as u8 ^ (i / 5) as u8).collect();
+        let src = PackedRgb::new(&data, w, h);
+        let c = canny(0.0, 0.0, Norm::L1, Ksize::K7);
+        for border in crate::sobel::Border::ALL {
+            let filter = crate::sobel::Filter { ksize: Ksize::K7, border, ..Default::default() };
+            let (mut x, mut y) = (vec![0i32; w * h], vec![0i32; w * h]);
+            run(&src, filter, Out::Gradients(Plane::I32(&mut x), Plane::I32(&mut y)));
+            let (mut x16, mut y16) = (vec![0i16; w * h], vec![0i16; w * h]);
+            run(&src, filter, Out::Gradients(Plane::Sixteenths(&mut x16), Plane::Sixteenths(&mut y16)));
+            let want: Vec<i16> = x.iter().chain(&y).map(|&g| c.opencv_gradient(g) as i16).collect();
+            assert_eq!([x16, y16].concat(), want, "{border:?}");
+            assert!(x.iter().chain(&y).filter(|&&g| g.rem_euclid(16) == 8).count() > w * h / 20, "halves tested");
+        }
+    }
+
+    #[test]
     fn what_opencv_refuses_is_refused() {
         assert!(Canny::new(f64::NAN, 1.0, Norm::L1, Ksize::K3).unwrap_err().contains("low threshold"));
         assert!(Canny::new(1.0, f64::INFINITY, Norm::L1, Ksize::K3).unwrap_err().contains("high threshold"));
