@@ -18,11 +18,6 @@ use cuda_sobel_core::engine::{Device, Engine};
 use cuda_sobel_core::image_io::Format;
 use cuda_sobel_core::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Operator};
 
-/// The command line's allocator (`src/main.rs` says why): a Dask worker's batch runs allocate as the command's
-/// do. It serves this module's own allocations; Python's objects keep Python's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The value of `all` named `name`, or a `ValueError` in the command line's words.
 fn pick<T: Copy>(what: &str, name: &str, all: &[T], name_of: fn(T) -> &'static str) -> PyResult<T> {
     all.iter().copied().find(|&v| name_of(v) == name).ok_or_else(|| {
