@@ -300,6 +300,42 @@ fn nvjpeg_is_loaded_only_where_an_input_is_a_jpeg() {
     assert_eq!(stdout.contains("JPEGs decoded by nvJPEG"), gpu_required, "{stdout}");
 }
 
+/// `--devices` shows the driver those devices alone (`cuInit` starts every visible one), and the summary still
+/// names each by the ordinal given: one that is not there is skipped by its name, the others compute. A
+/// `CUDA_VISIBLE_DEVICES` of the user's stands.
+#[test]
+fn devices_are_shown_to_the_driver_alone_and_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    cuda_sobel::generate::scene(64, 48).save(input.join("a.png")).unwrap();
+    let run = |devices: &str, visible: Option<&str>, out: &str| {
+        let mut cmd = bin();
+        match visible {
+            Some(v) => cmd.env("CUDA_VISIBLE_DEVICES", v),
+            None => cmd.env_remove("CUDA_VISIBLE_DEVICES"),
+        };
+        let a = cmd.env("CUDA_SOBEL_TRACE", "1").arg("batch").arg(&input).args(["--devices", devices]);
+        let a = a.arg("--out").arg(dir.path().join(out)).assert().success();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (text(&a.get_output().stdout), text(&a.get_output().stderr))
+    };
+    let (stdout, stderr) = run("9,0", None, "narrowed");
+    assert!(stderr.contains("the driver shown CUDA_VISIBLE_DEVICES=0,9"), "{stderr}");
+    assert!(stdout.contains("batch: 1 of 1 images"), "{stdout}");
+    assert!(stdout.contains("device 9: "), "device 9 skipped by its name: {stdout}");
+    if std::env::var_os("CUDA_SOBEL_REQUIRE_GPU").is_some() {
+        assert!(stdout.contains("(1 device(s))") && !stdout.contains("device 0: "), "{stdout}");
+    }
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "0".into());
+    let (_, stderr) = run("0", Some(&visible), "as set");
+    assert!(!stderr.contains("the driver shown"), "the user's CUDA_VISIBLE_DEVICES stands: {stderr}");
+    assert_eq!(
+        std::fs::read(dir.path().join("narrowed/a_sobel.png")).unwrap(),
+        std::fs::read(dir.path().join("as set/a_sobel.png")).unwrap()
+    );
+}
+
 /// A noisy photo-like `width × height` image (a smooth gradient and noise from a fixed seed): edges with no
 /// repeated strings, where `cuda/deflate.cu`'s codes do all the work.
 fn noisy(width: u32, height: u32, seed: u32) -> image::RgbImage {

@@ -155,6 +155,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(show_only_devices, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(host::sobel_host, m)?)?;
     m.add_function(wrap_pyfunction!(host::gradients_host, m)?)?;
@@ -179,4 +180,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn device_count(py: Python<'_>) -> usize {
     py.detach(Engine::device_count)
+}
+
+/// Shows the CUDA driver only the devices `ordinals`, still called by those ordinals (`cuda_sobel_core::gpu::visible`):
+/// `cuInit` starts every visible device, ~0.2 s each on an H200 host. Call before any CUDA call, before the program
+/// starts threads; does nothing where `CUDA_VISIBLE_DEVICES` is set. Returns whether it narrowed them.
+#[pyfunction]
+fn show_only_devices(ordinals: Vec<usize>) -> bool {
+    cuda_sobel_core::gpu::visible::show_only(&ordinals)
 }

@@ -250,6 +250,23 @@ def test_the_command_line(folder, expected, tmp_path):
     assert written(tmp_path) == expected
 
 
+def test_the_command_shows_the_driver_only_its_workers_gpus(folder, expected, tmp_path):
+    """`--gpus --workers N` shows the CUDA driver GPUs 0…N-1 alone (its `cuInit` starts every visible one), and
+    writes what batch writes; a `CUDA_VISIBLE_DEVICES` of the user's stands."""
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    command = [sys.executable, "-m", "cuda_sobel.dask", str(folder), "--gpus", "--workers", "1", "--out"]
+    run = subprocess.run(command + [str(tmp_path / "shown")], capture_output=True, text=True, cwd=tmp_path,
+                         env={**env, "CUDA_SOBEL_TRACE": "1"})
+    assert run.returncode == 2, run.stderr  # the broken files
+    assert "the driver shown CUDA_VISIBLE_DEVICES=0\n" in run.stderr
+    assert written(tmp_path / "shown") == expected
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+    run = subprocess.run(command + [str(tmp_path / "as set")], capture_output=True, text=True, cwd=tmp_path,
+                         env={**env, "CUDA_SOBEL_TRACE": "1", "CUDA_VISIBLE_DEVICES": visible})
+    assert run.returncode == 2 and "the driver shown" not in run.stderr, run.stderr
+    assert written(tmp_path / "as set") == expected
+
+
 def test_the_commands_own_cluster_runs_in_this_process(folder, expected, tmp_path):
     """The local cluster `python -m cuda_sobel.dask` starts: its workers are threads of this process, each with its
     own choice of devices and threads (every core: workers on the CPU share one engine), and they write batch's

@@ -9,6 +9,19 @@ use crate::memory::{self, Budget};
 use crate::pipeline::{self, Variant, N1};
 use crate::{generate, image_io, report};
 
+impl Cli {
+    /// The CUDA devices the command may use, known before it starts the driver: `batch --devices`'s, device 0 for
+    /// the image, filter and bench commands; `None` for every visible one (`batch` without `--devices`) or none
+    /// (`generate`). `main` shows the driver only these ([`crate::gpu::visible::show_only`]).
+    pub fn devices(&self) -> Option<Vec<usize>> {
+        match &self.command {
+            Some(Command::Batch(b)) => (!b.devices.is_empty()).then(|| b.devices.clone()),
+            Some(Command::Generate { .. }) => None,
+            Some(Command::Filter(_) | Command::Bench(_)) | None => Some(vec![0]),
+        }
+    }
+}
+
 /// Parses the arguments, runs, and returns the exit code; errors are returned for `main` to print.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // From here on, an interrupt removes the temporary files this process made, then exits 130 / 143 / 129.

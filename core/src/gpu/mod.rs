@@ -29,6 +29,7 @@ pub mod slots;
 pub mod staged;
 pub mod student;
 pub mod variants;
+pub mod visible;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -161,6 +162,7 @@ impl Gpu {
         crate::trace::mark("GPU: cuInit");
         let count = CudaContext::device_count();
         crate::trace::mark("GPU: cuInit done");
+        let ordinal = visible::driver_ordinal(ordinal);
         match count {
             Ok(n) if n as usize > ordinal => {}
             Ok(_) | Err(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)) => {
