@@ -95,9 +95,14 @@ pub fn nvrtc_present() -> bool {
 
 /// True when libcuda can be loaded.
 pub fn driver_present() -> bool {
+    DRIVER_TOUCHED.store(true, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: only tries to dlopen the library by its usual names.
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
+
+/// Whether this process has looked for the CUDA driver ([`driver_present`], which every path to it takes first):
+/// after that, [`visible::show_only`] no longer narrows the devices.
+static DRIVER_TOUCHED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// An open device: context, stream and device facts, with the kernels of one [`Build`] at hand. Clones
 /// share the context and the loaded kernel sets.

@@ -4,6 +4,7 @@
 //! that knows its devices before its first CUDA call shows the driver those alone ([`show_only`]), and keeps
 //! naming them by the ordinals its user gave ([`driver_ordinal`] turns one into the driver's).
 
+use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 /// The ordinals [`show_only`] showed, in the driver's order: the driver's ordinal `i` is the user's `SHOWN[i]`.
@@ -14,12 +15,15 @@ const VARIABLE: &str = "CUDA_VISIBLE_DEVICES";
 
 /// Shows the CUDA driver only the devices `ordinals` (as numbered with every device visible); the rest of the
 /// process keeps calling them by those ordinals. Returns whether it did: not where `CUDA_VISIBLE_DEVICES` is set
-/// already (the user's or a scheduler's choice stands), nor for no ordinals, nor a second time.
+/// already (the user's or a scheduler's choice stands), nor once this process has looked for the driver (it may have
+/// started it, and the ordinals would then be the driver's own), nor for no ordinals, nor a second time.
 ///
-/// It sets an environment variable, which the driver reads once: call it before any CUDA call, while the process
-/// runs a single thread (first thing in `main`, or before a Python program starts its threads).
+/// It sets an environment variable, which the driver reads when it starts: call it before any CUDA call — this
+/// library's or another's — while the process runs a single thread (first thing in `main`, or before a Python
+/// program starts its threads).
 pub fn show_only(ordinals: &[usize]) -> bool {
-    let Some((value, shown)) = narrowed(std::env::var_os(VARIABLE).is_some(), ordinals) else {
+    let refused = std::env::var_os(VARIABLE).is_some() || super::DRIVER_TOUCHED.load(Ordering::Relaxed);
+    let Some((value, shown)) = narrowed(refused, ordinals) else {
         return false;
     };
     if SHOWN.set(shown).is_err() {
@@ -30,10 +34,10 @@ pub fn show_only(ordinals: &[usize]) -> bool {
     true
 }
 
-/// The value of `CUDA_VISIBLE_DEVICES` that shows `ordinals`, and their order in it; `None` where the variable is
-/// set already or no ordinal is given.
-fn narrowed(already_set: bool, ordinals: &[usize]) -> Option<(String, Vec<usize>)> {
-    if already_set || ordinals.is_empty() {
+/// The value of `CUDA_VISIBLE_DEVICES` that shows `ordinals`, and their order in it; `None` where narrowing is
+/// `refused` or no ordinal is given.
+fn narrowed(refused: bool, ordinals: &[usize]) -> Option<(String, Vec<usize>)> {
+    if refused || ordinals.is_empty() {
         return None;
     }
     // In increasing order: the driver shows the devices listed before the first one that does not exist, so a
@@ -62,8 +66,17 @@ mod tests {
     fn shows_the_ordinals_asked_for_in_increasing_order_once_each() {
         assert_eq!(narrowed(false, &[2]), Some(("2".into(), vec![2])));
         assert_eq!(narrowed(false, &[3, 1, 3, 0]), Some(("0,1,3".into(), vec![0, 1, 3])));
-        // The user's (or a scheduler's) CUDA_VISIBLE_DEVICES stands; no devices asked for shows them all.
+        // The user's (or a scheduler's) CUDA_VISIBLE_DEVICES, or a driver already looked for, stands; no devices asked
+        // for shows them all.
         assert_eq!(narrowed(true, &[0]), None);
         assert_eq!(narrowed(false, &[]), None);
+    }
+
+    #[test]
+    fn a_process_that_looked_for_the_driver_keeps_every_device() {
+        // The driver may be started by now, and would not read the variable again.
+        crate::gpu::driver_present();
+        assert!(!super::show_only(&[0]));
+        assert_eq!(super::driver_ordinal(3), 3);
     }
 }
