@@ -1,5 +1,5 @@
 //! Which devices the CUDA driver starts. `cuInit` starts every visible device, whichever ones a process then uses: on
-//! a host of 4 × H200 it took 0.9–1.0 s for a command that used one of them, and 0.19–0.26 s with only that one
+//! a host of 4 × H200 it took 0.57–1.03 s for a command that used one of them, and 0.19–0.26 s with only that one
 //! visible (2000 photos through `batch --devices 0`: 358–373 images/s by the clock against 420–438). So a command
 //! that knows its devices before its first CUDA call shows the driver those alone ([`show_only`]), and keeps
 //! naming them by the ordinals its user gave ([`driver_ordinal`] turns one into the driver's).
