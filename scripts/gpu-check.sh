@@ -6,8 +6,9 @@
 #      --mapping report, --gpu-required (exit 0 = every variant identical);
 #   3. compute-sanitizer memcheck and racecheck on 1×1, 1×7, 7×1, 33×17, 64×64, 1025×3, 1024×1029,
 #      4097×2049 (every border; Scharr, the report's arithmetic and the report's n:1 mapping on the odd
-#      sizes); memcheck of gpu-strip at unaligned widths (scripts/strip-widths.sh); memcheck and synccheck on
-#      batch mode's PNG unfiltering (RGB and RGBA, the same sizes);
+#      sizes) and on Canny's kernels (every aperture, the same sizes and a spiral); memcheck of gpu-strip at
+#      unaligned widths (scripts/strip-widths.sh); memcheck and synccheck on batch mode's PNG unfiltering (RGB and
+#      RGBA, the same sizes);
 #   4. no GPU visible; damaged and forged kernel cache entries; an image far larger than free device memory;
 #   5. how gpu-n1's computation time behaves with n (2048×1024 and 7680×4320);
 #   6. the headline command;
@@ -140,11 +141,29 @@ sanitize_sizes() {
   done
   return $ok
 }
+# Canny's kernels (cuda/canny.cu: the suppression and the tiles' union-find, the seams' link, the resolve) at every
+# aperture and norm, on the sizes above and a one-pixel spiral whose chains cross every tile's seams.
+sanitize_canny() {
+  local tool=$1 ok=0
+  "$DEV/cuda_sobel" generate 300x200 --spiral --out "$WORK/sspiral.png" >/dev/null
+  for size in 1x1 1x7 7x1 33x17 64x64 1025x3 1024x1029 spiral; do
+    for extra in "--ksize 3" "--ksize 5 --norm l2" "--ksize 7 --border reflect101"; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 10 \
+        "$DEV/cuda_sobel" "$WORK/s$size.png" --output canny --low 20 --high 60 $extra --variant gpu-strip --reps 1 \
+        --gpu-required --quiet --out "$WORK/c.png" > "$WORK/san.log" 2>&1 || { ok=1; cat "$WORK/san.log"; }
+      grep -hE "(ERROR|RACECHECK) SUMMARY" "$WORK/san.log" | sed "s|^|  $tool canny $size $extra: |"
+    done
+  done
+  return $ok
+}
 if want sanitize; then
   step "compute-sanitizer memcheck" sanitize memcheck
   step "compute-sanitizer racecheck" sanitize racecheck
   step "compute-sanitizer memcheck, ksize 5 and 7" sanitize_sizes memcheck
   step "compute-sanitizer racecheck, ksize 5 and 7" sanitize_sizes racecheck
+  step "compute-sanitizer memcheck, Canny" sanitize_canny memcheck
+  step "compute-sanitizer racecheck, Canny" sanitize_canny racecheck
   # gpu-strip's general form at widths whose groups read shifted rows, its edge groups in several warps.
   step "compute-sanitizer memcheck, gpu-strip at unaligned widths" env BIN="$DEV/cuda_sobel" bash scripts/strip-widths.sh memcheck
 
