@@ -211,13 +211,20 @@ def contiguous(a: Any, lib: str) -> bool:
     return a.is_contiguous() if lib == "torch" else a.flags.c_contiguous
 
 
+_RAW_STREAM: list = []
+"""torch's `_cuda_getCurrentRawStream` (what torch.cuda.current_stream builds on), looked up once."""
+
+
 def torch_stream(ordinal: int) -> int:
     """The raw handle of PyTorch's current stream on device `ordinal`."""
+    if _RAW_STREAM:
+        return int(_RAW_STREAM[0](ordinal))
     t = torch()
-    raw = getattr(t._C, "_cuda_getCurrentRawStream", None)  # what torch.cuda.current_stream builds on
-    if raw is not None:
-        return int(raw(ordinal))
-    return int(t.cuda.current_stream(ordinal).cuda_stream)
+    raw = getattr(t._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return int(t.cuda.current_stream(ordinal).cuda_stream)
+    _RAW_STREAM.append(raw)
+    return int(raw(ordinal))
 
 
 def device_pointers(rgb: Any, out: Any, lib: str, ordinal: int) -> Tuple[int, int, int]:
