@@ -5,9 +5,10 @@
 // Run:    cuda_sobel imgs_in/2048x1024.png --kernel-file cuda/exercises/06_hysteresis.cu --output canny \
 //           --low 50 --high 150 --sweep
 // Around your kernel the harness runs cuda/canny.cu's other launches: the gradients and the non-maximum suppression
-// before it (they write `state`, a byte a pixel: 0 no candidate, 1 weak, 2 strong; and `parent`: a node a 2×2 block
-// of pixels — node n + 1 is the n-th block in row order — pointing at node 0 when the block holds a strong pixel, at
-// itself when it holds only weak ones), and canny_edges after it (a weak pixel is an edge exactly when its block's
+// before it (they write `state`, a byte a 2×2 block of pixels whose bits say which of its pixels are candidates —
+// `candidate` below reads them; and `parent`: a node a 2×2 block of pixels — node n + 1 is the n-th block in row
+// order — pointing at node 0 when the block holds a strong pixel, at itself when it holds only weak ones), and
+// canny_edges after it (a weak pixel is an edge exactly when its block's
 // root is node 0). Its bytes are checked against cv2.Canny's definition (core/src/canny.rs).
 // Your kernel: a thread a 2×2 block (any two pixels of a block touch, so its candidates are one set already); each
 // block with a candidate joins its set with those of the blocks to its left, above-left, above and above-right where
@@ -24,8 +25,6 @@
 // parent (one read each, before any find), and time it on a scene and on a one-pixel spiral (`cuda_sobel generate
 // 4096x4096 --spiral --out spiral.png`). canny_link skips only where both parents are node 0: why is the wider skip
 // slower on the spiral? (Whose finds were halving the paths the other threads then walk?)
-
-#define CANNY_NONE 0
 
 // The root of node n's tree, pointing each node it passes at its grandparent on the way (path halving).
 __device__ int find_root(int* parent, int n) {
@@ -44,9 +43,11 @@ __device__ void unite(int* parent, int a, int b) {
     // TODO: join the two sets (see the top of the file).
 }
 
-// Whether pixel (x, y) is a candidate; outside the image, none is.
+// Whether pixel (x, y) is a candidate; outside the image, none is. Block n's state byte is state[n] (row by row, as the
+// nodes), with bit 2r + c set when its pixel in row r, column c is a candidate (bits 4–7: strong ones).
 __device__ bool candidate(const unsigned char* state, int x, int y, int width, int height) {
-    return x >= 0 && y >= 0 && x < width && y < height && state[(size_t)y * width + x] != CANNY_NONE;
+    if (x < 0 || y < 0 || x >= width || y >= height) return false;
+    return (state[(size_t)(y / 2) * ((width + 1) / 2) + x / 2] >> (2 * (y % 2) + x % 2)) & 1;
 }
 
 extern "C" __global__ void link(const unsigned char* state, int* parent, int width, int height) {

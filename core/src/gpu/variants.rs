@@ -363,7 +363,7 @@ pub fn strip_batch_from_host(
 }
 
 /// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: its exact gradients
-/// (two planes), then the state bytes and the parents (16-byte aligned).
+/// (two planes), then the state bytes (one a 2×2 block) and the parents (16-byte aligned).
 pub fn canny_workspace_bytes(filter: Filter, width: u32, height: u32) -> usize {
     canny_workspace(filter, width as usize, height as usize).2
 }
@@ -371,10 +371,10 @@ pub fn canny_workspace_bytes(filter: Filter, width: u32, height: u32) -> usize {
 /// Where [`canny_on_device`]'s workspace holds what, for a `width × height` image: (state offset, parent offset,
 /// total bytes).
 fn canny_workspace(filter: Filter, width: usize, height: usize) -> (usize, usize, usize) {
-    let pixels = width * height;
-    let gradients = 2 * Number::integer_for(&filter.stencil()).bytes() * pixels;
-    let parents = (gradients + pixels).next_multiple_of(16);
-    (gradients, parents, parents + 4 * (width.div_ceil(2) * height.div_ceil(2) + 1))
+    let gradients = 2 * Number::integer_for(&filter.stencil()).bytes() * width * height;
+    let nodes = width.div_ceil(2) * height.div_ceil(2);
+    let parents = (gradients + nodes).next_multiple_of(16);
+    (gradients, parents, parents + 4 * (nodes + 1))
 }
 
 /// Canny's edges of `a.images` packed RGB images on caller-owned device memory into `a.out` (a byte a pixel), on the

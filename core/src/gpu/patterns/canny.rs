@@ -44,8 +44,8 @@ impl Thresholds {
     }
 }
 
-/// The device memory Canny needs besides the gradients and the edges: a state byte a pixel and a parent a node (a
-/// 2×2 block of pixels), plus node 0.
+/// The device memory Canny needs besides the gradients and the edges: a state byte and a parent a node (a 2×2 block
+/// of pixels), plus node 0's parent.
 pub struct Scratch {
     state: CudaSlice<u8>,
     parent: CudaSlice<i32>,
@@ -57,7 +57,7 @@ impl Scratch {
     /// candidate.
     pub fn alloc(stream: &Arc<CudaStream>, d: Dims) -> Result<Scratch, DriverError> {
         // SAFETY (alloc): see above.
-        unsafe { Ok(Scratch { state: stream.alloc(d.pixels())?, parent: stream.alloc(Canny::nodes(d) + 1)? }) }
+        unsafe { Ok(Scratch { state: stream.alloc(Canny::nodes(d))?, parent: stream.alloc(Canny::nodes(d) + 1)? }) }
     }
 }
 
@@ -102,7 +102,7 @@ impl Canny {
         let n = d.pixels();
         assert!(Canny::fits(d), "{n} pixels: more nodes than an int holds");
         assert!(gradients.len() >= 2 * grad_bytes * n && out.len() >= n);
-        assert!(scratch.state.len() >= n && scratch.parent.len() > Canny::nodes(d));
+        assert!(scratch.state.len() >= Canny::nodes(d) && scratch.parent.len() > Canny::nodes(d));
         let (g, _r) = gradients.device_ptr(stream);
         let (state, _s) = scratch.state.device_ptr_mut(stream);
         let (parent, _p) = scratch.parent.device_ptr_mut(stream);
@@ -116,7 +116,7 @@ impl Canny {
     ///
     /// # Safety
     /// `p.g` must hold two planes of `d.pixels()` gradients of the build's `grad_t` (short where the stencil's bound
-    /// fits 16 bits, else int); `p.state` `d.pixels()` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
+    /// fits 16 bits, else int); `p.state` `Canny::nodes(d)` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
     /// `p.edges` `d.pixels()` writable bytes — all device memory of this context not written by anything else
     /// until the launches have run on `stream`, a live stream of this context; `Canny::fits(d)`.
     pub unsafe fn launch_raw(
@@ -180,7 +180,7 @@ impl Canny {
 pub struct Pointers {
     /// The gradients, Gx's plane then Gy's.
     pub g: u64,
-    /// A state byte a pixel.
+    /// A state byte a node (a 2×2 block of pixels).
     pub state: u64,
     /// A parent a node (a 2×2 block of pixels), plus node 0.
     pub parent: u64,
