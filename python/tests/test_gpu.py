@@ -329,6 +329,16 @@ def test_canny_calls_queued_on_two_streams_keep_their_own_workspaces(torch):
     assert {torch.cuda.current_stream().cuda_stream, side.cuda_stream} <= streams
 
 
+def test_canny_into_an_out_that_starts_at_an_odd_address(torch):
+    # `out=` a view one byte into its storage, its rows a multiple of 4 wide: an output may start at any address, and a
+    # kernel that stored more than a byte at a time there would fault or shift the bytes.
+    rgb = np.random.default_rng(6).integers(0, 256, (64, 80, 3), dtype=np.uint8)
+    out = torch.zeros(64 * 80 + 1, dtype=torch.uint8, device="cuda")[1:].view(64, 80)
+    assert out.data_ptr() % 4 == 1 and out.is_contiguous()
+    got = cs.canny(torch.from_numpy(rgb).cuda(), 40, 120, out=out)
+    assert got is out and np.array_equal(out.cpu().numpy(), cs.canny(rgb, 40, 120))
+
+
 def test_canny_on_a_side_stream_into_out_and_of_cupy(torch, cupy):
     rgb = np.random.default_rng(5).integers(0, 256, (64, 80, 3), dtype=np.uint8)
     want = cs.canny(rgb, 40, 120)
