@@ -244,6 +244,20 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_through_every_band_is_followed_across_their_seams() {
+        // The spiral: one chain of weak pixels winding through every band (bands of 16 rows here), every edge hanging
+        // on a seed in the first: each seam is crossed both ways, again and again.
+        let (w, h) = (96, 200);
+        let st = crate::cpu::scalar::sobel_stages(&crate::generate::spiral(w, h, 40, 255), Default::default());
+        let c = canny(60.0, 500.0, Norm::L1, Ksize::K3);
+        let want = c.edges(&st.gx, &st.gy, w as usize, h as usize);
+        assert!(want.iter().filter(|&&b| b == 255).count() > (w * h) as usize / 5, "the spiral's edges");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        let got = pool.install(|| c.edges_rayon(&st.gx, &st.gy, w as usize, h as usize));
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn from_the_grey_rows_it_gives_the_references_bytes() {
         // Random images of every size up to 29 × 23, each aperture, border, grey, norm and a range of thresholds:
         // the fused path equals the reference on cpu-scalar's gradients.
