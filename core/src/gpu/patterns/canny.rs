@@ -11,9 +11,12 @@ use super::{Dims, KernelSource};
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_str!("../../../../cuda/canny.cu") };
 
-/// 32×8 = 256 threads, a thread a 2×2 block of pixels: a warp covers 64 pixels of two rows, so the gradient and
-/// state reads are coalesced (canny.cu's "Launch shape").
+/// 32×8 = 256 threads, a thread a 2×2 block of pixels (`canny_edges`: a run of [`EDGE_RUN`]): a warp covers 64 pixels
+/// of two rows, so the gradient and state reads are coalesced (canny.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
+
+/// 2×2 blocks a thread of `canny_edges` takes along a block row (canny.cu's EDGE_RUN): 16 pixels of two rows.
+pub const EDGE_RUN: u32 = 8;
 
 /// The loaded kernels of this pattern.
 #[derive(Clone)]
@@ -126,13 +129,10 @@ impl Canny {
         d: Dims,
         t: Thresholds,
     ) -> Result<(), DriverError> {
-        // A thread a 2×2 block of pixels.
+        // A thread a 2×2 block of pixels; the edges' a run of EDGE_RUN of them along a block row.
         let blocks = ((d.width as u32).div_ceil(2), (d.height as u32).div_ceil(2));
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (blocks.0.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1),
-            block_dim: (BLOCK.0, BLOCK.1, 1),
-            shared_mem_bytes: 0,
-        };
+        let grid = |across: u32| (across.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1);
+        let (block_dim, shared) = ((BLOCK.0, BLOCK.1, 1), 0);
         let (mut w, mut h, mut l2, mut low, mut high) = (d.width, d.height, i32::from(t.l2), t.low, t.high);
         let Pointers { mut g, mut state, mut parent, mut edges } = p;
         let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
@@ -153,22 +153,15 @@ impl Canny {
         let mut link_args = [ptr(&mut state), ptr(&mut parent), int(&mut w), int(&mut h)];
         // canny_edges(const u8* state, int* parent, u8* out, int width, int height)
         let mut edges_args = [ptr(&mut state), ptr(&mut parent), ptr(&mut edges), int(&mut w), int(&mut h)];
-        for (f, args) in [
-            (&self.suppress, suppress_args.as_mut_slice()),
-            (&self.link, link_args.as_mut_slice()),
-            (&self.edges, edges_args.as_mut_slice()),
+        for (f, grid_dim, args) in [
+            (&self.suppress, grid(blocks.0), suppress_args.as_mut_slice()),
+            (&self.link, grid(blocks.0), link_args.as_mut_slice()),
+            (&self.edges, grid(blocks.0.div_ceil(EDGE_RUN)), edges_args.as_mut_slice()),
         ] {
             // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
             // checks); the caller guarantees the memory and the stream.
             unsafe {
-                cudarc::driver::result::launch_kernel(
-                    f.cu_function(),
-                    cfg.grid_dim,
-                    cfg.block_dim,
-                    cfg.shared_mem_bytes,
-                    stream,
-                    args,
-                )
+                cudarc::driver::result::launch_kernel(f.cu_function(), grid_dim, block_dim, shared, stream, args)
             }?;
         }
         Ok(())
@@ -194,5 +187,6 @@ mod tests {
     fn the_launch_shape_is_the_kernel_files() {
         assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks"));
         assert_eq!(super::BLOCK, (32, 8));
+        assert!(super::SOURCE.source.contains(&format!("#define EDGE_RUN {}\n", super::EDGE_RUN)));
     }
 }
