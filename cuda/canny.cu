@@ -31,9 +31,10 @@
 // barriers cost more than the shorter chains saved, 1.3–1.4× slower at every size.
 //
 // Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks, a thread a 2×2 block (a warp covers 64 pixels
-// of two rows: the gradient reads are coalesced, and its 32 state bytes are one) — for canny_edges a thread a run of
-// EDGE_RUN 2×2 blocks along a block row (below); node n + 1 is the n-th 2×2 block in row order, node 0 "strong", and
-// a parent is written only for a block holding a candidate.
+// of two rows: the gradient reads are coalesced, and its 32 state bytes are one); node n + 1 is the n-th 2×2 block in
+// row order, node 0 "strong", and a parent is written only for a block holding a candidate. Each edge byte is its own
+// access: a row's two as one 16-bit word where aligned (so a warp's access fills its sectors) was slower, 0.310 →
+// 0.337 ms at 7680×4320 (H200, aperture 3), for the alignment test and the packing it adds to every thread.
 //
 // The state: a byte a 2×2 block (block n at n), not a pixel — bit 2r + c set when the block's pixel in row r, column c
 // is a candidate, bit 4 + 2r + c when it is a strong one. The link reads one byte for each block it looks at (a warp's
@@ -45,7 +46,7 @@
 // to 16 bits, or for aperture 7 (RADIUS 3) divided by 16 rounded half to even; magnitudes outside the image are 0;
 // thresholds arrive as `Canny::thresholds` gives them (swapped, squared for L2, floored), clamped to int by the host,
 // which changes no comparison (every magnitude is at most 2·12240² < 2^31).
-#include "sobel.cuh"
+#include "canny.cuh"
 
 // The exact gradients as the gradients output stores them for this stencil (map.cu's grad_t): 16 bits where the
 // stencil's bound allows (apertures 3 and 5), else 32.
@@ -54,26 +55,6 @@ typedef int grad_t;
 #else
 typedef short grad_t;
 #endif
-
-#define CANNY_NONE 0
-#define CANNY_WEAK 1
-#define CANNY_STRONG 2
-
-// The gradient OpenCV's Canny sees (`Canny::opencv_gradient`).
-__device__ __forceinline__ int opencv_gradient(int g) {
-#if RADIUS == 3
-    int q = g >> 4, r = g & 15;  // floor division by 16 and its remainder, for negative g too
-    return q + (r > 8 || (r == 8 && (q & 1)));
-#elif GRADIENT_BOUND > 32767
-    return max(-32768, min(32767, g));
-#else
-    return g;  // stored in 16 bits: in range already
-#endif
-}
-
-__device__ __forceinline__ int canny_magnitude(int gx, int gy, int l2) {
-    return l2 ? gx * gx + gy * gy : abs(gx) + abs(gy);
-}
 
 // The magnitude at (x, y) from the gradient planes, 0 outside the image.
 __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x, int y, int width, int height, int l2) {
@@ -85,13 +66,6 @@ __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x
 // A launch block's pixels: 32×8 threads, a 2×2 block of pixels each.
 #define TILE_W 64
 #define TILE_H 16
-
-// The state bits of a block's pixels: a b on its first row, c d on its second; STRONG(bits) the same for strong ones.
-#define PIXEL_A 1
-#define PIXEL_B 2
-#define PIXEL_C 4
-#define PIXEL_D 8
-#define STRONG(bits) ((bits) << 4)
 
 // canny_suppress is a TILED STENCIL: a launch block's magnitudes, with the one-pixel ring around them that the
 // suppression compares with, go to shared memory first, each computed once, and every pixel reads its two
@@ -129,8 +103,7 @@ extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* paren
     }
     __syncthreads();
     if (x >= width || y >= height) return;
-    int most = CANNY_NONE;  // the block's strongest candidate
-    unsigned bits = 0;      // the block's state byte
+    unsigned bits = 0;  // the block's state byte
 #pragma unroll
     for (int r = 0; r < 2; r++) {
 #pragma unroll
@@ -142,18 +115,16 @@ extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* paren
             // Ties go to the first (left, above). Every pixel takes the same steps, a candidate or not: testing
             // `m > low` first, then the sector, left a third of each warp's lanes idle on a photo (H200, 7680×4320,
             // ncu: 22.5 → 30.9 of 32 lanes active, 0.165 → 0.133 ms).
-            int d = direction4_of<unsigned>(gx[r][c], gy[r][c]);
+            int d = canny_sector(gx[r][c], gy[r][c]);
             int off = d == 0 ? 1 : (TILE_W + 2) + 2 - d;  // a row of the tile is TILE_W + 2 wide
             int before = m[-off], after = m[off];
-            bool peak = (*m > low) & (*m > before) & ((*m > after) | (((d & 1) == 0) & (*m == after)));
-            int s = !peak ? CANNY_NONE : *m > high ? CANNY_STRONG : CANNY_WEAK;
-            bits |= ((s != CANNY_NONE ? 1u : 0u) | (s == CANNY_STRONG ? STRONG(1u) : 0u)) << (2 * r + c);
-            most = max(most, s);
+            bool peak = (*m > low) & beats(*m, before, false) & beats(*m, after, (d & 1) == 0);
+            bits |= ((peak ? 1u : 0u) | (peak && *m > high ? STRONG(1u) : 0u)) << (2 * r + c);
         }
     }
     int node = by * ((width + 1) / 2) + bx + 1;
     state[node - 1] = (u8)bits;
-    if (most != CANNY_NONE) parent[node] = most == CANNY_STRONG ? 0 : node;
+    if (bits != 0) parent[node] = first_parent(bits, node);
     if (node == 1) parent[0] = 0;
 }
 
@@ -213,10 +184,9 @@ extern "C" __global__ void canny_link(const u8* state, int* parent, int width, i
 }
 
 // canny_edges: a thread a run of EDGE_RUN blocks along a block row (16 pixels of two rows), so that a warp writes 512
-// consecutive bytes of each row as 16-byte words where the rows allow, and reads its 256 state bytes as 8-byte words;
-// each block's root is still found once. Against a thread a block (four byte stores each), at 7680×4320 (H200,
-// aperture 3, ncu): 18.6 → 9.0 million warp instructions, 33 → 17.6 µs. A run of four pixels of one row, each block's
-// root found by both its rows' threads, had been slower: 39 → 51 µs.
+// consecutive bytes of each row as 16-byte words where the rows allow, and reads its 256 state bytes as 8-byte words.
+// Against a thread a block (four byte stores each), at 7680×4320 (H200, aperture 3, ncu): 18.6 → 9.0 million warp
+// instructions, 33 → 17.6 µs.
 #define EDGE_RUN 8
 
 // Bits 0 … 15 of `bits` as 16 bytes, 0 or 255 each, at p: one 16-byte store where p is 16-byte aligned and all 16 are
@@ -242,7 +212,7 @@ extern "C" __global__ void canny_edges(const u8* state, int* parent, u8* out, in
     size_t first = (size_t)by * blocks_across + bx;
     int blocks = min(EDGE_RUN, blocks_across - bx);
     unsigned s[2];
-    if (blocks == EDGE_RUN && first % 8 == 0) {
+    if (blocks == EDGE_RUN && (size_t)(state + first) % 8 == 0) {
         uint2 v = *reinterpret_cast<const uint2*>(state + first);
         s[0] = v.x, s[1] = v.y;
     } else {
