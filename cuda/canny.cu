@@ -46,7 +46,7 @@
 // to 16 bits, or for aperture 7 (RADIUS 3) divided by 16 rounded half to even; magnitudes outside the image are 0;
 // thresholds arrive as `Canny::thresholds` gives them (swapped, squared for L2, floored), clamped to int by the host,
 // which changes no comparison (every magnitude is at most 2·12240² < 2^31).
-#include "canny.cuh"
+#include "sobel.cuh"
 
 // The exact gradients as the gradients output stores them for this stencil (map.cu's grad_t): 16 bits where the
 // stencil's bound allows (apertures 3 and 5), else 32.
@@ -55,6 +55,26 @@ typedef int grad_t;
 #else
 typedef short grad_t;
 #endif
+
+#define CANNY_NONE 0
+#define CANNY_WEAK 1
+#define CANNY_STRONG 2
+
+// The gradient OpenCV's Canny sees (`Canny::opencv_gradient`).
+__device__ __forceinline__ int opencv_gradient(int g) {
+#if RADIUS == 3
+    int q = g >> 4, r = g & 15;  // floor division by 16 and its remainder, for negative g too
+    return q + (r > 8 || (r == 8 && (q & 1)));
+#elif GRADIENT_BOUND > 32767
+    return max(-32768, min(32767, g));
+#else
+    return g;  // stored in 16 bits: in range already
+#endif
+}
+
+__device__ __forceinline__ int canny_magnitude(int gx, int gy, int l2) {
+    return l2 ? gx * gx + gy * gy : abs(gx) + abs(gy);
+}
 
 // The magnitude at (x, y) from the gradient planes, 0 outside the image.
 __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x, int y, int width, int height, int l2) {
@@ -66,6 +86,13 @@ __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x
 // A launch block's pixels: 32×8 threads, a 2×2 block of pixels each.
 #define TILE_W 64
 #define TILE_H 16
+
+// The state bits of a block's pixels: a b on its first row, c d on its second; STRONG(bits) the same for strong ones.
+#define PIXEL_A 1
+#define PIXEL_B 2
+#define PIXEL_C 4
+#define PIXEL_D 8
+#define STRONG(bits) ((bits) << 4)
 
 // canny_suppress is a TILED STENCIL: a launch block's magnitudes, with the one-pixel ring around them that the
 // suppression compares with, go to shared memory first, each computed once, and every pixel reads its two
@@ -103,7 +130,8 @@ extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* paren
     }
     __syncthreads();
     if (x >= width || y >= height) return;
-    unsigned bits = 0;  // the block's state byte
+    int most = CANNY_NONE;  // the block's strongest candidate
+    unsigned bits = 0;      // the block's state byte
 #pragma unroll
     for (int r = 0; r < 2; r++) {
 #pragma unroll
@@ -115,16 +143,18 @@ extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* paren
             // Ties go to the first (left, above). Every pixel takes the same steps, a candidate or not: testing
             // `m > low` first, then the sector, left a third of each warp's lanes idle on a photo (H200, 7680×4320,
             // ncu: 22.5 → 30.9 of 32 lanes active, 0.165 → 0.133 ms).
-            int d = canny_sector(gx[r][c], gy[r][c]);
+            int d = direction4_of<unsigned>(gx[r][c], gy[r][c]);
             int off = d == 0 ? 1 : (TILE_W + 2) + 2 - d;  // a row of the tile is TILE_W + 2 wide
             int before = m[-off], after = m[off];
-            bool peak = (*m > low) & beats(*m, before, false) & beats(*m, after, (d & 1) == 0);
-            bits |= ((peak ? 1u : 0u) | (peak && *m > high ? STRONG(1u) : 0u)) << (2 * r + c);
+            bool peak = (*m > low) & (*m > before) & ((*m > after) | (((d & 1) == 0) & (*m == after)));
+            int s = !peak ? CANNY_NONE : *m > high ? CANNY_STRONG : CANNY_WEAK;
+            bits |= ((s != CANNY_NONE ? 1u : 0u) | (s == CANNY_STRONG ? STRONG(1u) : 0u)) << (2 * r + c);
+            most = max(most, s);
         }
     }
     int node = by * ((width + 1) / 2) + bx + 1;
     state[node - 1] = (u8)bits;
-    if (bits != 0) parent[node] = first_parent(bits, node);
+    if (most != CANNY_NONE) parent[node] = most == CANNY_STRONG ? 0 : node;
     if (node == 1) parent[0] = 0;
 }
 
@@ -183,52 +213,18 @@ extern "C" __global__ void canny_link(const u8* state, int* parent, int width, i
     }
 }
 
-// canny_edges: a thread a run of EDGE_RUN blocks along a block row (16 pixels of two rows), so that a warp writes 512
-// consecutive bytes of each row as 16-byte words where the rows allow, and reads its 256 state bytes as 8-byte words.
-// Against a thread a block (four byte stores each), at 7680×4320 (H200, aperture 3, ncu): 18.6 → 9.0 million warp
-// instructions, 33 → 17.6 µs.
-#define EDGE_RUN 8
-
-// Bits 0 … 15 of `bits` as 16 bytes, 0 or 255 each, at p: one 16-byte store where p is 16-byte aligned and all 16 are
-// inside the row (n of them are), else a byte at a time.
-__device__ __forceinline__ void store_edge_run(u8* p, unsigned bits, int n) {
-    unsigned w[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k)  // four bits to four bytes: each bit carried to bit 0 of its byte, then times 255
-        w[k] = ((bits >> (4 * k) & 15u) * 0x00204081u & 0x01010101u) * 255u;
-    if (n == 16 && (size_t)p % 16 == 0) {
-        *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-        return;
-    }
-#pragma unroll
-    for (int j = 0; j < 16; ++j)
-        if (j < n) p[j] = (u8)(w[j / 4] >> (8 * (j % 4)));
-}
-
 extern "C" __global__ void canny_edges(const u8* state, int* parent, u8* out, int width, int height) {
-    int run = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
-    int blocks_across = (width + 1) / 2, bx = run * EDGE_RUN;
+    int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
+    int blocks_across = (width + 1) / 2;
     if (bx >= blocks_across || 2 * by >= height) return;
-    size_t first = (size_t)by * blocks_across + bx;
-    int blocks = min(EDGE_RUN, blocks_across - bx);
-    unsigned s[2];
-    if (blocks == EDGE_RUN && (size_t)(state + first) % 8 == 0) {
-        uint2 v = *reinterpret_cast<const uint2*>(state + first);
-        s[0] = v.x, s[1] = v.y;
-    } else {
-        s[0] = s[1] = 0;
-        for (int b = 0; b < blocks; ++b) s[b / 4] |= (unsigned)state[first + b] << (8 * (b % 4));
-    }
-    unsigned rows[2] = {0, 0};  // the run's edges, pixel j of each row at bit j
+    int x = 2 * bx, y = 2 * by, columns = min(2, width - x), rows = min(2, height - y);
+    size_t first = (size_t)y * width + x;
+    unsigned bits = state[by * blocks_across + bx], strong = bits >> 4, weak = bits & 15 & ~strong;
+    // A weak pixel is an edge exactly when the block's root is node 0.
+    unsigned edges = strong | (weak != 0 && find_root(parent, by * blocks_across + bx + 1) == 0 ? weak : 0u);
 #pragma unroll
-    for (int b = 0; b < EDGE_RUN; ++b) {
-        unsigned bits = s[b / 4] >> (8 * (b % 4)) & 0xFFu, strong = bits >> 4, weak = bits & 15 & ~strong;
-        // A weak pixel is an edge exactly when its block's root is node 0.
-        unsigned edges = strong | (weak != 0 && find_root(parent, (int)first + b + 1) == 0 ? weak : 0u);
-        rows[0] |= (edges & 3u) << (2 * b);
-        rows[1] |= (edges >> 2 & 3u) << (2 * b);
-    }
-    int x = 2 * bx, y = 2 * by, n = min(2 * EDGE_RUN, width - x);
-    store_edge_run(out + (size_t)y * width + x, rows[0], n);
-    if (y + 1 < height) store_edge_run(out + (size_t)(y + 1) * width + x, rows[1], n);
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+        for (int c = 0; c < 2; c++)
+            if (r < rows && c < columns) out[first + (size_t)r * width + c] = (edges >> (2 * r + c) & 1) ? 255 : 0;
 }

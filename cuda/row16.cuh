@@ -31,22 +31,12 @@
 #include "sobel.cuh"
 
 #define GROUP 16
-// Columns each side of the group whose gradients a row needs besides its own: none for the outputs of sobel.cuh, one
-// for Canny's suppression (strip.cu's Canny build), which compares each pixel with its neighbours' magnitudes.
-#if OUTPUT == OUTPUT_CANNY
-#define EXTRA 1
-#else
-#define EXTRA 0
-#endif
-// The gradients a row computes: pixels x0 − EXTRA … x0 + 15 + EXTRA.
-#define COLS (GROUP + 2 * EXTRA)
-// Grey values of a row segment: those columns and RADIUS neighbours each side (HALO in all); after the L pairwise
-// sums along the row, CORE values remain (the columns and one neighbour each side, for the 3×3 core).
-#define HALO (RADIUS + EXTRA)
-#define WIDE (GROUP + 2 * HALO)
-#define CORE (COLS + 2)
-// 4-byte words holding the HALO neighbour pixels (3 bytes each) on each side of a group.
-#define SIDE_WORDS ((3 * HALO + 3) / 4)
+// Grey values of a row segment: the group and RADIUS neighbours each side; after the L pairwise sums along
+// the row, CORE values remain (the group and one neighbour each side, for the 3×3 core).
+#define WIDE (GROUP + 2 * RADIUS)
+#define CORE (GROUP + 2)
+// 4-byte words holding the RADIUS neighbour pixels (3 bytes each) on each side of a group.
+#define SIDE_WORDS ((3 * RADIUS + 3) / 4)
 
 #if BINOMIAL_LEVELS > 0
 typedef float acc_t;
@@ -118,7 +108,7 @@ __device__ __forceinline__ unsigned edge_fast(float gx, float gy) {
 }
 
 // The raw bytes of one aligned group's row: pixels x0 … x0+15 (three 16-byte words, as 12 words) and the words
-// holding its HALO neighbours each side. Loading (load_group) and converting (grey_wide) are separate so
+// holding its RADIUS neighbours each side. Loading (load_group) and converting (grey_wide) are separate so
 // that strip.cu can issue the next row's loads before it computes the current row.
 struct Raw16 {
     unsigned left[SIDE_WORDS], mid[12], right[SIDE_WORDS];
@@ -203,7 +193,7 @@ __device__ __forceinline__ Raw16 load_raw16(const u8* __restrict__ rgb, int widt
 
 // The groups whose every byte load_group_shifted reads lies inside their row — from 15 bytes before a group's first
 // word (the aligned address below it) to GROUP_UNITS 16-byte units on: 3·x0 − 4·SIDE_WORDS ≥ 15 and
-// 3·x0 − 4·SIDE_WORDS + 16·GROUP_UNITS ≤ 3·width (then the group and HALO neighbours each side are inside the row
+// 3·x0 − 4·SIDE_WORDS + 16·GROUP_UNITS ≤ 3·width (then the group and RADIUS neighbours each side are inside the row
 // too: 16·GROUP_UNITS ≥ 48 + 8·SIDE_WORDS + 16). With x0 = 16·g, those are the groups lo … lo + inner − 1 of a row of
 // `groups`; the rest, at most three (the first and the last one or two), take strip.cu's column map.
 __device__ __forceinline__ void groups_inside(int width, int groups, int& lo, int& inner) {
@@ -212,13 +202,13 @@ __device__ __forceinline__ void groups_inside(int width, int groups, int& lo, in
     inner = max(0, min(hi, groups - 1) - lo + 1);
 }
 
-// Grey of left neighbour k (1..HALO): its bytes start 3k bytes before the end of `left`.
+// Grey of left neighbour k (1..RADIUS): its bytes start 3k bytes before the end of `left`.
 template <int K>
 __device__ __forceinline__ int grey_left(const Raw16& r) {
     constexpr int byte = 4 * SIDE_WORDS - 3 * K;
     return grey3<byte % 4>(r.left[byte / 4], r.left[byte / 4 + 1 < SIDE_WORDS ? byte / 4 + 1 : byte / 4]);
 }
-// Grey of right neighbour k (1..HALO): its bytes start at byte 3(k − 1) of `right`.
+// Grey of right neighbour k (1..RADIUS): its bytes start at byte 3(k − 1) of `right`.
 template <int K>
 __device__ __forceinline__ int grey_right(const Raw16& r) {
     constexpr int byte = 3 * (K - 1);
@@ -227,14 +217,14 @@ __device__ __forceinline__ int grey_right(const Raw16& r) {
 
 template <int K>
 __device__ __forceinline__ void neighbours(const Raw16& r, int width, int border, int x0, int g[WIDE]) {
-    if constexpr (K <= HALO) {
+    if constexpr (K <= RADIUS) {
         // Inside the image they come from the side words; at the image's left and right edges from the border
         // rule: pixel k (width − 1 − k) mirrored, the edge pixel repeated, or 0. Selects, not g[RADIUS + sx]: a
         // run-time index would move the whole array to local memory; and no branches (measured: slower with them).
-        int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[HALO] : g[HALO + K]);
-        int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[HALO + GROUP - 1] : g[HALO + GROUP - 1 - K]);
-        g[HALO - K] = x0 > 0 ? grey_left<K>(r) : edge_l;
-        g[HALO + GROUP - 1 + K] = x0 + GROUP < width ? grey_right<K>(r) : edge_r;
+        int edge_l = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[RADIUS] : g[RADIUS + K]);
+        int edge_r = border == BORDER_ZERO ? 0 : (border == BORDER_REPLICATE ? g[RADIUS + GROUP - 1] : g[RADIUS + GROUP - 1 - K]);
+        g[RADIUS - K] = x0 > 0 ? grey_left<K>(r) : edge_l;
+        g[RADIUS + GROUP - 1 + K] = x0 + GROUP < width ? grey_right<K>(r) : edge_r;
         neighbours<K + 1>(r, width, border, x0, g);
     }
 }
@@ -242,18 +232,18 @@ __device__ __forceinline__ void neighbours(const Raw16& r, int width, int border
 template <int K>
 __device__ __forceinline__ void group_grey(const unsigned (&w)[12], int g[WIDE]) {
     if constexpr (K < GROUP) {
-        g[HALO + K] = grey_of_pixel<K>(w);
+        g[RADIUS + K] = grey_of_pixel<K>(w);
         group_grey<K + 1>(w, g);
     }
 }
 
-// Grey values of pixels x0 − HALO … x0 + 15 + HALO of an aligned group's row.
+// Grey values of pixels x0 − RADIUS … x0 + 15 + RADIUS of an aligned group's row.
 __device__ __forceinline__ void grey_wide(const Raw16& r, int width, int border, int x0, int g[WIDE]) {
     group_grey<0>(r.mid, g);
     neighbours<1>(r, width, border, x0, g);
 }
 
-// Grey values of pixels x0 − HALO … x0 + 15 + HALO of image row y (through the border rule).
+// Grey values of pixels x0 − RADIUS … x0 + 15 + RADIUS of image row y (through the border rule).
 // ALIGNED: width is a multiple of 16, so the group is whole and its 48 bytes start 16-byte aligned.
 template <bool ALIGNED>
 __device__ __forceinline__ void grey_row_wide(const u8* __restrict__ rgb, int width, int height, int border, int y,
@@ -272,7 +262,7 @@ __device__ __forceinline__ void grey_row_wide(const u8* __restrict__ rgb, int wi
     const u8* row = rgb + (size_t)sy * width * 3;
 #pragma unroll
     for (int i = 0; i < WIDE; ++i) {
-        int sx = resolve(min(x0 + i - HALO, width - 1 + HALO), width, border);
+        int sx = resolve(min(x0 + i - RADIUS, width - 1 + RADIUS), width, border);
         g[i] = sx < 0 ? 0 : grey_of(row[3 * sx], row[3 * sx + 1], row[3 * sx + 2]);
     }
 }
@@ -506,36 +496,27 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
 #endif
 }
 
-// The COLS gradients of one row (pixels x0 − EXTRA …) from U's rows above (a), at (m) and below (b), each handed to
-// `take(c, gx, gy)` as it is made (so a caller that reduces them at once holds none of them). Column sums
+// The 16 outputs of one row from U's rows above (a), at (m) and below (b), stored at out_row[x0…]. Column sums
 // s = E·a + C·m + E·b and differences d = b − a (E, C = TAP_EDGE, TAP_CENTRE) are computed as a sliding window
 // of three columns, not as arrays: fewer live registers than the arrays' form
-// (measured by ptxas's counts of both). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do
-// not, and Canny's build works in the march's own orientation: both keep it).
-template <class Take>
-__device__ __forceinline__ void gradients16(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE], bool up,
-                                            Take take) {
-    auto column_sum = [](acc_t a, acc_t m, acc_t b) { return mad(TAP_CENTRE, m, TAP_EDGE * (a + b)); };
-    acc_t s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
-    acc_t s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
-#pragma unroll
-    for (int i = 0; i < COLS; ++i) {
-        acc_t s2 = column_sum(a[i + 2], m[i + 2], b[i + 2]), d2 = b[i + 2] - a[i + 2];
-        acc_t gy = column_sum(d0, d1, d2);
-#if OUTPUT != OUTPUT_EDGES && OUTPUT != OUTPUT_CANNY
-        if (up) gy = -gy;
-#endif
-        take(i, s2 - s0, gy);
-        s0 = s1, s1 = s2, d0 = d1, d1 = d2;
-    }
-}
-
-// The 16 outputs of one row from U's rows a, m, b (gradients16), stored at out_row[x0…]. STORE: above.
+// (measured by ptxas's counts of both). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not). STORE: above.
 template <int STORE>
 __device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE],
                                             out_t* __restrict__ out_row, size_t plane, int x0, int width, bool up) {
-    acc_t gx[COLS], gy[COLS];
-    gradients16(a, m, b, up, [&](int i, acc_t x, acc_t y) { gx[i] = x, gy[i] = y; });
+    auto column_sum = [](acc_t a, acc_t m, acc_t b) { return mad(TAP_CENTRE, m, TAP_EDGE * (a + b)); };
+    acc_t s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
+    acc_t s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
+    acc_t gx[GROUP], gy[GROUP];
+#pragma unroll
+    for (int i = 0; i < GROUP; ++i) {
+        acc_t s2 = column_sum(a[i + 2], m[i + 2], b[i + 2]), d2 = b[i + 2] - a[i + 2];
+        gx[i] = s2 - s0;
+        gy[i] = column_sum(d0, d1, d2);
+#if OUTPUT != OUTPUT_EDGES
+        if (up) gy[i] = -gy[i];
+#endif
+        s0 = s1, s1 = s2, d0 = d1, d1 = d2;
+    }
     store16<STORE>(out_row, plane, x0, width, gx, gy);
 }
 

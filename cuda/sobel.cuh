@@ -62,13 +62,11 @@
 #endif
 
 // What each pixel writes (`Output` in core/src/sobel.rs): the edge byte, Gx and Gy (two planes of
-// OUT_GRADIENT_T: 1 short, 2 int, 3 float), the direction in radians (float), or Canny's four directions. Or, in
-// strip.cu's Canny build (`Build::canny`), Canny's state bytes and parents (cuda/canny.cuh).
+// OUT_GRADIENT_T: 1 short, 2 int, 3 float), the direction in radians (float), or Canny's four directions.
 #define OUTPUT_EDGES 0
 #define OUTPUT_GRADIENTS 1
 #define OUTPUT_DIRECTION 2
 #define OUTPUT_DIRECTION4 3
-#define OUTPUT_CANNY 4
 #ifndef OUTPUT
 #define OUTPUT OUTPUT_EDGES
 #endif

@@ -45,7 +45,7 @@
 // unbounded, ptxas took 154. The wider stencils keep rows of running sums and are
 // left to ptxas (asking 3 blocks of the 5×5 spills).
 #ifndef STRIP_MIN_BLOCKS
-#define STRIP_MIN_BLOCKS (RADIUS == 1 ? (OUTPUT == OUTPUT_CANNY ? 3 : 4) : 1)
+#define STRIP_MIN_BLOCKS (RADIUS == 1 ? 4 : 1)
 #endif
 
 // Timestamps for bench/probe/trace.cu (when a march's rows arrive and its steps end); empty in cuda_sobel.
@@ -88,133 +88,6 @@
 // 1: odd bands march up (above). 0 (for measuring): every band marches down.
 #ifndef STRIP_ZIGZAG
 #define STRIP_ZIGZAG 1
-#endif
-
-#if OUTPUT == OUTPUT_CANNY
-#include "canny.cuh"
-
-// THE CANNY BUILD: the march's rows go to Canny's non-maximum suppression instead of an output plane, so the
-// gradients never leave the registers. A pixel is compared with its neighbours' magnitudes across its edge — in its own
-// row, the row behind the march and the row ahead — so each row's gradients are computed for the group's 16 pixels and
-// one more each side (row16.cuh's EXTRA), and the band's march starts a row early and ends a row late where the image
-// has those rows (outside it the magnitudes are 0). Each row's tests are split in two: when its gradients arrive,
-// everything but the comparison with the row ahead (which has not arrived); when the next row arrives, that one. So
-// the march keeps one row of magnitudes, not three. Every two rows make a row of 2×2 blocks: the band writes their
-// state bytes and first parents (canny.cuh) for cuda/canny.cu's hysteresis. A band starts on an even row (the host
-// gives even `rows`), so each block is one thread's.
-//
-// Two encodings keep the tests short (ncu, H200, 7680×4320, aperture 3: 98 → M warp instructions):
-//  - The march's orientation: Gy is not turned round on the bands that march up, so the sector canny_sector gives is
-//    the edge's direction in the march's terms — "above" is the row behind — and only sector 2's tie-break (the row
-//    below may equal the pixel) depends on which way the band goes.
-//  - A value 4m + sector per pixel: the magnitude with its sector in the low bits, one register. Against a neighbour's
-//    4v + s, the pixel's 4m compares as m > v, and 4m + 4 as m ≥ v (s < 4), so a tie-break is 4 added to the pixel's own
-//    value, and the sector is the pixel's own two low bits.
-struct CannyRows {
-    u8* state;
-    int* parent;
-    int low4, high4;   // the thresholds as 4t + 3: 4m > 4t + 3 exactly when m > t (t clamped to fit: canny_rows)
-    int width, x0, blocks_across;
-    int y, dir;        // the image row of the march's row 0, and the march's direction (+1 down, −1 up)
-    int first, last;   // the march's rows whose pixels this band suppresses (the others are their neighbours)
-    int mag[COLS];     // the last row's 4m + sector, pixels x0 − 1 … x0 + 16 (0 outside the image)
-    unsigned pending;  // its pixels above the low threshold that pass every test but the one against the row ahead
-    unsigned above;    // its pixels above the high threshold
-    unsigned acc[2];   // the state bytes of the row of blocks being made: blocks 0–3, 4–7 of the group
-
-    // The last row's last test for its pixel i: against its neighbour across the edge in the row ahead, `ahead` — below
-    // going down, so it may tie in sector 2; above going up. Sector 0 had its tests along its row.
-    __device__ __forceinline__ bool passes_ahead(int i, const int (&ahead)[COLS]) const {
-        int x = mag[i + 1], d = x & 3, m4 = x & ~3;
-        int v = d == 2 ? ahead[i + 1] : d == 3 ? ahead[i] : ahead[i + 2];  // sector 1: ahead-right, 3: ahead-left
-        return d == 0 || (d == 2 && dir > 0 ? m4 + 4 : m4) > v;
-    }
-
-    // Row k of the march from U's rows a, m, b: its gradients (pixels x0 − 1 … x0 + 16, in the march's orientation),
-    // each reduced at once to 4m + sector. As soon as pixel i's right neighbour has its value, pixel i takes both its
-    // tests of this step: the last row's pixel i against this row (its last test), and this row's pixel i against its
-    // own row and the last one (the others). So the last row is used up while this row arrives: fewer live registers
-    // than two whole rows (ptxas: 168 registers and no spill at 3×3, against 251).
-    __device__ __forceinline__ void row(int k, const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE], bool up) {
-        int cur[COLS];
-        unsigned ahead = 0, pass = 0, high_bits = 0;
-        gradients16(a, m, b, up, [&](int c, acc_t gx, acc_t gy) {
-            int ox = opencv_gradient((int)gx), oy = opencv_gradient((int)gy);
-            bool inside = (unsigned)(x0 - 1 + c) < (unsigned)width;
-            cur[c] = inside ? canny_magnitude(ox, oy, !NORM_L1) << 2 | canny_sector(ox, oy) : 0;
-            if (c >= 2) {
-                int i = c - 2, x = cur[i + 1], d = x & 3, m4 = x & ~3;
-                ahead |= (unsigned)passes_ahead(i, cur) << i;
-                // Across the edge: the left neighbour (sector 0), or the row behind: above (2), above-left (1), above-right
-                // (3) in the march's terms. Going up, the row behind is below the pixel, which may tie in sector 2.
-                int before = d == 0 ? cur[i] : d == 2 ? mag[i + 1] : d == 3 ? mag[i + 2] : mag[i];
-                bool ok = (d == 2 && up ? m4 + 4 : m4) > before && m4 > low4 && (d != 0 || m4 + 4 > cur[i + 2]);
-                pass |= (unsigned)ok << i;
-                high_bits |= (unsigned)(m4 > high4) << i;
-            }
-        });
-        if (k > first && k <= last + 1) emit(k - 1, pending & ahead);
-        int inside = width - x0;  // pixels of the group inside the row
-        pending = inside >= GROUP ? pass : pass & ((1u << inside) - 1u);
-        above = high_bits;
-#pragma unroll
-        for (int c = 0; c < COLS; ++c) mag[c] = cur[c];
-    }
-
-    // After the march's last row (n rows): the last row suppressed, if the image has no row beyond it (magnitudes 0).
-    __device__ __forceinline__ void end(int n) {
-        if (last == n - 1) {
-            const int zero[COLS] = {};
-            unsigned ahead = 0;
-#pragma unroll
-            for (int i = 0; i < GROUP; ++i) ahead |= (unsigned)passes_ahead(i, zero) << i;
-            emit(last, pending & ahead);
-        }
-    }
-
-    // March row k's candidates (its strong ones are those `above`) into the blocks' state bytes, written once both
-    // rows of the block row are in (or the band ends).
-    __device__ __forceinline__ void emit(int k, unsigned candidates) {
-        unsigned strong = candidates & above;
-        int r = y + k * dir, half = r & 1;  // the image row, and which row of its blocks
-#pragma unroll
-        for (int b = 0; b < GROUP / 2; ++b) {
-            unsigned bits = (candidates >> (2 * b) & 3u) | (strong >> (2 * b) & 3u) << 4;
-            acc[b / 4] |= bits << (2 * half + 8 * (b % 4));
-        }
-        if (k == last || (r + dir) >> 1 != r >> 1) {
-            store_blocks(r >> 1);
-            acc[0] = acc[1] = 0;
-        }
-    }
-
-    // The group's 8 blocks of block row `br`: their state bytes (one 8-byte store where aligned and whole) and the
-    // first parents of those holding a candidate.
-    __device__ __forceinline__ void store_blocks(int br) {
-        size_t first_block = (size_t)br * blocks_across + x0 / 2;
-        int blocks = min(GROUP / 2, blocks_across - x0 / 2);
-        u8* p = state + first_block;
-        if (blocks == GROUP / 2 && (size_t)p % 8 == 0) {
-            *reinterpret_cast<uint2*>(p) = make_uint2(acc[0], acc[1]);
-        } else {
-#pragma unroll
-            for (int b = 0; b < GROUP / 2; ++b)
-                if (b < blocks) p[b] = (u8)(acc[b / 4] >> (8 * (b % 4)));
-        }
-#pragma unroll
-        for (int b = 0; b < GROUP / 2; ++b) {
-            unsigned bits = acc[b / 4] >> (8 * (b % 4)) & 0xFFu;
-            int node = (int)first_block + b + 1;
-            if (b < blocks && bits != 0) parent[node] = first_parent(bits, node);
-        }
-        if (first_block == 0) parent[0] = 0;
-    }
-};
-
-typedef CannyRows Sink;
-#else
-// The outputs go straight to their planes: nothing to carry from row to row.
-struct Sink {};
 #endif
 
 // prefetch_l2 (sobel.cuh): one address per thread covers every 128-byte line of its warp's row segment.
@@ -355,20 +228,6 @@ struct Ahead {
 #endif
 };
 
-// What a step does with U's rows a, m, b: row k's outputs stored (row16.cuh's sobel_row16), or its gradients handed to
-// Canny's suppression.
-template <int STORE>
-__device__ __forceinline__ void output_row(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE], out_t* out_row,
-                                           size_t plane, int x0, int width, bool up, int k, Sink& sink) {
-#if OUTPUT == OUTPUT_CANNY
-    (void)out_row, (void)plane, (void)x0, (void)width;
-    sink.row(k, a, m, b, up);
-#else
-    (void)k, (void)sink;
-    sobel_row16<STORE>(a, m, b, out_row, plane, x0, width, up);
-#endif
-}
-
 // One step of the march: output row k of n. Row k + RADIUS (its bytes already on their way) completes U's row
 // k + 1 into b, and output row k is written from a, m, b. Before converting, row k + STRIP_FETCH is asked for
 // (unless the band has no such row) and row k + STRIP_AHEAD into L2, so that their latency overlaps this and the
@@ -377,7 +236,7 @@ __device__ __forceinline__ void output_row(const acc_t a[CORE], const acc_t m[CO
 // 7680×4320). SHIFTED: the rows are read shifted into place and the outputs stored as words at any alignment.
 template <bool INTERIOR, bool SHIFTED>
 __device__ __forceinline__ void strip_step(const March& s, int k, int border, Levels state, const acc_t a[CORE],
-                                           const acc_t m[CORE], acc_t b[CORE], Ahead& ahead, Sink& sink) {
+                                           const acc_t m[CORE], acc_t b[CORE], Ahead& ahead) {
     const u8* in = s.in + k * s.in_step;
     if (STRIP_PREFETCH > 0) {
         if (INTERIOR) {
@@ -399,7 +258,7 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
     if (live) ahead.next = INTERIOR ? load_at<SHIFTED>(fetch, s.width, s.x0) : load_raw16_at<SHIFTED>(fetch, s.width, s.x0);
 #endif
     feed(cur, s.width, border, s.x0, state, b);
-    output_row<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up, k, sink);
+    sobel_row16<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
     STRIP_HOOK(3 + k);
 }
 
@@ -426,32 +285,10 @@ __device__ __forceinline__ bool thread_band(int width, int height, int rows, Ban
     return true;
 }
 
-#if OUTPUT == OUTPUT_CANNY
-// A band's sink, and the band extended by the rows its suppression looks at: one before it and one after it, where the
-// image has them.
-__device__ __forceinline__ CannyRows canny_rows(u8* state, int* parent, int width, int height, int low, int high,
-                                                Band& band) {
-    CannyRows c = {};
-    // Magnitudes are below 2^29 (2·12240² at most), so thresholds clamped to ±2^29 compare alike, and 4t + 3 fits.
-    const int limit = 1 << 29;
-    c.low4 = 4 * max(-limit, min(limit - 1, low)) + 3, c.high4 = 4 * max(-limit, min(limit - 1, high)) + 3;
-    c.state = state, c.parent = parent, c.width = width, c.x0 = band.x0;
-    c.blocks_across = (width + 1) / 2;
-    c.dir = band.dir;
-    int before = band.y - band.dir, after = band.y + band.n * band.dir;
-    int ext_before = before >= 0 && before < height, ext_after = after >= 0 && after < height;
-    c.first = ext_before, c.last = ext_before + band.n - 1;
-    band.y -= ext_before * band.dir;
-    band.n += ext_before + ext_after;
-    c.y = band.y;
-    return c;
-}
-#endif
-
 // The march of one band (both forms of the rows inside a row's ends: aligned, or SHIFTED).
 template <bool SHIFTED>
 __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
-                                            int width, int height, int border, const Band& band, Sink& sink) {
+                                            int width, int height, int border, const Band& band) {
     STRIP_HOOK(0);
     const int x0 = band.x0, dir = band.dir, y = band.y;
     auto far = [&](int i) { return i < RADIUS ? group_ptr(rgb, width, height, border, y + (band.n + i) * dir, x0) : nullptr; };
@@ -512,17 +349,17 @@ __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* _
     // first loop runs while every step's rows are inside the band, the second finishes the band.
     int k = 0;
     for (; k + 2 + STRIP_AHEAD < n; k += 3) {
-        strip_step<true, SHIFTED>(s, k, border, state, r0, r1, r2, ahead, sink);
-        strip_step<true, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead, sink);
-        strip_step<true, SHIFTED>(s, k + 2, border, state, r2, r0, r1, ahead, sink);
+        strip_step<true, SHIFTED>(s, k, border, state, r0, r1, r2, ahead);
+        strip_step<true, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
+        strip_step<true, SHIFTED>(s, k + 2, border, state, r2, r0, r1, ahead);
     }
     for (; k + 3 <= n; k += 3) {
-        strip_step<false, SHIFTED>(s, k, border, state, r0, r1, r2, ahead, sink);
-        strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead, sink);
-        strip_step<false, SHIFTED>(s, k + 2, border, state, r2, r0, r1, ahead, sink);
+        strip_step<false, SHIFTED>(s, k, border, state, r0, r1, r2, ahead);
+        strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
+        strip_step<false, SHIFTED>(s, k + 2, border, state, r2, r0, r1, ahead);
     }
-    if (k < n) strip_step<false, SHIFTED>(s, k, border, state, r0, r1, r2, ahead, sink);
-    if (k + 1 < n) strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead, sink);
+    if (k < n) strip_step<false, SHIFTED>(s, k, border, state, r0, r1, r2, ahead);
+    if (k + 1 < n) strip_step<false, SHIFTED>(s, k + 1, border, state, r1, r2, r0, ahead);
 }
 
 // THE GROUPS AT A ROW'S ENDS (the general kernel's, outside `groups_inside`): the same march, each row's window
@@ -545,7 +382,7 @@ __device__ __forceinline__ void grey_row_mapped(const u8* __restrict__ rgb, int 
                                                 int x0, int g[WIDE]) {
     int sy = resolve(y, height, border);
     const unsigned inside = sy < 0 ? 0u : edge_columns[MAP_WORDS_OF(WIDE)][threadIdx.x];
-    const u8* at = rgb + ((size_t)max(sy, 0) * width + x0) * 3;  // pixel x0; column c is at + 3·(d − HALO)
+    const u8* at = rgb + ((size_t)max(sy, 0) * width + x0) * 3;  // pixel x0; column c is at + 3·(d − RADIUS)
 #pragma unroll
     for (int c0 = 0; c0 < WIDE; c0 += GATHER_BATCH) {
 #pragma unroll
@@ -553,7 +390,7 @@ __device__ __forceinline__ void grey_row_mapped(const u8* __restrict__ rgb, int 
         if ((inside >> c0 & (GATHER_BATCH < 32 ? (1u << GATHER_BATCH) - 1 : ~0u)) == 0) continue;  // (see above)
 #pragma unroll
         for (int c = c0; c < c0 + GATHER_BATCH && c < WIDE; ++c) {
-            const u8* px = at + 3 * (mapped_column(edge_columns, c) - HALO);
+            const u8* px = at + 3 * (mapped_column(edge_columns, c) - RADIUS);
             int v = grey_of(__ldg(px), __ldg(px + 1), __ldg(px + 2));
             g[c] = inside >> c & 1u ? v : 0;
         }
@@ -573,23 +410,22 @@ __device__ __forceinline__ void edge_feed(const u8* __restrict__ rgb, int width,
 
 __device__ __forceinline__ void strip_step_edge(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
                                                 int width, int height, int border, int y, int dir, int x0, Levels state,
-                                                const acc_t a[CORE], const acc_t m[CORE], acc_t b[CORE], int k,
-                                                Sink& sink) {
+                                                const acc_t a[CORE], const acc_t m[CORE], acc_t b[CORE]) {
     int ahead = y + (RADIUS + EDGE_AHEAD) * dir;
     if (ahead >= 0 && ahead < height) {
         const u8* row = rgb + (size_t)ahead * width * 3;
-        prefetch_l2(row + 3 * max(x0 - HALO, 0));
-        prefetch_l2(row + 3 * min(x0 + GROUP + HALO, width) - 1);
+        prefetch_l2(row + 3 * max(x0 - RADIUS, 0));
+        prefetch_l2(row + 3 * min(x0 + GROUP + RADIUS, width) - 1);
     }
     edge_feed(rgb, width, height, border, y + RADIUS * dir, x0, state, b);
-    output_row<STORE_CLIPPED>(a, m, b, out + (size_t)y * width, plane, x0, width, dir < 0, k, sink);
+    sobel_row16<STORE_CLIPPED>(a, m, b, out + (size_t)y * width, plane, x0, width, dir < 0);
 }
 
 __device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane, int width,
-                                           int height, int border, const Band& band, Sink& sink) {
+                                           int height, int border, const Band& band) {
     const int x0 = band.x0, n = band.n, dir = band.dir;
     int y = band.y;
-    map_columns<HALO, WIDE>(edge_columns, x0, width, border);
+    map_columns<RADIUS, WIDE>(edge_columns, x0, width, border);
     Levels state = {};
     acc_t r0[CORE], r1[CORE], r2[CORE];
 #pragma unroll
@@ -599,12 +435,12 @@ __device__ __forceinline__ void strip_edge(const u8* __restrict__ rgb, out_t* __
     edge_feed(rgb, width, height, border, y + (RADIUS - 1) * dir, x0, state, r1);
     int k = 0;
     for (; k + 3 <= n; k += 3, y += 3 * dir) {
-        strip_step_edge(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2, k, sink);
-        strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0, k + 1, sink);
-        strip_step_edge(rgb, out, plane, width, height, border, y + 2 * dir, dir, x0, state, r2, r0, r1, k + 2, sink);
+        strip_step_edge(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
+        strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
+        strip_step_edge(rgb, out, plane, width, height, border, y + 2 * dir, dir, x0, state, r2, r0, r1);
     }
-    if (k < n) strip_step_edge(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2, k, sink);
-    if (k + 1 < n) strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0, k + 1, sink);
+    if (k < n) strip_step_edge(rgb, out, plane, width, height, border, y, dir, x0, state, r0, r1, r2);
+    if (k + 1 < n) strip_step_edge(rgb, out, plane, width, height, border, y + dir, dir, x0, state, r1, r2, r0);
 }
 
 // The general kernel's numbering. The groups at a row's ends (outside groups_inside: the first, and the last one or
@@ -649,15 +485,13 @@ __device__ __forceinline__ size_t batch_plane(int width, int height) {
     return (size_t)gridDim.y * (size_t)width * (size_t)height;
 }
 
-#if OUTPUT != OUTPUT_CANNY
 // The aligned form: width % 16 == 0 and both arrays 16-byte aligned (the host checks).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
     Band band;
     if (!thread_band(width, height, rows, band)) return;
     size_t o = image_offset(width, height);
-    Sink sink;
-    strip_march<false>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band, sink);
+    strip_march<false>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
 }
 
 // Any width and alignment: the groups inside the row march as the aligned ones do, their rows read shifted into place
@@ -669,36 +503,8 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     bool edge;
     if (!thread_band_general(width, height, rows, band, edge)) return;
     size_t o = image_offset(width, height);
-    Sink sink;
     if (edge)
-        strip_edge(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band, sink);
+        strip_edge(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
     else
-        strip_march<true>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band, sink);
+        strip_march<true>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
 }
-#else
-// The Canny build's entries: RGB in, Canny's state bytes and first parents out (canny.cuh), for one image (gridDim.y
-// 1); `rows` even. The aligned form as sobel_strip_aligned's (the RGB array 16-byte aligned, width % 16 == 0).
-extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
-    canny_strip_aligned(const u8* __restrict__ rgb, u8* __restrict__ state, int* __restrict__ parent, int width,
-                        int height, int border, int rows, int low, int high) {
-    Band band;
-    if (!thread_band(width, height, rows, band)) return;
-    CannyRows sink = canny_rows(state, parent, width, height, low, high, band);
-    strip_march<false>(rgb, nullptr, 0, width, height, border, band, sink);
-    sink.end(band.n);
-}
-
-extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
-    canny_strip_general(const u8* __restrict__ rgb, u8* __restrict__ state, int* __restrict__ parent, int width,
-                        int height, int border, int rows, int low, int high) {
-    Band band;
-    bool edge;
-    if (!thread_band_general(width, height, rows, band, edge)) return;
-    CannyRows sink = canny_rows(state, parent, width, height, low, high, band);
-    if (edge)
-        strip_edge(rgb, nullptr, 0, width, height, border, band, sink);
-    else
-        strip_march<true>(rgb, nullptr, 0, width, height, border, band, sink);
-    sink.end(band.n);
-}
-#endif

@@ -10,7 +10,7 @@ use cuda_sobel::gpu::compile::{arch_option, cache_key, compile_with, options_for
 use cuda_sobel::gpu::conv::{build_of, refusal, tunings_of, Tuning};
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
-use cuda_sobel::sobel::{Border, Filter, Grey, Ksize, Norm, Number, Output};
+use cuda_sobel::sobel::{Border, Filter, Grey, Norm, Number, Output};
 use cuda_sobel::variant::Variant;
 
 fn main() -> anyhow::Result<()> {
@@ -37,23 +37,6 @@ fn main() -> anyhow::Result<()> {
             edge_sources().iter().map(move |src| (src, options_for(&arch_option(9, 0, Code::Cubin), b, src)))
         })
         .collect();
-    // Canny's builds (gpu-strip's suppression in strip.cu, the hysteresis in canny.cu): each aperture, border-free,
-    // both greys and norms.
-    let canny_files = ["strip", "canny"].map(|n| SOURCES.iter().find(|s| s.name == n).expect("a kernel file"));
-    for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
-        let f = Filter { ksize, ..Filter::default() };
-        for grey in Grey::ALL {
-            for norm in [Norm::L1, Norm::L2] {
-                let b = Build::canny(Filter { grey, border: Border::Replicate, ..f }, norm);
-                for src in canny_files {
-                    let opts = options_for(&arch_option(9, 0, Code::Cubin), b, src);
-                    if !jobs.iter().any(|(j, o)| j.name == src.name && *o == opts) {
-                        jobs.push((src, opts));
-                    }
-                }
-            }
-        }
-    }
     // The filter: tests/filter.rs's kernels and those of python/tests, by every GPU strategy that takes them.
     let mut kernels: Vec<ConvKernel> = [
         "box:1",
@@ -111,7 +94,7 @@ fn main() -> anyhow::Result<()> {
         "{} builds × {} edge files and {} filter builds cached",
         builds.len(),
         edge_sources().len(),
-        jobs.len() - builds.len() * edge_sources().len() // (Canny's builds counted with the filter's)
+        jobs.len() - builds.len() * edge_sources().len()
     );
     Ok(())
 }

@@ -1,13 +1,12 @@
 //! Registers, spills and shared memory of every kernel of every kernel file, for each stencil, as ptxas
 //! reports them when NVRTC compiles to machine code for sm_90 (H100, H200): needs NVRTC only, not a GPU.
 //! `cargo run --release --example kernel_resources [FILE…]` (default: strip vec16); the edges' builds, and with
-//! `OUTPUTS=1` the gradients' (i16, f32) and the direction's too, with `CANNY=1` Canny's (strip.cu's suppression in the
-//! march, each norm). With `CUBIN_DIR=DIR` each build's machine code is
+//! `OUTPUTS=1` the gradients' (i16, f32) and the direction's too. With `CUBIN_DIR=DIR` each build's machine code is
 //! also written there (`FILE-k5-Edges.cubin`…), to read with `nvdisasm` (the `nvidia-cuda-nvdisasm` wheel).
 use cuda_sobel::gpu::compile::{arch_option, compile_text_with_log, expanded_source, options, Code};
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::SOURCES;
-use cuda_sobel::sobel::{Filter, Ksize, Norm, Number, Operator, Output};
+use cuda_sobel::sobel::{Filter, Ksize, Number, Operator, Output};
 
 fn main() -> anyhow::Result<()> {
     let wanted: Vec<String> = std::env::args().skip(1).collect();
@@ -16,21 +15,17 @@ fn main() -> anyhow::Result<()> {
         for (operator, ksize) in
             [(Operator::Sobel, Ksize::K3), (Operator::Sobel, Ksize::K5), (Operator::Sobel, Ksize::K7)]
         {
-            let filter = Filter { operator, ksize, ..Filter::default() };
-            let mut builds = vec![Build::of(filter)];
-            if std::env::var_os("OUTPUTS").is_some() {
-                for output in [Output::Gradients(Number::I16), Output::Gradients(Number::F32), Output::Direction] {
-                    if output != Output::Gradients(Number::I16) || filter.stencil().fits_i16() {
-                        builds.push(Build::with_output(filter, output));
-                    }
+            let outputs = if std::env::var_os("OUTPUTS").is_some() {
+                vec![Output::Edges, Output::Gradients(Number::I16), Output::Gradients(Number::F32), Output::Direction]
+            } else {
+                vec![Output::Edges]
+            };
+            for output in outputs {
+                let filter = Filter { operator, ksize, ..Filter::default() };
+                if output == Output::Gradients(Number::I16) && !filter.stencil().fits_i16() {
+                    continue;
                 }
-            }
-            if std::env::var_os("CANNY").is_some() && operator == Operator::Sobel {
-                builds.extend([Norm::L1, Norm::L2].map(|norm| Build::canny(filter, norm)));
-            }
-            for build in builds {
-                let output = if build.canny { format!("Canny{:?}", build.norm) } else { format!("{:?}", build.output) };
-                let mut opts = options(&arch_option(9, 0, Code::Cubin), build);
+                let mut opts = options(&arch_option(9, 0, Code::Cubin), Build::with_output(filter, output));
                 opts.push("--ptxas-options=-v".into());
                 let (cubin, log) =
                     compile_text_with_log(&format!("cuda/{}.cu", src.name), &expanded_source(src), &opts, Code::Cubin)?;

@@ -34,8 +34,8 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
 
     Images as :func:`cuda_sobel.sobel` takes them: on the host (NumPy, PIL, paths, PyTorch CPU tensors, lists,
     batches) computed on all cores; PyTorch and CuPy arrays on a GPU computed there in place, on the library's current
-    stream, without a copy or a wait (gpu-strip's Canny build, its suppression inside the rolling window, then a
-    union-find hysteresis, ``cuda/canny.cu``) — the same bytes either way.
+    stream, without a copy or a wait (gpu-strip's gradients, then the suppression and a union-find hysteresis,
+    ``cuda/canny.cu``) — the same bytes either way.
     """
     lo, hi = _threshold("low", low), _threshold("high", high)
     f = _a.native_filter("sobel", ksize, border, "exact", grey, norm)
@@ -68,17 +68,16 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
 
 
 @functools.lru_cache(maxsize=64)
-def _workspace_bytes(ordinal: int, width: int, height: int) -> int:
+def _workspace_bytes(ordinal: int, f: Any, width: int, height: int) -> int:
     """The device workspace Canny needs for one image of this size (kept: a call inside a loop pays a look-up)."""
     from . import _engine
 
-    return _native.canny_workspace(_engine(ordinal)._native, width, height)
+    return _native.canny_workspace(_engine(ordinal)._native, f, width, height)
 
 
 _KEPT_WORKSPACE = 64 << 20
-"""The largest workspace a stream keeps between calls (bytes): a 2048×1024 Canny's is 2.6 MB, a 7680×4320 one's 41.5
-MB (a state byte a 2×2 block and a parent each). Allocating it took ~5 µs of a 50 µs call on an H200 host; a larger
-image's call is long enough not to notice, and keeps no more."""
+"""The largest workspace a stream keeps between calls (bytes): a 2048×1024 Canny's is 11.0 MB. Allocating it took
+~5 µs of a 50 µs call on an H200 host; a larger image's call is long enough not to notice, and keeps no more."""
 
 _workspaces: Dict[Tuple[int, int], Any] = {}
 
@@ -123,7 +122,7 @@ def _torch_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool) 
     if h * w * n:
         ordinal = image.get_device()
         engine = _engines.get(ordinal) or _engine(ordinal)
-        need = _workspace_bytes(ordinal, w, h)
+        need = _workspace_bytes(ordinal, f, w, h)
         stream = _a.torch_stream(ordinal)
         ws = _workspace(image, ordinal, stream, need)
         _native.canny_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, n, stream, f, thresholds[0],
@@ -133,7 +132,7 @@ def _torch_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool) 
 
 def _on_gpu(x: Any, lib: str, where: int, f: Any, thresholds: Tuple[float, float], bgr: bool, o: Any) -> Any:
     """Canny of a GPU array on its own device and the library's current stream: the edges in a new array (or ``o``),
-    the states and parents in a workspace from the library's own allocator."""
+    the gradients, states and parents in a workspace from the library's own allocator."""
     from . import _engine
 
     shape = _a.check(x, lib)
@@ -145,7 +144,7 @@ def _on_gpu(x: Any, lib: str, where: int, f: Any, thresholds: Tuple[float, float
     out = o if (o is not None and _a.contiguous(o, lib)) else _a.empty_like_result(lib, rs, "uint8", x.device)
     if n * h * w > 0:
         engine = _engine(where)._native
-        need = _native.canny_workspace(engine, w, h)
+        need = _native.canny_workspace(engine, f, w, h)
         ws = _a.empty_like_result(lib, (need,), "uint8", x.device)
         rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
         _native.canny_device(engine, rgb_ptr, out_ptr, w, h, n, stream, f, thresholds[0], thresholds[1],

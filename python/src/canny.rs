@@ -45,9 +45,9 @@ pub fn canny_host(
 
 /// The device workspace (bytes) that `canny_device` needs for images of `width × height`.
 #[pyfunction]
-#[pyo3(signature = (engine, width, height))]
-pub fn canny_workspace(engine: &NativeEngine, width: u32, height: u32) -> usize {
-    engine.engine.canny_workspace_bytes(width, height)
+#[pyo3(signature = (engine, filter, width, height))]
+pub fn canny_workspace(engine: &NativeEngine, filter: &NativeFilter, width: u32, height: u32) -> usize {
+    engine.engine.canny_workspace_bytes(filter.filter, width, height)
 }
 
 /// Canny's edges of caller-owned device memory: `images` packed RGB images at `rgb` into `out` ((images, height,

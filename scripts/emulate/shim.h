@@ -11,7 +11,6 @@
 #include <cstring>
 #include <cmath>
 #include <cstdlib>
-#include <atomic>
 #include <barrier>
 #include <functional>
 #include <thread>
@@ -138,22 +137,6 @@ inline unsigned emu_shuffle(unsigned v, int from) {
     emu_warp.meet->arrive_and_wait();
     return r;
 }
-// atomicMin as its documented arithmetic (cuda/canny.cu's union-find): one CPU thread at a time, or a block's threads
-// (EMU_BLOCK) through a compare-and-swap loop.
-template <class T> T atomicMin(T* p, T v) {
-    std::atomic_ref<T> a(*p);
-    T old = a.load();
-    while (v < old && !a.compare_exchange_weak(old, v)) {
-    }
-    return old;
-}
-#ifndef EMU_BLOCK
-// A kernel run a thread at a time cannot wait for the others: one that asks to is not for this driver.
-inline void __syncthreads() {
-    fprintf(stderr, "__syncthreads in a kernel run a thread at a time\n");
-    exit(7);
-}
-#endif
 inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32) - (int)d); }
 inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32 + d)); }
 // Whole blocks (deflate_main.cpp, built with -DEMU_BLOCK): `emu_run_block` runs a block's threads as CPU threads
@@ -163,6 +146,7 @@ inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_
 #ifdef EMU_BLOCK
 #undef __shared__
 #define __shared__ static
+#include <atomic>
 struct EmuBlock {
     std::barrier<>* meet;
     unsigned long long value[1024];

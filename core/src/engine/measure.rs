@@ -100,11 +100,11 @@ impl Meter<'_> {
         reps: usize,
         expected: &[u8],
     ) -> Result<ResidentRun, GpuError> {
-        use crate::sobel::Output;
+        use crate::sobel::{Number, Output};
         let gpu = self.gpu;
         let (width, height) = rgb.dimensions();
         let output = match canny {
-            Some(_) => variants::canny_output(variant, filter),
+            Some(_) => Output::Gradients(Number::integer_for(&filter.stencil())),
             None => Output::Edges,
         };
         let set_bytes = (buffers::bytes_per_pixel(gpu, variant)? * width as usize * height as usize).max(1);

@@ -93,8 +93,8 @@ impl Engine {
     }
 
     /// The device workspace (bytes) [`Engine::canny_on_device`] needs for images of `width × height`.
-    pub fn canny_workspace_bytes(&self, width: u32, height: u32) -> usize {
-        variants::canny_workspace_bytes(width, height)
+    pub fn canny_workspace_bytes(&self, filter: Filter, width: u32, height: u32) -> usize {
+        variants::canny_workspace_bytes(filter, width, height)
     }
 
     /// Canny's edges of packed RGB images on device memory the caller owns, on the caller's stream, through the

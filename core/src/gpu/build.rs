@@ -21,10 +21,6 @@ pub struct Build {
     pub norm: Norm,
     /// What each pixel writes.
     pub output: Output,
-    /// strip.cu's Canny build (`OUTPUT_CANNY`): the march hands its gradients to Canny's suppression, which writes the
-    /// state bytes and first parents of `cuda/canny.cuh` instead of `output` (then [`Output::Edges`], unused), in the
-    /// norm of Canny's magnitude (`norm`). [`Build::canny`].
-    pub canny: bool,
 }
 
 impl Build {
@@ -36,12 +32,7 @@ impl Build {
     /// The build of `filter` writing `output`.
     pub fn with_output(filter: Filter, output: Output) -> Build {
         let Filter { operator, ksize, compat, grey, norm, .. } = filter;
-        Build { operator, ksize, compat, grey, norm, output, canny: false }
-    }
-
-    /// The Canny build of `filter`'s stencil and grey, its magnitude in `norm` (Canny's, not the edges').
-    pub fn canny(filter: Filter, norm: Norm) -> Build {
-        Build { norm, canny: true, ..Build::of(filter) }
+        Build { operator, ksize, compat, grey, norm, output }
     }
 
     /// The stencil compiled in.
@@ -74,7 +65,6 @@ impl Build {
             d.push("-DNORM_L1=1".to_owned());
         }
         match self.output {
-            _ if self.canny => d.push("-DOUTPUT=4".to_owned()),
             Output::Edges => {}
             Output::Gradients(n) => {
                 let t = match n {

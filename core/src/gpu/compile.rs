@@ -18,11 +18,10 @@ use super::GpuError;
 pub const HEADER: &str = include_str!("../../../cuda/sobel.cuh");
 
 /// Every header a kernel file may include, by the name it is included by.
-pub const HEADERS: [(&str, &str); 4] = [
+pub const HEADERS: [(&str, &str); 3] = [
     ("sobel.cuh", HEADER),
     ("row16.cuh", include_str!("../../../cuda/row16.cuh")),
     ("conv.cuh", include_str!("../../../cuda/conv.cuh")),
-    ("canny.cuh", include_str!("../../../cuda/canny.cuh")),
 ];
 
 /// What NVRTC is asked to produce.

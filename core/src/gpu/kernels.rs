@@ -239,7 +239,7 @@ impl KernelSet {
 
     /// gpu-strip's kernels as their own type, for launches on raw device memory ([`Strip::launch_raw`]).
     pub fn strip(&self) -> Result<&Strip, GpuError> {
-        Ok(lazily!(self.strip, Strip::load(&self.module("strip")?, self.build)))
+        Ok(lazily!(self.strip, Strip::load(&self.module("strip")?)))
     }
 
     /// cuda/canny.cu's kernels: Canny's suppression and hysteresis on this build's stencil's exact gradients.

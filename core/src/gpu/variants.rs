@@ -9,13 +9,12 @@
 //! more rows than the grid allows) run in horizontal bands with one-row halos ([`crate::bands`]), giving
 //! the same bytes; the timings are then the sums over the bands.
 
-use cudarc::driver::{CudaFunction, DevicePtr};
+use cudarc::driver::CudaFunction;
 use image::RgbImage;
 
 use super::buffers::{self, DeviceImage};
 use super::kernels::Build;
 use super::patterns::canny::{self as canny_kernels, Thresholds};
-use super::patterns::strip::StripOut;
 use super::patterns::Dims;
 use super::staged::{run_streamed, STREAMED_FROM_BYTES};
 use super::{Gpu, GpuError};
@@ -38,35 +37,14 @@ pub struct GpuRun {
 pub struct Prepared {
     /// The GPU with the kernels of the filter's build and the output.
     gpu: Gpu,
-    variant: Variant,
     d: Dims,
     border: Border,
     /// Identical copies of the buffers; run k uses copy k mod len, so that timing repeated runs of a
     /// small image does not measure data left in the L2 cache by the previous run.
     copies: Vec<DeviceImage>,
-    /// Canny after the variant's kernels ([`Prepared::with_canny`]).
-    canny: Option<CannyRun>,
-}
-
-/// What [`Prepared::with_canny`] adds: the hysteresis' kernels, its scratch, the edges (what is downloaded), the
-/// thresholds, and for gpu-strip its Canny build (the GPU handle whose strip kernels write the states from the RGB).
-struct CannyRun {
-    kernels: canny_kernels::Canny,
-    scratch: canny_kernels::Scratch,
-    edges: cudarc::driver::CudaSlice<u8>,
-    t: Thresholds,
-    fused: Option<Gpu>,
-}
-
-/// What a variant's buffers hold when it runs Canny: gpu-strip's Canny build suppresses inside its march, so its
-/// output is never written (the edges', a byte a pixel, the smallest); the others write the stencil's exact
-/// gradients, which `canny_suppress` reads.
-pub fn canny_output(variant: Variant, filter: Filter) -> Output {
-    if variant == Variant::GpuStrip {
-        Output::Edges
-    } else {
-        Output::Gradients(Number::integer_for(&filter.stencil()))
-    }
+    /// Canny after the gradients ([`Prepared::with_canny`]): its kernels, its buffers, its edges (what is downloaded)
+    /// and its thresholds.
+    canny: Option<(canny_kernels::Canny, canny_kernels::Scratch, cudarc::driver::CudaSlice<u8>, Thresholds)>,
 }
 
 impl Prepared {
@@ -93,62 +71,32 @@ impl Prepared {
             sets.push(b);
         }
         gpu.stream.synchronize()?;
-        Ok(Prepared { gpu, variant, d, border: filter.border, copies: sets, canny: None })
+        Ok(Prepared { gpu, d, border: filter.border, copies: sets, canny: None })
     }
 
-    /// Runs `canny` on each run: gpu-strip's Canny build from the RGB (its suppression inside the march), any other
-    /// variant's gradients then `canny_suppress` (the build's output must then be [`canny_output`]'s, the stencil's
-    /// exact gradients) — then `cuda/canny.cu`'s hysteresis; each run ends with Canny's edges, which
-    /// [`Prepared::download`] returns. `link`: a kernel of `canny_link`'s signature in place of `cuda/canny.cu`'s (a
-    /// student's).
+    /// Runs `canny` after the variant's gradients (the build's output must be the stencil's exact gradients in
+    /// [`Number::integer_for`] its stencil, what `cuda/canny.cu` reads): each run then ends with Canny's edges,
+    /// which [`Prepared::download`] returns. `link`: a kernel of `canny_link`'s signature in place of `cuda/canny.cu`'s
+    /// (a student's).
     pub fn with_canny(mut self, canny: &Canny, link: Option<&CudaFunction>) -> Result<Self, GpuError> {
         let build = self.gpu.kernels.build();
-        let fused = self.variant == Variant::GpuStrip;
-        let fused = if fused {
-            Some(self.gpu.for_build(Build { norm: canny.norm, canny: true, output: Output::Edges, ..build })?)
-        } else {
-            let wanted = Output::Gradients(Number::integer_for(&build.stencil()));
-            assert_eq!(build.output, wanted, "canny_suppress reads the stencil's exact gradients");
-            None
-        };
-        let kernels = fused.as_ref().unwrap_or(&self.gpu).kernels.canny()?;
+        let wanted = Output::Gradients(Number::integer_for(&build.stencil()));
+        assert_eq!(build.output, wanted, "Canny reads the stencil's exact gradients");
+        let kernels = self.gpu.kernels.canny()?;
         let kernels = link.map_or_else(|| kernels.clone(), |f| kernels.with_link(f.clone()));
         let scratch = canny_kernels::Scratch::alloc(&self.gpu.stream, self.d)?;
         // SAFETY (alloc): canny_edges writes every byte before the download reads it.
         let edges = unsafe { self.gpu.stream.alloc::<u8>(self.d.pixels()) }?;
-        self.canny = Some(CannyRun { kernels, scratch, edges, t: Thresholds::of(canny), fused });
+        self.canny = Some((kernels, scratch, edges, Thresholds::of(canny)));
         Ok(self)
     }
 
     /// Enqueues the variant's kernels once, on buffer set `k` (then Canny's, with [`Prepared::with_canny`]).
     fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
-        let Some(c) = &mut self.canny else {
-            return self.copies[k].launch(&self.gpu, self.d, self.border);
-        };
-        let stream = &self.gpu.stream;
-        match &c.fused {
-            Some(g) => {
-                let strip = g.kernels.strip()?;
-                let (rgb, _) = self.copies[k].buffers_mut();
-                assert!(rgb.len() >= 3 * self.d.pixels());
-                let (rgb, _read) = rgb.device_ptr(stream);
-                let [(state, _s), (parent, _p)] = c.scratch.device_ptrs(stream);
-                let out = StripOut::Canny { state, parent, low: c.t.low, high: c.t.high };
-                // SAFETY: the input holds this image's RGB (checked), the scratch is this image's states and parents
-                // (`Scratch::alloc` for these dims); the guards order the launch after their earlier uses and the
-                // hysteresis after it; the stream is this context's.
-                unsafe {
-                    strip.launch_raw(stream.cu_stream(), rgb, out, self.d, 1, self.border as i32, g.multiprocessors)
-                }?;
-                drop((_read, _s, _p));
-                c.kernels.enqueue(stream, None, &mut c.scratch, &mut c.edges, self.d)?;
-            }
-            None => {
-                self.copies[k].launch(&self.gpu, self.d, self.border)?;
-                let grad_bytes = self.gpu.kernels.build().output.bytes_per_pixel() / 2;
-                let gradients = Some((self.copies[k].output(), grad_bytes, c.t));
-                c.kernels.enqueue(stream, gradients, &mut c.scratch, &mut c.edges, self.d)?;
-            }
+        self.copies[k].launch(&self.gpu, self.d, self.border)?;
+        if let Some((kernels, scratch, edges, t)) = &mut self.canny {
+            let grad_bytes = self.gpu.kernels.build().output.bytes_per_pixel() / 2;
+            kernels.enqueue(&self.gpu.stream, (self.copies[k].output(), grad_bytes), scratch, edges, self.d, *t)?;
         }
         Ok(())
     }
@@ -158,8 +106,8 @@ impl Prepared {
     /// held before (device memory is reused from the pool: it may hold another variant's correct output).
     pub fn poison_output(&mut self, expected: &[u8]) -> Result<(), GpuError> {
         let poison: Vec<u8> = expected.iter().map(|b| !b).collect();
-        if let Some(c) = &mut self.canny {
-            return Ok(self.gpu.stream.memcpy_htod(&poison, &mut c.edges.slice_mut(..poison.len()))?);
+        if let Some((_, _, edges, _)) = &mut self.canny {
+            return Ok(self.gpu.stream.memcpy_htod(&poison, &mut edges.slice_mut(..poison.len()))?);
         }
         self.copies[0].fill_output(&self.gpu, &poison)
     }
@@ -184,7 +132,7 @@ impl Prepared {
     /// Copies the output of buffer set 0 to the host (as bytes) and frees everything; synchronised.
     pub fn download(self) -> Result<Vec<u8>, GpuError> {
         let out = match &self.canny {
-            Some(c) => self.gpu.stream.clone_dtoh(&c.edges)?,
+            Some((_, _, edges, _)) => self.gpu.stream.clone_dtoh(edges)?,
             None => self.copies[0].download(&self.gpu, self.d.pixels())?,
         };
         drop(self.copies);
@@ -283,9 +231,8 @@ pub fn run_banded(
     Ok(GpuRun { output, memory_ms, compute_ms })
 }
 
-/// Canny's edges of `rgb` on the GPU: gpu-strip's Canny build, or `variant`'s exact gradients then `cuda/canny.cu`'s
-/// suppression, then its hysteresis ([`Prepared::with_canny`]), on the device, timed together (upload, optionally a
-/// warm-up, `reps` timed runs, download of one byte a pixel).
+/// Canny's edges of `rgb` on the GPU: `variant`'s exact gradients, then `cuda/canny.cu`'s suppression and hysteresis
+/// on the device, timed together (upload, optionally a warm-up, `reps` timed runs, download of one byte a pixel).
 /// An image too large for one pass (hysteresis joins pixels across the whole image) gets its gradients in bands and
 /// its Canny on every core ([`Canny::edges_rayon`]), whose time is then part of the computation's. Bytes identical to
 /// [`Canny::edges`] of cpu-scalar's gradients either way.
@@ -332,7 +279,6 @@ pub fn run_canny_linked(
         return Ok(GpuRun { output: edges, memory_ms: r.memory_ms, compute_ms: r.compute_ms + ms });
     }
     let (prepared, upload_ms) = timed(|| {
-        let output = canny_output(variant, filter);
         Prepared::upload(gpu, variant, w as u32, h as u32, rgb.as_raw(), (filter, output), 1)?.with_canny(canny, link)
     });
     let mut prepared = prepared?;
@@ -378,15 +324,7 @@ pub unsafe fn strip_on_device(gpu: &Gpu, a: RawImages, (filter, output): (Filter
     let stream = a.stream as cudarc::driver::sys::CUstream;
     // SAFETY: forwarded from the caller.
     unsafe {
-        gpu.kernels.strip()?.launch_raw(
-            stream,
-            a.rgb,
-            StripOut::Planes(a.out),
-            d,
-            a.images,
-            filter.border as i32,
-            gpu.multiprocessors,
-        )
+        gpu.kernels.strip()?.launch_raw(stream, a.rgb, a.out, d, a.images, filter.border as i32, gpu.multiprocessors)
     }?;
     Ok(())
 }
@@ -424,25 +362,25 @@ pub fn strip_batch_from_host(
     Ok(())
 }
 
-/// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: the state bytes (one
-/// a 2×2 block), then the parents (16-byte aligned). The same for every stencil: gpu-strip's Canny build keeps the
-/// gradients in registers.
-pub fn canny_workspace_bytes(width: u32, height: u32) -> usize {
-    canny_workspace(width as usize, height as usize).1
+/// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: its exact gradients
+/// (two planes), then the state bytes (one a 2×2 block) and the parents (16-byte aligned).
+pub fn canny_workspace_bytes(filter: Filter, width: u32, height: u32) -> usize {
+    canny_workspace(filter, width as usize, height as usize).2
 }
 
-/// Where [`canny_on_device`]'s workspace holds the parents, for a `width × height` image (the states are at its
-/// start), and its total bytes.
-fn canny_workspace(width: usize, height: usize) -> (usize, usize) {
+/// Where [`canny_on_device`]'s workspace holds what, for a `width × height` image: (state offset, parent offset,
+/// total bytes).
+fn canny_workspace(filter: Filter, width: usize, height: usize) -> (usize, usize, usize) {
+    let gradients = 2 * Number::integer_for(&filter.stencil()).bytes() * width * height;
     let nodes = width.div_ceil(2) * height.div_ceil(2);
-    let parents = nodes.next_multiple_of(16);
-    (parents, parents + 4 * (nodes + 1))
+    let parents = (gradients + nodes).next_multiple_of(16);
+    (gradients, parents, parents + 4 * (nodes + 1))
 }
 
 /// Canny's edges of `a.images` packed RGB images on caller-owned device memory into `a.out` (a byte a pixel), on the
 /// caller's stream, through a caller-owned `workspace` (pointer, bytes) of at least [`canny_workspace_bytes`]: per
-/// image, gpu-strip's Canny build then `cuda/canny.cu`'s hysteresis — no copy, no allocation, no synchronisation (the
-/// Python package's zero-copy path).
+/// image, gpu-strip's exact gradients then `cuda/canny.cu` — no copy, no allocation, no synchronisation (the Python
+/// package's zero-copy path).
 ///
 /// # Safety
 /// As [`strip_on_device`] for `a` (the output a byte a pixel), and `workspace` must address that many bytes of device
@@ -455,7 +393,7 @@ pub unsafe fn canny_on_device(
     canny: &Canny,
 ) -> Result<(), GpuError> {
     let d = Dims::new(a.width, a.height)?;
-    let (parent, need) = canny_workspace(a.width as usize, a.height as usize);
+    let (state, parent, need) = canny_workspace(filter, a.width as usize, a.height as usize);
     if workspace.1 < need || workspace.0 % 16 != 0 {
         return Err(GpuError::Unsupported(format!(
             "a workspace of {} bytes (needs {need}, 16-byte aligned)",
@@ -465,22 +403,25 @@ pub unsafe fn canny_on_device(
     if !canny_kernels::Canny::fits(d) {
         return Err(GpuError::Unsupported(format!("Canny of a {}×{} image on the GPU", a.width, a.height)));
     }
-    let gpu = gpu.for_build(Build::canny(filter, canny.norm))?;
+    let gpu = gpu.for_build(Build::with_output(filter, Output::Gradients(Number::integer_for(&filter.stencil()))))?;
     gpu.ctx.bind_to_thread()?;
     let stream = a.stream as cudarc::driver::sys::CUstream;
     let (strip, kernels, t) = (gpu.kernels.strip()?, gpu.kernels.canny()?, Thresholds::of(canny));
-    let (state, parent) = (workspace.0, workspace.0 + parent as u64);
+    let g = workspace.0;
     for k in 0..a.images as u64 {
         let pixels = d.pixels() as u64;
-        let p = canny_kernels::Pointers { g: 0, state, parent, edges: a.out + k * pixels };
-        let out = StripOut::Canny { state, parent, low: t.low, high: t.high };
+        let p = canny_kernels::Pointers {
+            g,
+            state: g + state as u64,
+            parent: g + parent as u64,
+            edges: a.out + k * pixels,
+        };
         // SAFETY: image k's RGB lies within the caller's `a.rgb` and its edges within `a.out` (forwarded); the
-        // workspace holds the states and parents of one image (checked above), which the strip launch writes and the
-        // hysteresis then reads, and each image's launches follow the previous image's on the same stream, so reusing
-        // it is ordered.
+        // workspace holds the gradients, states and parents of one image (checked above), and each image's launches
+        // follow the previous image's on the same stream, so reusing it is ordered.
         unsafe {
-            strip.launch_raw(stream, a.rgb + 3 * k * pixels, out, d, 1, filter.border as i32, gpu.multiprocessors)?;
-            kernels.launch_raw(stream, p, d, None)?;
+            strip.launch_raw(stream, a.rgb + 3 * k * pixels, g, d, 1, filter.border as i32, gpu.multiprocessors)?;
+            kernels.launch_raw(stream, p, d, t)?;
         }
     }
     Ok(())

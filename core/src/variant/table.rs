@@ -184,7 +184,7 @@ pub const TABLE: [Row; 18] = [
         ..row(Variant::GpuRolling, "gpu-rolling", "a rolling window of row sums down each column")
     },
     Row {
-        edges: edges(&["strip"], |m, b| boxed(Strip::load(m[0], b))),
+        edges: edges(&["strip"], |m, _| boxed(Strip::load(m[0]))),
         kernels: Some(Kernels { rank_one: true, ..kernels("conv_strip", Taps::CompiledFactors, launch::STRIP) }),
         ..row(Variant::GpuStrip, "gpu-strip", "column strips, a rolling window of rows in registers: the fastest")
     },

@@ -1,14 +1,10 @@
-//! `cuda/canny.cu` — CONNECTED COMPONENTS BY UNION-FIND: Canny's hysteresis as the sets of a forest of parents, in two
-//! launches however long the chains of weak pixels are, after a non-maximum suppression that writes the forest's
-//! first state: gpu-strip's own (strip.cu's Canny build, inside its rolling window), or for any other variant its
-//! gradient planes through `canny_suppress` (a 3×3 stencil tiled in shared memory)
-//! ([`crate::gpu::variants::run_canny`]).
+//! `cuda/canny.cu` — CONNECTED COMPONENTS BY UNION-FIND: Canny's non-maximum suppression (a 3×3 stencil on the
+//! gradients) and its hysteresis as the sets of a forest of parents, in three launches however long the chains of
+//! weak pixels are. Runs after any variant's gradients ([`crate::gpu::variants::run_canny`]).
 
 use std::sync::Arc;
 
-use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, SyncOnDrop,
-};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
 
 use super::{Dims, KernelSource};
 
@@ -18,9 +14,6 @@ pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_s
 /// 32×8 = 256 threads, a thread a 2×2 block of pixels: a warp covers 64 pixels of two rows, so the gradient and
 /// state reads are coalesced (canny.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
-
-/// 2×2 blocks a thread of `canny_edges` takes along a block row (canny.cu's EDGE_RUN): 16 pixels of two rows.
-pub const EDGE_RUN: u32 = 8;
 
 /// The loaded kernels of this pattern.
 #[derive(Clone)]
@@ -59,16 +52,9 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// The states' and the parents' device addresses, for strip.cu's Canny build to write
-    /// ([`crate::gpu::patterns::strip::StripOut::Canny`]) before [`Canny::enqueue`] without gradients reads them; each
-    /// with the guard that orders its use on `stream`.
-    pub fn device_ptrs<'a>(&'a mut self, stream: &'a CudaStream) -> [(u64, SyncOnDrop<'a>); 2] {
-        [self.state.device_ptr_mut(stream), self.parent.device_ptr_mut(stream)]
-    }
-
-    /// Uninitialised room for `d`: the suppression (`canny_suppress`, or strip.cu's Canny build) writes every state
-    /// byte and the parent of every block holding a candidate (and node 0) before the other kernels read them, and
-    /// they read a parent only where the states say candidate.
+    /// Uninitialised room for `d`: `canny_suppress` writes every state byte and the parent of every block holding a
+    /// candidate (and node 0) before the other kernels read them, and they read a parent only where the states say
+    /// candidate.
     pub fn alloc(stream: &Arc<CudaStream>, d: Dims) -> Result<Scratch, DriverError> {
         // SAFETY (alloc): see above.
         unsafe { Ok(Scratch { state: stream.alloc(Canny::nodes(d))?, parent: stream.alloc(Canny::nodes(d) + 1)? }) }
@@ -102,60 +88,51 @@ impl Canny {
         Canny::nodes(d) < i32::MAX as usize
     }
 
-    /// Canny's edges (0 or 255 a byte) of a `d`-sized image on `stream`: from its exact gradients (`Some`: two planes
-    /// of `grad_bytes` each, Gx's then Gy's, as the gradients output writes them) through `canny_suppress` — three
-    /// launches — or (`None`) from the states and parents in `scratch` that strip.cu's Canny build has written: two.
+    /// Canny's edges (0 or 255 a byte) of a `d`-sized image from its exact gradients (two planes of `grad_bytes`
+    /// each, Gx's then Gy's, as the gradients output writes them), on `stream`: three launches.
     pub fn enqueue(
         &self,
         stream: &Arc<CudaStream>,
-        gradients: Option<(&CudaSlice<u8>, usize, Thresholds)>,
+        (gradients, grad_bytes): (&CudaSlice<u8>, usize),
         scratch: &mut Scratch,
         out: &mut CudaSlice<u8>,
         d: Dims,
+        t: Thresholds,
     ) -> Result<(), DriverError> {
         let n = d.pixels();
         assert!(Canny::fits(d), "{n} pixels: more nodes than an int holds");
-        assert!(out.len() >= n);
+        assert!(gradients.len() >= 2 * grad_bytes * n && out.len() >= n);
         assert!(scratch.state.len() >= Canny::nodes(d) && scratch.parent.len() > Canny::nodes(d));
-        let (g, _r) = match gradients {
-            Some((g, grad_bytes, _)) => {
-                assert!(g.len() >= 2 * grad_bytes * n);
-                let (p, guard) = g.device_ptr(stream);
-                (p, Some(guard))
-            }
-            None => (0, None),
-        };
+        let (g, _r) = gradients.device_ptr(stream);
         let (state, _s) = scratch.state.device_ptr_mut(stream);
         let (parent, _p) = scratch.parent.device_ptr_mut(stream);
         let (edges, _w) = out.device_ptr_mut(stream);
-        let suppress = gradients.map(|(_, _, t)| t);
         // SAFETY: sizes checked above; the guards order these launches after the buffers' earlier uses and later
         // uses after them; the stream is this context's.
-        unsafe { self.launch_raw(stream.cu_stream(), Pointers { g, state, parent, edges }, d, suppress) }
+        unsafe { self.launch_raw(stream.cu_stream(), Pointers { g, state, parent, edges }, d, t) }
     }
 
-    /// The one unsafe launch of this pattern: `canny_suppress` (with `suppress`: the thresholds), then `canny_link`
-    /// and `canny_edges`, in order on `stream`.
+    /// The one unsafe launch of this pattern: `canny_suppress`, `canny_link`, `canny_edges` in order on `stream`.
     ///
     /// # Safety
-    /// With `suppress`, `p.g` must hold two planes of `d.pixels()` gradients of the build's `grad_t` (short where the
-    /// stencil's bound fits 16 bits, else int); without, `p.state` and `p.parent` must hold what a suppression wrote
-    /// for this image (strip.cu's Canny build: every state byte, node 0's parent and those of the blocks holding a
-    /// candidate). `p.state` `Canny::nodes(d)` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch; `p.edges`
-    /// `d.pixels()` writable bytes — all device memory of this context not written by anything else until the launches
-    /// have run on `stream`, a live stream of this context; `Canny::fits(d)`.
+    /// `p.g` must hold two planes of `d.pixels()` gradients of the build's `grad_t` (short where the stencil's bound
+    /// fits 16 bits, else int); `p.state` `Canny::nodes(d)` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
+    /// `p.edges` `d.pixels()` writable bytes — all device memory of this context not written by anything else
+    /// until the launches have run on `stream`, a live stream of this context; `Canny::fits(d)`.
     pub unsafe fn launch_raw(
         &self,
         stream: cudarc::driver::sys::CUstream,
         p: Pointers,
         d: Dims,
-        suppress: Option<Thresholds>,
+        t: Thresholds,
     ) -> Result<(), DriverError> {
-        // A thread a 2×2 block of pixels; the edges' a run of EDGE_RUN of them along a block row.
+        // A thread a 2×2 block of pixels.
         let blocks = ((d.width as u32).div_ceil(2), (d.height as u32).div_ceil(2));
-        let grid = |across: u32| (across.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1);
-        let (block_dim, shared) = ((BLOCK.0, BLOCK.1, 1), 0);
-        let t = suppress.unwrap_or(Thresholds { low: 0, high: 0, l2: false });
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (blocks.0.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1),
+            block_dim: (BLOCK.0, BLOCK.1, 1),
+            shared_mem_bytes: 0,
+        };
         let (mut w, mut h, mut l2, mut low, mut high) = (d.width, d.height, i32::from(t.l2), t.low, t.high);
         let Pointers { mut g, mut state, mut parent, mut edges } = p;
         let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
@@ -176,16 +153,22 @@ impl Canny {
         let mut link_args = [ptr(&mut state), ptr(&mut parent), int(&mut w), int(&mut h)];
         // canny_edges(const u8* state, int* parent, u8* out, int width, int height)
         let mut edges_args = [ptr(&mut state), ptr(&mut parent), ptr(&mut edges), int(&mut w), int(&mut h)];
-        let launches = [
-            (&self.suppress, grid(blocks.0), suppress_args.as_mut_slice()),
-            (&self.link, grid(blocks.0), link_args.as_mut_slice()),
-            (&self.edges, grid(blocks.0.div_ceil(EDGE_RUN)), edges_args.as_mut_slice()),
-        ];
-        for (f, grid_dim, args) in launches.into_iter().skip(usize::from(suppress.is_none())) {
+        for (f, args) in [
+            (&self.suppress, suppress_args.as_mut_slice()),
+            (&self.link, link_args.as_mut_slice()),
+            (&self.edges, edges_args.as_mut_slice()),
+        ] {
             // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
             // checks); the caller guarantees the memory and the stream.
             unsafe {
-                cudarc::driver::result::launch_kernel(f.cu_function(), grid_dim, block_dim, shared, stream, args)
+                cudarc::driver::result::launch_kernel(
+                    f.cu_function(),
+                    cfg.grid_dim,
+                    cfg.block_dim,
+                    cfg.shared_mem_bytes,
+                    stream,
+                    args,
+                )
             }?;
         }
         Ok(())
@@ -195,7 +178,7 @@ impl Canny {
 /// Device addresses for [`Canny::launch_raw`].
 #[derive(Clone, Copy, Debug)]
 pub struct Pointers {
-    /// The gradients, Gx's plane then Gy's (read only with a suppression: else any value).
+    /// The gradients, Gx's plane then Gy's.
     pub g: u64,
     /// A state byte a node (a 2×2 block of pixels).
     pub state: u64,
@@ -211,6 +194,5 @@ mod tests {
     fn the_launch_shape_is_the_kernel_files() {
         assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks"));
         assert_eq!(super::BLOCK, (32, 8));
-        assert!(super::SOURCE.source.contains(&format!("#define EDGE_RUN {}\n", super::EDGE_RUN)));
     }
 }

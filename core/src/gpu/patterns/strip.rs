@@ -1,16 +1,13 @@
 //! `cuda/strip.cu` — STENCIL WITH A ROLLING WINDOW down 16-pixel column strips: each thread marches along
 //! `rows` rows keeping in registers what the stencil still needs of the rows behind it, so every input byte is
 //! read from DRAM once and every grey value computed once. gpu-strip, the fastest; batch mode, host → host and
-//! the Python package's GPU arrays use it too. Its Canny build ([`Build::canny`]) hands each row's gradients to
-//! Canny's non-maximum suppression instead, and writes the state bytes and first parents that `cuda/canny.cu`'s
-//! hysteresis reads ([`StripOut::Canny`]).
+//! the Python package's GPU arrays use it too.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DevicePtrMut, DriverError, LaunchConfig};
 
 use super::{check_rgb_out, Dims, Job, KernelSource, Pattern, Scratch};
-use crate::gpu::build::Build;
 
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "strip", source: include_str!("../../../../cuda/strip.cu") };
@@ -29,42 +26,18 @@ const EDGE_ROWS: u64 = 4;
 
 /// The loaded kernels of this pattern.
 pub struct Strip {
-    /// [general, aligned (width % 16 == 0, the arrays 16-byte aligned)]: `sobel_strip_*`, or a Canny build's
-    /// `canny_strip_*`.
+    /// [general, aligned (width % 16 == 0, both arrays 16-byte aligned)]
     f: [CudaFunction; 2],
-    /// Whether this is a Canny build's (its launches take [`StripOut::Canny`]).
-    canny: bool,
     /// Blocks of each form resident per SM, asked of the driver once: a driver call per launch cost ~2 µs of
     /// the Python package's 24 µs call at 2048×1024.
     per_sm: [std::sync::OnceLock<u64>; 2],
 }
 
-/// What a launch writes.
-#[derive(Clone, Copy, Debug)]
-pub enum StripOut {
-    /// The build's output (`Output::bytes_per_pixel` a pixel; gradients: Gx's plane for every image, then Gy's).
-    Planes(cudarc::driver::sys::CUdeviceptr),
-    /// A Canny build's: one image's state bytes and first parents (canny.cuh), for thresholds as the kernels take
-    /// them (`Thresholds`).
-    Canny {
-        /// `Canny::nodes` bytes.
-        state: cudarc::driver::sys::CUdeviceptr,
-        /// `Canny::nodes` + 1 ints.
-        parent: cudarc::driver::sys::CUdeviceptr,
-        /// Candidates have a magnitude above this.
-        low: i32,
-        /// Strong candidates, above this.
-        high: i32,
-    },
-}
-
 impl Strip {
-    /// Loads the kernels of `build` from its compiled module.
-    pub fn load(m: &Arc<CudaModule>, build: Build) -> Result<Strip, DriverError> {
-        let prefix = if build.canny { "canny" } else { "sobel" };
+    /// Loads the kernels from the compiled module.
+    pub fn load(m: &Arc<CudaModule>) -> Result<Strip, DriverError> {
         Ok(Strip {
-            f: [m.load_function(&format!("{prefix}_strip_general"))?, m.load_function(&format!("{prefix}_strip_aligned"))?],
-            canny: build.canny,
+            f: [m.load_function("sobel_strip_general")?, m.load_function("sobel_strip_aligned")?],
             per_sm: Default::default(),
         })
     }
@@ -86,10 +59,7 @@ impl Strip {
         };
         let resident = per_sm * THREADS as u64 * multiprocessors.max(1) as u64 / images.max(1) as u64;
         let bands = (resident / groups).clamp(1, d.height as u64);
-        let mut rows = (d.height as u64).div_ceil(bands).max(MIN_ROWS);
-        if self.canny {
-            rows += rows % 2; // a Canny build's bands start on even rows: each 2×2 block is one thread's (strip.cu)
-        }
+        let rows = (d.height as u64).div_ceil(bands).max(MIN_ROWS);
         let threads = groups * (d.height as u64).div_ceil(rows);
         let mut blocks = threads.div_ceil(THREADS as u64);
         if form == 0 {
@@ -107,58 +77,43 @@ impl Strip {
     }
 
     /// Enqueues gpu-strip on raw device memory: `images` packed `d`-sized RGB images at `rgb` to as many
-    /// outputs at `out` (a Canny build: one image's states and parents), on `stream` — which may belong to another
-    /// library (PyTorch, CuPy): the Python package passes the caller's arrays and current stream here, so no copy and
-    /// no synchronisation is added. The one unsafe launch of this pattern; [`Pattern::enqueue`] comes here too.
+    /// edge images at `out`, on `stream` — which may belong to another library (PyTorch, CuPy): the Python
+    /// package passes the caller's arrays and current stream here, so no copy and no synchronisation is
+    /// added. The one unsafe launch of this pattern; [`Pattern::enqueue`] comes here too.
     ///
     /// # Safety
-    /// `rgb` must hold `3 · images · d.pixels()` readable bytes, and `out` what it names, writable: for
-    /// [`StripOut::Planes`] `images · d.pixels()` outputs of the build's size (`Output::bytes_per_pixel`: gradients
-    /// are two planes, Gx's for every image then Gy's), for [`StripOut::Canny`] (a Canny build's, `images` 1)
-    /// `Canny::nodes(d)` state bytes and `Canny::nodes(d) + 1` ints — all device memory of this context, not written
-    /// by anything else until the launch has run on `stream`, a live stream of this context.
+    /// `rgb` must hold `3 · images · d.pixels()` readable bytes and `out` `images · d.pixels()` writable
+    /// outputs of the build's size (`Output::bytes_per_pixel`: gradients are two planes, Gx's for every image
+    /// then Gy's) of device memory of this context, not written by anything else until the launch has run on
+    /// `stream`, a live stream of this context.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch_raw(
         &self,
         stream: cudarc::driver::sys::CUstream,
         rgb: cudarc::driver::sys::CUdeviceptr,
-        out: StripOut,
+        out: cudarc::driver::sys::CUdeviceptr,
         d: Dims,
         images: u32,
         border: i32,
         multiprocessors: u32,
     ) -> Result<(), DriverError> {
-        assert_eq!(self.canny, matches!(out, StripOut::Canny { .. }), "a Canny build writes Canny's state alone");
-        assert!(!self.canny || images == 1, "a Canny launch is one image's");
         // The aligned form loads and stores 16-byte words: every row must start 16-byte aligned, which a width
-        // that is a multiple of 16 gives when the arrays do (another library's array may start anywhere). The Canny
-        // build stores its states as 8-byte words where aligned, else bytes (it tests each store).
-        let out_aligned = match out {
-            StripOut::Planes(p) => p % 16 == 0,
-            StripOut::Canny { .. } => true,
-        };
-        let form = (d.aligned16() && rgb % 16 == 0 && out_aligned) as usize;
+        // that is a multiple of 16 gives when both arrays do (another library's array may start anywhere).
+        let form = (d.aligned16() && rgb % 16 == 0 && out % 16 == 0) as usize;
         let (cfg, rows) = self.config(d, form, images, multiprocessors)?;
         let f = &self.f[form];
-        let (mut rgb, mut width, mut height, mut border, mut rows) = (rgb, d.width, d.height, border, rows);
-        let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
-        let int = |v: &mut i32| (v as *mut i32).cast::<std::ffi::c_void>();
-        let (mut first, mut second, mut low, mut high) = match out {
-            StripOut::Planes(p) => (p, 0, 0, 0),
-            StripOut::Canny { state, parent, low, high } => (state, parent, low, high),
-        };
-        let mut args = vec![ptr(&mut rgb), ptr(&mut first)];
-        if self.canny {
-            args.push(ptr(&mut second));
-        }
-        args.extend([int(&mut width), int(&mut height), int(&mut border), int(&mut rows)]);
-        if self.canny {
-            args.extend([int(&mut low), int(&mut high)]);
-        }
-        // SAFETY: the arguments match the C signature `(const u8*, out_t*, int width, int height, int border, int
-        // rows)`, or a Canny build's `(const u8*, u8* state, int* parent, int width, int height, int border, int rows,
-        // int low, int high)` (width and height fit an int: Dims checks; `rows` is even for a Canny build: config);
-        // the caller guarantees the memory and the stream.
+        let (mut rgb, mut out, mut width, mut height, mut border, mut rows) =
+            (rgb, out, d.width, d.height, border, rows);
+        let mut args: [*mut std::ffi::c_void; 6] = [
+            (&mut rgb as *mut u64).cast(),
+            (&mut out as *mut u64).cast(),
+            (&mut width as *mut i32).cast(),
+            (&mut height as *mut i32).cast(),
+            (&mut border as *mut i32).cast(),
+            (&mut rows as *mut i32).cast(),
+        ];
+        // SAFETY: the arguments match the C signature `(const u8*, out_t*, int, int, int, int)` (width and height
+        // fit an int: Dims checks); the caller guarantees the memory and the stream.
         unsafe {
             cudarc::driver::result::launch_kernel(
                 f.cu_function(),
@@ -189,15 +144,7 @@ impl Pattern for Strip {
         // SAFETY: sizes checked above; the guards order this launch after the buffers' earlier uses and
         // later uses after it; the stream is this context's.
         unsafe {
-            self.launch_raw(
-                job.stream.cu_stream(),
-                rgb_ptr,
-                StripOut::Planes(out_ptr),
-                d,
-                1,
-                job.border_arg(),
-                job.multiprocessors,
-            )
+            self.launch_raw(job.stream.cu_stream(), rgb_ptr, out_ptr, d, 1, job.border_arg(), job.multiprocessors)
         }
     }
 }
