@@ -141,7 +141,7 @@ sanitize_sizes() {
   done
   return $ok
 }
-# Canny's kernels (cuda/canny.cu: the suppression and the tiles' union-find, the seams' link, the resolve) at every
+# Canny's kernels (cuda/canny.cu: the suppression, the link and the edges) at every
 # aperture and norm, on the sizes above and a one-pixel spiral whose chains cross every tile's seams.
 sanitize_canny() {
   local tool=$1 ok=0
