@@ -36,6 +36,11 @@
 // access: a row's two as one 16-bit word where aligned (so a warp's access fills its sectors) was slower, 0.310 →
 // 0.337 ms at 7680×4320 (H200, aperture 3), for the alignment test and the packing it adds to every thread.
 //
+// Launches: the three may each start while the one before finishes (programmatic dependent launch, sm_90 and later;
+// sobel.cuh): a kernel lets the next one's blocks be placed once all of its own have started, and waits for the one
+// before to have finished, its writes visible, before it reads or writes anything — so each kernel's first blocks
+// are in place when the one before ends, instead of being launched then.
+//
 // The state: a byte a 2×2 block (block n at n), not a pixel — bit 2r + c set when the block's pixel in row r, column c
 // is a candidate, bit 4 + 2r + c when it is a strong one. The link reads one byte for each block it looks at (a warp's
 // 32 in one access) instead of the pixels along its side, and the state is a quarter of the bytes to write and read.
@@ -102,6 +107,8 @@ __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x
 extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2,
                                           int low, int high) {
     __shared__ int mag[TILE_H + 2][TILE_W + 2];  // the tile's magnitudes at [1 + y][1 + x], the ring around them
+    allow_next_launch();         // the link's blocks may take the SMs this launch's tail leaves idle ("Launches")
+    wait_for_previous_launch();  // the gradients, and the last image's link and edges done with the states
     int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
     int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;  // the tile's first pixel
     size_t plane = (size_t)width * height;
@@ -188,6 +195,8 @@ __device__ __forceinline__ void unite(int* parent, int a, int b) {
 }
 
 extern "C" __global__ void canny_link(const u8* state, int* parent, int width, int height) {
+    allow_next_launch();
+    wait_for_previous_launch();  // every state and parent written
     int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
     int blocks_across = (width + 1) / 2;
     if (bx >= blocks_across || 2 * by >= height) return;
@@ -214,6 +223,7 @@ extern "C" __global__ void canny_link(const u8* state, int* parent, int width, i
 }
 
 extern "C" __global__ void canny_edges(const u8* state, int* parent, u8* out, int width, int height) {
+    wait_for_previous_launch();  // every union made
     int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
     int blocks_across = (width + 1) / 2;
     if (bx >= blocks_across || 2 * by >= height) return;

@@ -72,8 +72,8 @@ typedef int acc_t;
 // (measured on the H100: an event after an overlapping launch completed only after the launch before had).
 // Without CONV_OVERLAP, or on an older GPU, this is empty and the kernel is the same code as before.
 __device__ __forceinline__ void next_launch_may_start() {
-#if CONV_OVERLAP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#if CONV_OVERLAP
+    allow_next_launch();  // sobel.cuh
 #endif
 }
 

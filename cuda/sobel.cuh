@@ -390,4 +390,21 @@ __device__ __forceinline__ u8 sobel_pixel_from_rgb(const u8* rgb, int x, int y, 
     return magnitude_of(gx, gy);
 }
 
+// Programmatic dependent launch (sm_90 and later). A launch the host makes with the programmatic-serialization
+// attribute (`launch_after` in core/src/gpu/patterns/mod.rs) may begin before the launch before it on its stream has
+// finished: once every block of that one has called allow_next_launch() (or ended), the new launch's blocks take the
+// SMs its tail leaves idle. One that reads what the launch before wrote first calls wait_for_previous_launch(), which
+// returns once that launch has finished and its writes are visible (at once for a launch made without the
+// attribute). Both compile to nothing before sm_90, where every launch waits for the one before.
+__device__ __forceinline__ void allow_next_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 #endif  // CUDA_SOBEL_SOBEL_CUH

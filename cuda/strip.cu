@@ -488,6 +488,7 @@ __device__ __forceinline__ size_t batch_plane(int width, int height) {
 // The aligned form: width % 16 == 0 and both arrays 16-byte aligned (the host checks).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
+    allow_next_launch();  // the next launch may place its blocks beside these (Canny's suppression: canny.cu)
     Band band;
     if (!thread_band(width, height, rows, band)) return;
     size_t o = image_offset(width, height);
@@ -499,6 +500,7 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
 // 186.0 → 13.3 / 18.9 / 82.0 µs); the groups at a row's ends take the column map.
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_general(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
+    allow_next_launch();  // as above
     Band band;
     bool edge;
     if (!thread_band_general(width, height, rows, band, edge)) return;

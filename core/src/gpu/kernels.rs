@@ -244,7 +244,8 @@ impl KernelSet {
 
     /// cuda/canny.cu's kernels: Canny's suppression and hysteresis on this build's stencil's exact gradients.
     pub fn canny(&self) -> Result<&Canny, GpuError> {
-        Ok(lazily!(self.canny, Canny::load(&self.module("canny")?)))
+        let overlap = self.ctx.compute_capability().is_ok_and(|(major, _)| major >= 9);
+        Ok(lazily!(self.canny, Canny::load(&self.module("canny")?, overlap)))
     }
 
     /// map.cu's `grey_kernel` (the report's grey of this build), for the filter's grey planes of RGB on the device.

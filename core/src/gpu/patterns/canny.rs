@@ -21,6 +21,9 @@ pub struct Canny {
     suppress: CudaFunction,
     link: CudaFunction,
     edges: CudaFunction,
+    /// Each launch may start while the one before finishes (programmatic dependent launch, compute capability 9.0
+    /// and later): (suppress, link, edges).
+    overlap: (bool, bool, bool),
 }
 
 /// The thresholds and norm as the kernels take them: `Canny::thresholds` clamped to `int`, which changes no
@@ -62,19 +65,23 @@ impl Scratch {
 }
 
 impl Canny {
-    /// Loads the kernels from the compiled module.
-    pub fn load(m: &Arc<CudaModule>) -> Result<Canny, DriverError> {
+    /// Loads the kernels from the compiled module; `overlap`: the GPU has programmatic dependent launch (compute
+    /// capability 9.0 or later).
+    pub fn load(m: &Arc<CudaModule>, overlap: bool) -> Result<Canny, DriverError> {
         Ok(Canny {
             suppress: m.load_function("canny_suppress")?,
             link: m.load_function("canny_link")?,
             edges: m.load_function("canny_edges")?,
+            overlap: (overlap, overlap, overlap),
         })
     }
 
     /// These kernels with `link` — a kernel of `canny_link`'s signature, a student's (`--kernel-file` with `--output
-    /// canny`, `cuda/exercises/06_hysteresis.cu`) — as the hysteresis' middle launch.
+    /// canny`, `cuda/exercises/06_hysteresis.cu`) — as the hysteresis' middle launch. A student's kernel need not
+    /// wait for the suppression's writes (`wait_for_previous_launch`), so it starts only once the suppression has
+    /// finished.
     pub fn with_link(&self, link: CudaFunction) -> Canny {
-        Canny { link, ..self.clone() }
+        Canny { link, overlap: (self.overlap.0, false, self.overlap.2), ..self.clone() }
     }
 
     /// The forest's nodes besides node 0: one a 2×2 block of pixels (the last row and column of blocks cut at an odd
@@ -153,23 +160,18 @@ impl Canny {
         let mut link_args = [ptr(&mut state), ptr(&mut parent), int(&mut w), int(&mut h)];
         // canny_edges(const u8* state, int* parent, u8* out, int width, int height)
         let mut edges_args = [ptr(&mut state), ptr(&mut parent), ptr(&mut edges), int(&mut w), int(&mut h)];
-        for (f, args) in [
-            (&self.suppress, suppress_args.as_mut_slice()),
-            (&self.link, link_args.as_mut_slice()),
-            (&self.edges, edges_args.as_mut_slice()),
+        // Each launch may start while the one before finishes, and waits for its writes before reading them
+        // (`wait_for_previous_launch` in canny.cu's kernels); the launch after the edges waits for them as any does.
+        let (suppress, link, edges) = self.overlap;
+        for (f, args, overlap) in [
+            (&self.suppress, suppress_args.as_mut_slice(), suppress),
+            (&self.link, link_args.as_mut_slice(), link),
+            (&self.edges, edges_args.as_mut_slice(), edges),
         ] {
             // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
-            // checks); the caller guarantees the memory and the stream.
-            unsafe {
-                cudarc::driver::result::launch_kernel(
-                    f.cu_function(),
-                    cfg.grid_dim,
-                    cfg.block_dim,
-                    cfg.shared_mem_bytes,
-                    stream,
-                    args,
-                )
-            }?;
+            // checks); the caller guarantees the memory and the stream; each kernel of canny.cu waits for the launch
+            // before it ends before reading what that launch wrote.
+            unsafe { super::launch_after(f, cfg, stream, args, overlap) }?;
         }
         Ok(())
     }

@@ -343,13 +343,33 @@ pub(crate) unsafe fn launch_conv(
             Arg::Int(i) => (i as *mut i32).cast(),
         })
         .collect();
-    let stream = job.stream.cu_stream();
+    // SAFETY: forwarded from the caller.
+    unsafe { launch_after(f, cfg, job.stream.cu_stream(), &mut params, overlap) }
+}
+
+/// Launches `f` on `stream` with `params` (the addresses of its arguments). With `overlap`, through
+/// `cuLaunchKernelEx` with programmatic stream serialization allowed: its blocks may start once every block of the
+/// launch before has called `allow_next_launch` (`cuda/sobel.cuh`), so a kernel that reads what that launch wrote
+/// must call `wait_for_previous_launch` first. Only on a GPU of compute capability 9.0 or later (the callers check).
+///
+/// # Safety
+/// `params` follow the kernel's C signature, `cfg` is the grid its indexing assumes, the memory behind its pointers
+/// holds every byte it touches until it has run, and `stream` is a live stream of the kernel's context.
+pub(crate) unsafe fn launch_after(
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    stream: cudarc::driver::sys::CUstream,
+    params: &mut [*mut std::ffi::c_void],
+    overlap: bool,
+) -> Result<(), DriverError> {
+    use cudarc::driver::sys;
     if !overlap {
         let (g, b, shared) = (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes);
-        return cudarc::driver::result::launch_kernel(f.cu_function(), g, b, shared, stream, &mut params);
+        // SAFETY: forwarded from the caller.
+        return unsafe { cudarc::driver::result::launch_kernel(f.cu_function(), g, b, shared, stream, params) };
     }
     // SAFETY (of the union): an all-zero attribute value is valid; the one field this attribute reads is set next.
-    let mut value: sys::CUlaunchAttributeValue = std::mem::zeroed();
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
     value.programmaticStreamSerializationAllowed = 1;
     let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     let mut attribute = sys::CUlaunchAttribute { id, pad: [0; 4], value };
@@ -365,7 +385,8 @@ pub(crate) unsafe fn launch_conv(
         attrs: &mut attribute,
         numAttrs: 1,
     };
-    sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()).result()
+    // SAFETY: forwarded from the caller; `config` and its one attribute outlive the call.
+    unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()).result() }
 }
 
 /// Launches a filter map pass of the C signature
