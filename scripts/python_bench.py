@@ -139,10 +139,11 @@ def gradient_table(torch, a):
 
 
 def canny_table(torch, a):
-    """cuda_sobel.canny on a device tensor (thresholds 50, 150) against the same launches straight through the native
-    module into a preallocated output and workspace: what the Python layer adds is the difference."""
-    print("\n| Canny, device-resident RGB8 | cuda_sobel.canny | native call alone | the Python layer adds |")
-    print("|---|---|---|---|")
+    """cuda_sobel.canny on a device tensor (thresholds 50, 150), into a new tensor and into ``out=``, against the same
+    launches straight through the native module into a preallocated output and workspace: what the Python layer adds
+    is the difference with ``out=`` (without it, the call also allocates its result)."""
+    print("\n| Canny, device-resident RGB8 | cuda_sobel.canny | canny(out=) | native call alone | the Python layer adds |")
+    print("|---|---|---|---|---|")
     native, stream = cs._engine(0)._native, torch.cuda.current_stream().cuda_stream
     f = cs._arrays.native_filter("sobel", 3, None, "exact", "percent", "l1")
     for name, (n, h, w) in SIZES[:2]:
@@ -152,8 +153,9 @@ def canny_table(torch, a):
         ws = torch.empty((need,), dtype=torch.uint8, device="cuda")
         raw = cuda_median_us(torch, lambda: cs._native.canny_device(
             native, x.data_ptr(), out.data_ptr(), w, h, 1, stream, f, 50.0, 150.0, (ws.data_ptr(), need)), a.calls)
-        ours = cuda_median_us(torch, lambda: cs.canny(x, 50, 150), a.calls)
-        print(f"| {name} | {ours:.1f} µs | {raw:.1f} µs | {ours - raw:+.1f} µs |", flush=True)
+        new = cuda_median_us(torch, lambda: cs.canny(x, 50, 150), a.calls)
+        into = cuda_median_us(torch, lambda: cs.canny(x, 50, 150, out=out), a.calls)
+        print(f"| {name} | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs |", flush=True)
         del x, out, ws
         torch.cuda.empty_cache()
 

@@ -339,6 +339,24 @@ def test_canny_into_an_out_that_starts_at_an_odd_address(torch):
     assert got is out and np.array_equal(out.cpu().numpy(), cs.canny(rgb, 40, 120))
 
 
+def test_canny_into_out_takes_any_batch_and_refuses_a_wrong_one(torch):
+    # A contiguous uint8 `out=` of the result's shape takes the packed-RGB fast path; any other goes on to the general
+    # path's checks and their one line.
+    batch = np.random.default_rng(8).integers(0, 256, (3, 40, 52, 3), dtype=np.uint8)
+    x = torch.from_numpy(batch).cuda()
+    out = torch.full((3, 40, 52), 7, dtype=torch.uint8, device="cuda")
+    assert cs.canny(x, 30, 90, out=out) is out
+    assert np.array_equal(out.cpu().numpy(), cs.canny(batch, 30, 90))
+    for wrong, error, words in [(torch.empty((3, 40, 51), dtype=torch.uint8, device="cuda"), ValueError, "shape"),
+                                (torch.empty((3, 40, 52), dtype=torch.int16, device="cuda"), TypeError, "dtype"),
+                                (torch.empty((3, 40, 52), dtype=torch.uint8), ValueError, "another device")]:
+        with pytest.raises(error, match=f"out: .*{words}"):
+            cs.canny(x, 30, 90, out=wrong)
+    strided = torch.zeros((3, 40, 104), dtype=torch.uint8, device="cuda")[:, :, ::2]
+    assert cs.canny(x, 30, 90, out=strided) is strided
+    assert np.array_equal(strided.cpu().numpy(), cs.canny(batch, 30, 90))
+
+
 def test_canny_on_a_side_stream_into_out_and_of_cupy(torch, cupy):
     rgb = np.random.default_rng(5).integers(0, 256, (64, 80, 3), dtype=np.uint8)
     want = cs.canny(rgb, 40, 120)
