@@ -8,7 +8,9 @@
 // the chains, give every pixel its answer. A node is a 2×2 block of pixels, not a pixel: any two pixels of a 2×2
 // block touch (8-connected), so its candidates always share one set — four times fewer nodes to join, and a forest
 // of a byte a pixel that the GPU's L2 cache holds for a 7680×4320 image.
-//  1. canny_suppress — a 3×3 stencil on the gradients, tiled in shared memory: OpenCV's magnitude, its non-maximum
+//  0. before it, the gradient kernel (any variant, OUTPUT_SECTORS) writes a word a pixel: OpenCV's magnitude and the
+//     sector of the gradient's direction (sobel.cuh's sector_of).
+//  1. canny_suppress — a 3×3 stencil on those words, tiled in shared memory: OpenCV's non-maximum
 //     suppression, and each block's node: a block holding a strong candidate points at node 0 (one node standing for
 //     "joined to a strong pixel"), one holding only weak ones at itself. A state byte a block (below) lets the later
 //     launches skip the rest of the image.
@@ -47,45 +49,25 @@
 // Measured against a state byte a pixel (H200, aperture 3, 7680×4320, ncu): the link 93 → 83 µs, the edges 52 → 39,
 // the suppression 132 → 139 (it packs the bits); the whole Canny 0.314 → 0.291 ms.
 //
-// Equivalence contract: the gradients are the stencil's exact ones (grad_t below); OpenCV's Canny sees them clamped
-// to 16 bits, or for aperture 7 (RADIUS 3) divided by 16 rounded half to even; magnitudes outside the image are 0;
-// thresholds arrive as `Canny::thresholds` gives them (swapped, squared for L2, floored), clamped to int by the host,
+// Equivalence contract: the words are sector_of the stencil's exact gradients (OpenCV's Canny sees them clamped to
+// 16 bits, or for aperture 7 divided by 16 rounded half to even; the magnitude in the build's norm); magnitudes
+// outside the image are 0; thresholds arrive as `Canny::thresholds` gives them (swapped, squared for L2, floored), clamped to int by the host,
 // which changes no comparison (every magnitude is at most 2·12240² < 2^31).
 #include "sobel.cuh"
 
-// The exact gradients as the gradients output stores them for this stencil (map.cu's grad_t): 16 bits where the
-// stencil's bound allows (apertures 3 and 5), else 32.
-#if GRADIENT_BOUND > 32767
-typedef int grad_t;
-#else
-typedef short grad_t;
-#endif
+// What the suppression reads: a word a pixel (sobel.cuh's sector_t), its magnitude << 2 | its sector, as the
+// gradient kernels write it for Canny (OUTPUT_SECTORS).
+#define SECTOR_MAGNITUDE(w) ((int)(w) >> 2)
+#define SECTOR_DIRECTION(w) ((int)(w) & 3)
 
 #define CANNY_NONE 0
 #define CANNY_WEAK 1
 #define CANNY_STRONG 2
 
-// The gradient OpenCV's Canny sees (`Canny::opencv_gradient`).
-__device__ __forceinline__ int opencv_gradient(int g) {
-#if RADIUS == 3
-    int q = g >> 4, r = g & 15;  // floor division by 16 and its remainder, for negative g too
-    return q + (r > 8 || (r == 8 && (q & 1)));
-#elif GRADIENT_BOUND > 32767
-    return max(-32768, min(32767, g));
-#else
-    return g;  // stored in 16 bits: in range already
-#endif
-}
-
-__device__ __forceinline__ int canny_magnitude(int gx, int gy, int l2) {
-    return l2 ? gx * gx + gy * gy : abs(gx) + abs(gy);
-}
-
-// The magnitude at (x, y) from the gradient planes, 0 outside the image.
-__device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x, int y, int width, int height, int l2) {
+// The magnitude at (x, y), 0 outside the image.
+__device__ __forceinline__ int magnitude_at(const sector_t* words, int x, int y, int width, int height) {
     if (x < 0 || y < 0 || x >= width || y >= height) return 0;
-    size_t i = (size_t)y * width + x;
-    return canny_magnitude(opencv_gradient(g[i]), opencv_gradient(g[plane + i]), l2);
+    return SECTOR_MAGNITUDE(words[(size_t)y * width + x]);
 }
 
 // A launch block's pixels: 32×8 threads, a 2×2 block of pixels each.
@@ -100,40 +82,40 @@ __device__ __forceinline__ int magnitude_at(const grad_t* g, size_t plane, int x
 #define STRONG(bits) ((bits) << 4)
 
 // canny_suppress is a TILED STENCIL: a launch block's magnitudes, with the one-pixel ring around them that the
-// suppression compares with, go to shared memory first, each computed once, and every pixel reads its two
+// suppression compares with, go to shared memory first, each read once, and every pixel reads its two
 // neighbours there, its addresses counted from its 2×2 block's first pixel. Each pixel computing its neighbours'
 // magnitudes again from the gradients, a 64-bit index a load, took 1.5× the instructions and 1.9× the time (H200,
-// 7680×4320, ncu: 0.307 → 0.165 ms).
-extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2,
-                                          int low, int high) {
+// 7680×4320, ncu: 0.307 → 0.165 ms). It reads a word a pixel (`words`) that the gradient kernel wrote: computing the
+// magnitude and the sector here from the two gradient planes took 138 µs and 90 million warp instructions, against 103
+// µs and 61 million (H200, 7680×4320, aperture 3, ncu); with L1 the words are 16 bits, half the gradients' bytes.
+extern "C" __global__ void canny_suppress(const sector_t* words, u8* state, int* parent, int width, int height, int low,
+                                          int high) {
     __shared__ int mag[TILE_H + 2][TILE_W + 2];  // the tile's magnitudes at [1 + y][1 + x], the ring around them
     allow_next_launch();         // the link's blocks may take the SMs this launch's tail leaves idle ("Launches")
-    wait_for_previous_launch();  // the gradients, and the last image's link and edges done with the states
+    wait_for_previous_launch();  // the words, and the last image's link and edges done with the states
     int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
     int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;  // the tile's first pixel
-    size_t plane = (size_t)width * height;
-    // The thread's own four magnitudes, and their gradients for the direction.
+    // The thread's own four words: their magnitudes, and their sectors for the direction.
     int x = 2 * bx, y = 2 * by;
     size_t first = (size_t)y * width + x;  // read and written only where inside the image
-    int gx[2][2], gy[2][2];
+    int sector[2][2];
 #pragma unroll
     for (int r = 0; r < 2; r++) {
 #pragma unroll
         for (int c = 0; c < 2; c++) {
-            bool in = x + c < width && y + r < height;
-            gx[r][c] = in ? opencv_gradient(g[first + (r * width + c)]) : 0;
-            gy[r][c] = in ? opencv_gradient(g[first + plane + (r * width + c)]) : 0;
-            mag[1 + 2 * threadIdx.y + r][1 + 2 * threadIdx.x + c] = canny_magnitude(gx[r][c], gy[r][c], l2);
+            int w = x + c < width && y + r < height ? words[first + (r * width + c)] : 0;
+            sector[r][c] = SECTOR_DIRECTION(w);
+            mag[1 + 2 * threadIdx.y + r][1 + 2 * threadIdx.x + c] = SECTOR_MAGNITUDE(w);
         }
     }
     // The ring: 2·(TILE_W + 2) cells above and below, 2·TILE_H at the sides, a thread a cell.
     int t = threadIdx.y * blockDim.x + threadIdx.x;
     if (t < 2 * (TILE_W + 2)) {
         int row = t < TILE_W + 2 ? 0 : TILE_H + 1, col = t % (TILE_W + 2);
-        mag[row][col] = magnitude_at(g, plane, x0 + col - 1, y0 + row - 1, width, height, l2);
+        mag[row][col] = magnitude_at(words, x0 + col - 1, y0 + row - 1, width, height);
     } else if (t < 2 * (TILE_W + 2) + 2 * TILE_H) {
         int k = t - 2 * (TILE_W + 2), row = 1 + k % TILE_H, col = k < TILE_H ? 0 : TILE_W + 1;
-        mag[row][col] = magnitude_at(g, plane, x0 + col - 1, y0 + row - 1, width, height, l2);
+        mag[row][col] = magnitude_at(words, x0 + col - 1, y0 + row - 1, width, height);
     }
     __syncthreads();
     if (x >= width || y >= height) return;
@@ -150,7 +132,7 @@ extern "C" __global__ void canny_suppress(const grad_t* g, u8* state, int* paren
             // Ties go to the first (left, above). Every pixel takes the same steps, a candidate or not: testing
             // `m > low` first, then the sector, left a third of each warp's lanes idle on a photo (H200, 7680×4320,
             // ncu: 22.5 → 30.9 of 32 lanes active, 0.165 → 0.133 ms).
-            int d = direction4_of<unsigned>(gx[r][c], gy[r][c]);
+            int d = sector[r][c];
             int off = d == 0 ? 1 : (TILE_W + 2) + 2 - d;  // a row of the tile is TILE_W + 2 wide
             int before = m[-off], after = m[off];
             bool peak = (*m > low) & (*m > before) & ((*m > after) | (((d & 1) == 0) & (*m == after)));

@@ -471,6 +471,8 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
         first[i] = (out_t)x, second[i] = (out_t)y;
 #elif OUTPUT == OUTPUT_DIRECTION
         first[i] = direction_of(x, y), second[i] = 0;
+#elif OUTPUT == OUTPUT_SECTORS
+        first[i] = sector_of(x, y), second[i] = 0;
 #else
         first[i] = direction4_of(x, y), second[i] = 0;
 #endif

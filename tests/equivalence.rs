@@ -37,6 +37,7 @@ proptest! {
             Output::Gradients(Number::F32),
             Output::Direction,
             Output::Direction4,
+            Output::Sectors(Number::I32),
         ]),
     ) {
         let filter = Filter { grey, norm, ..filter };
@@ -44,7 +45,7 @@ proptest! {
         prop_assume!(output != Output::Gradients(Number::I16) || filter.stencil().fits_i16());
         let stages = cpu::scalar::sobel_stages(&rgb, filter);
         let src = cpu::rayon::PackedRgb::new(rgb.as_raw(), rgb.width() as usize, rgb.height() as usize);
-        prop_assert_eq!(cpu::rayon::output_bytes(&src, filter, output), cpu::scalar::output_bytes(&stages, output));
+        prop_assert_eq!(cpu::rayon::output_bytes(&src, filter, output), cpu::scalar::output_bytes(&stages, filter, output));
     }
 }
 

@@ -9,6 +9,7 @@
 mod common;
 
 use common::gpu_or_skip;
+use cuda_sobel::canny::Canny;
 use cuda_sobel::gpu::{variants, Gpu};
 use cuda_sobel::pipeline::{Mapping, Variant, N1};
 use cuda_sobel::sobel::{Border, Compat, Filter, Grey, Ksize, Norm, Number, Operator, Output};
@@ -39,6 +40,12 @@ fn cases() -> Vec<(Filter, Output)> {
             cases.push((f, output));
         }
         cases.push((Filter { grey: Grey::Bt601, norm: Norm::L1, ..f }, Output::Edges));
+        // Canny's words (what its kernels read), in both norms.
+        if f.operator == Operator::Sobel && matches!(f.ksize, Ksize::K3 | Ksize::K5 | Ksize::K7) {
+            for norm in [Norm::L1, Norm::L2] {
+                cases.push(Canny::new(0.0, 0.0, norm, f.ksize).unwrap().gradients(f));
+            }
+        }
     }
     cases
 }
@@ -51,7 +58,7 @@ fn check_all_variants(gpu: &Gpu, rgb: &RgbImage, label: &str) {
 }
 
 fn check_variants(gpu: &Gpu, rgb: &RgbImage, filter: Filter, output: Output, runs: &[Variant], label: &str) {
-    let reference = cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(rgb, filter), output);
+    let reference = cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(rgb, filter), filter, output);
     for &variant in runs {
         let run = variants::run(gpu, variant, rgb, (filter, output), false, 1)
             .unwrap_or_else(|e| panic!("{label} {filter:?} {output:?} {variant:?}: {e}"));
@@ -194,7 +201,7 @@ fn banded_gpu_runs_equal_one_pass() {
     for (w, h, seed) in [(97, 61, 1), (64, 33, 2), (33, 5, 3)] {
         let rgb = random_image(w, h, seed);
         for (filter, output) in cases() {
-            let reference = cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(&rgb, filter), output);
+            let reference = cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(&rgb, filter), filter, output);
             for variant in Variant::EDGES.iter().map(|v| v.with_n1(N1::new(3))).filter(|v| v.is_gpu()) {
                 for band_rows in [1, 2, 3, 7] {
                     let out = variants::run_banded(&gpu, variant, &rgb, (filter, output), false, 1, band_rows)
@@ -344,7 +351,7 @@ fn strip_on_caller_memory_runs_a_batch_in_one_launch() {
         let planes = if let Output::Gradients(_) = output { 2 } else { 1 };
         let plane = px * output.bytes_per_pixel() / planes; // one image's plane, bytes
         for (i, im) in images.iter().enumerate() {
-            let expected = cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(im, filter), output);
+            let expected = cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(im, filter), filter, output);
             for p in 0..planes {
                 let part = &got[p * n as usize * plane + i * plane..][..plane];
                 assert!(part == &expected[p * plane..(p + 1) * plane], "image {i} plane {p}, {filter:?} {output:?}");

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use cuda_sobel::canny::Canny;
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
 use cuda_sobel::gpu::{self, compile};
@@ -40,6 +41,13 @@ fn builds() -> Vec<Build> {
         }
         if matches!(f.ksize, Ksize::K3 | Ksize::K7) && f.operator == Operator::Sobel {
             builds.push(Build::of(Filter { grey: Grey::Bt601, norm: Norm::L1, ..f }));
+        }
+        // Canny's words, in both norms (16-bit ones at aperture 3 with L1).
+        if matches!(f.ksize, Ksize::K3 | Ksize::K5 | Ksize::K7) && f.operator == Operator::Sobel {
+            for norm in [Norm::L1, Norm::L2] {
+                let (words, output) = Canny::new(0.0, 0.0, norm, f.ksize).unwrap().gradients(f);
+                builds.push(Build::with_output(words, output));
+            }
         }
     }
     builds.extend(Filter::all().filter(|f| f.compat == Compat::Report).map(Build::of));

@@ -15,7 +15,7 @@
 //!    (`m > high`); everything else is 0. Reachability does not depend on the order pixels are visited in, which is
 //!    what lets every path (one thread, all cores, the GPU) give these bytes.
 
-use crate::sobel::{direction4, Ksize, Norm};
+use crate::sobel::{direction4, Filter, Ksize, Norm, Number, Output, Stencil};
 
 mod parallel;
 pub(crate) use parallel::sixteenth;
@@ -89,6 +89,34 @@ impl Canny {
             Norm::L1 => x.abs() + y.abs(),
             Norm::L2 => x * x + y * y,
         }
+    }
+
+    /// What the GPU's suppression reads of a pixel whose exact gradients are `gx`, `gy` ([`Output::Sectors`],
+    /// sobel.cuh's `sector_of`): the magnitude of OpenCV's gradients shifted up two bits, and their sector
+    /// ([`direction4`]) in those two. The thresholds do not enter it.
+    pub fn sector(&self, gx: i32, gy: i32) -> u32 {
+        let (x, y) = (self.opencv_gradient(gx), self.opencv_gradient(gy));
+        ((self.magnitude(x, y) as u32) << 2) | u32::from(direction4(x, y))
+    }
+
+    /// What the GPU computes before Canny's kernels (`cuda/canny.cu`): `filter`'s gradients in this Canny's norm,
+    /// written as its words ([`Canny::words`]).
+    pub fn gradients(&self, filter: Filter) -> (Filter, Output) {
+        debug_assert_eq!(filter.ksize, self.ksize, "the Sobel's aperture is Canny's");
+        (Filter { norm: self.norm, ..filter }, self.words(&filter.stencil()))
+    }
+
+    /// [`Output::Sectors`] of `stencil`'s gradients in this Canny's norm: 16-bit words where the largest fits
+    /// (aperture 3 with L1: 2040 · 4 + 3), else 32-bit ones.
+    pub fn words(&self, stencil: &Stencil) -> Output {
+        let g = self.opencv_gradient(stencil.bound());
+        let largest = 4 * self.magnitude(g, g) + 3;
+        Output::Sectors(if largest <= i16::MAX as i64 { Number::I16 } else { Number::I32 })
+    }
+
+    /// A Canny of `filter`'s aperture and norm, for [`Canny::sector`] alone (its thresholds 0).
+    pub fn of_filter(filter: Filter) -> Canny {
+        Canny { low: 0.0, high: 0.0, norm: filter.norm, ksize: filter.ksize }
     }
 
     /// The edges (0 or 255 a pixel) of a `width × height` image from its exact gradients: the reference, one

@@ -93,6 +93,10 @@ pub enum Output {
     Direction,
     /// OpenCV Canny's four directions, a byte ([`direction4`]).
     Direction4,
+    /// What Canny's suppression reads of each pixel, one plane of words of this type: its magnitude shifted up two
+    /// bits and its sector ([`crate::canny::Canny::sector`], in the filter's norm). Not an output users ask for: the
+    /// GPU's Canny writes it ([`crate::canny::Canny::gradients`]).
+    Sectors(Number),
 }
 
 impl Output {
@@ -101,6 +105,7 @@ impl Output {
         match self {
             Output::Edges | Output::Direction4 => 1,
             Output::Gradients(n) => 2 * n.bytes(),
+            Output::Sectors(n) => n.bytes(),
             Output::Direction => 4,
         }
     }

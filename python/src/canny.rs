@@ -46,8 +46,10 @@ pub fn canny_host(
 /// The device workspace (bytes) that `canny_device` needs for images of `width × height`.
 #[pyfunction]
 #[pyo3(signature = (engine, filter, width, height))]
-pub fn canny_workspace(engine: &NativeEngine, filter: &NativeFilter, width: u32, height: u32) -> usize {
-    engine.engine.canny_workspace_bytes(filter.filter, width, height)
+pub fn canny_workspace(engine: &NativeEngine, filter: &NativeFilter, width: u32, height: u32) -> PyResult<usize> {
+    // Its size depends on the aperture and norm alone, not on the thresholds.
+    let canny = crate::batch::canny_of(filter.filter, 0.0, 0.0)?;
+    Ok(engine.engine.canny_workspace_bytes(filter.filter, &canny, width, height))
 }
 
 /// Canny's edges of caller-owned device memory: `images` packed RGB images at `rgb` into `out` ((images, height,

@@ -161,6 +161,17 @@ pub fn output_bytes<R: Rows>(src: &R, filter: Filter, output: crate::sobel::Outp
             run(src, filter, Out::Gradients(Plane::I32(&mut x), Plane::I32(&mut y)));
             [bytes(&x, i32::to_le_bytes), bytes(&y, i32::to_le_bytes)].concat()
         }
+        Output::Sectors(number) => {
+            // The exact gradients, then each pixel's word ([`crate::canny::Canny::sector`]).
+            let (mut x, mut y) = (vec![0i32; n], vec![0i32; n]);
+            run(src, filter, Out::Gradients(Plane::I32(&mut x), Plane::I32(&mut y)));
+            let canny = crate::canny::Canny::of_filter(filter);
+            let words = x.iter().zip(&y).map(|(&x, &y)| canny.sector(x, y));
+            match number {
+                Number::I16 => words.flat_map(|w| (w as u16).to_le_bytes()).collect(),
+                _ => words.flat_map(|w| w.to_le_bytes()).collect(),
+            }
+        }
         Output::Gradients(Number::F32) => {
             let (mut x, mut y) = (vec![0f32; n], vec![0f32; n]);
             run(src, filter, Out::Gradients(Plane::F32(&mut x), Plane::F32(&mut y)));

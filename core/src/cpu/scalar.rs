@@ -44,10 +44,19 @@ impl Stages {
 
 /// `output` of the stages, as the little-endian bytes of its planes (gradients: Gx's, then Gy's), converted
 /// from the exact gradients one value at a time.
-pub fn output_bytes(stages: &Stages, output: crate::sobel::Output) -> Vec<u8> {
+pub fn output_bytes(stages: &Stages, filter: Filter, output: crate::sobel::Output) -> Vec<u8> {
     use crate::sobel::{Number, Output};
     let planes = |f: &dyn Fn(i32) -> Vec<u8>| stages.gx.iter().chain(&stages.gy).flat_map(|&g| f(g)).collect();
+    let sectors = |n: Number| {
+        let canny = crate::canny::Canny::of_filter(filter);
+        let words = stages.gx.iter().zip(&stages.gy).map(move |(&x, &y)| canny.sector(x, y));
+        match n {
+            Number::I16 => words.flat_map(|w| (w as u16).to_le_bytes()).collect(),
+            _ => words.flat_map(|w| w.to_le_bytes()).collect(),
+        }
+    };
     match output {
+        Output::Sectors(n) => sectors(n),
         Output::Edges => stages.magnitude.clone(),
         Output::Direction4 => stages.direction4(),
         Output::Direction => stages.direction().iter().flat_map(|d| d.to_le_bytes()).collect(),

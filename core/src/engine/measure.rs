@@ -100,12 +100,12 @@ impl Meter<'_> {
         reps: usize,
         expected: &[u8],
     ) -> Result<ResidentRun, GpuError> {
-        use crate::sobel::{Number, Output};
+        use crate::sobel::Output;
         let gpu = self.gpu;
         let (width, height) = rgb.dimensions();
-        let output = match canny {
-            Some(_) => Output::Gradients(Number::integer_for(&filter.stencil())),
-            None => Output::Edges,
+        let (filter, output) = match canny {
+            Some(c) => c.gradients(filter),
+            None => (filter, Output::Edges),
         };
         let set_bytes = (buffers::bytes_per_pixel(gpu, variant)? * width as usize * height as usize).max(1);
         let (free, _) = gpu.ctx.mem_get_info()?;

@@ -23,7 +23,8 @@ impl Engine {
     ) -> Result<VariantRun, EngineError> {
         match variant {
             Variant::CpuScalar => {
-                let (out, ms) = timed(|| cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(rgb, filter), output));
+                let (out, ms) =
+                    timed(|| cpu::scalar::output_bytes(&cpu::scalar::sobel_stages(rgb, filter), filter, output));
                 Ok(VariantRun { output: out, compute_ms: ms, gpu_memory_ms: None })
             }
             Variant::CpuRayon => {
@@ -93,8 +94,8 @@ impl Engine {
     }
 
     /// The device workspace (bytes) [`Engine::canny_on_device`] needs for images of `width × height`.
-    pub fn canny_workspace_bytes(&self, filter: Filter, width: u32, height: u32) -> usize {
-        variants::canny_workspace_bytes(filter, width, height)
+    pub fn canny_workspace_bytes(&self, filter: Filter, canny: &Canny, width: u32, height: u32) -> usize {
+        variants::canny_workspace_bytes(filter, canny, width, height)
     }
 
     /// Canny's edges of packed RGB images on device memory the caller owns, on the caller's stream, through the

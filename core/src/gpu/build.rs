@@ -64,16 +64,20 @@ impl Build {
         if self.norm == Norm::L1 {
             d.push("-DNORM_L1=1".to_owned());
         }
+        let number = |n: Number| match n {
+            Number::I16 => 1,
+            Number::I32 => 2,
+            Number::F32 => 3,
+        };
         match self.output {
             Output::Edges => {}
             Output::Gradients(n) => {
-                let t = match n {
-                    Number::I16 => 1,
-                    Number::I32 => 2,
-                    Number::F32 => 3,
-                };
                 d.push("-DOUTPUT=1".to_owned());
-                d.push(format!("-DOUT_GRADIENT_T={t}"));
+                d.push(format!("-DOUT_GRADIENT_T={}", number(n)));
+            }
+            Output::Sectors(n) => {
+                d.push("-DOUTPUT=4".to_owned());
+                d.push(format!("-DOUT_GRADIENT_T={}", number(n)));
             }
             Output::Direction => d.push("-DOUTPUT=2".to_owned()),
             Output::Direction4 => d.push("-DOUTPUT=3".to_owned()),

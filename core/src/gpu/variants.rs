@@ -74,14 +74,12 @@ impl Prepared {
         Ok(Prepared { gpu, d, border: filter.border, copies: sets, canny: None })
     }
 
-    /// Runs `canny` after the variant's gradients (the build's output must be the stencil's exact gradients in
-    /// [`Number::integer_for`] its stencil, what `cuda/canny.cu` reads): each run then ends with Canny's edges,
-    /// which [`Prepared::download`] returns. `link`: a kernel of `canny_link`'s signature in place of `cuda/canny.cu`'s
-    /// (a student's).
+    /// Runs `canny` after the variant's gradients (the build must be [`Canny::gradients`]' of its filter, what
+    /// `cuda/canny.cu` reads): each run then ends with Canny's edges, which [`Prepared::download`] returns. `link`: a
+    /// kernel of `canny_link`'s signature in place of `cuda/canny.cu`'s (a student's).
     pub fn with_canny(mut self, canny: &Canny, link: Option<&CudaFunction>) -> Result<Self, GpuError> {
         let build = self.gpu.kernels.build();
-        let wanted = Output::Gradients(Number::integer_for(&build.stencil()));
-        assert_eq!(build.output, wanted, "Canny reads the stencil's exact gradients");
+        assert_eq!((build.output, build.norm), (canny.words(&build.stencil()), canny.norm), "Canny reads its words");
         let kernels = self.gpu.kernels.canny()?;
         let kernels = link.map_or_else(|| kernels.clone(), |f| kernels.with_link(f.clone()));
         let scratch = canny_kernels::Scratch::alloc(&self.gpu.stream, self.d)?;
@@ -95,8 +93,8 @@ impl Prepared {
     fn enqueue(&mut self, k: usize) -> Result<(), GpuError> {
         self.copies[k].launch(&self.gpu, self.d, self.border)?;
         if let Some((kernels, scratch, edges, t)) = &mut self.canny {
-            let grad_bytes = self.gpu.kernels.build().output.bytes_per_pixel() / 2;
-            kernels.enqueue(&self.gpu.stream, (self.copies[k].output(), grad_bytes), scratch, edges, self.d, *t)?;
+            let word_bytes = self.gpu.kernels.build().output.bytes_per_pixel();
+            kernels.enqueue(&self.gpu.stream, (self.copies[k].output(), word_bytes), scratch, edges, self.d, *t)?;
         }
         Ok(())
     }
@@ -231,7 +229,8 @@ pub fn run_banded(
     Ok(GpuRun { output, memory_ms, compute_ms })
 }
 
-/// Canny's edges of `rgb` on the GPU: `variant`'s exact gradients, then `cuda/canny.cu`'s suppression and hysteresis
+/// Canny's edges of `rgb` on the GPU: `variant`'s gradients as Canny's words ([`Canny::gradients`]), then
+/// `cuda/canny.cu`'s suppression and hysteresis
 /// on the device, timed together (upload, optionally a warm-up, `reps` timed runs, download of one byte a pixel).
 /// An image too large for one pass (hysteresis joins pixels across the whole image) gets its gradients in bands and
 /// its Canny on every core ([`Canny::edges_rayon`]), whose time is then part of the computation's. Bytes identical to
@@ -259,8 +258,8 @@ pub fn run_canny_linked(
     reps: usize,
 ) -> Result<GpuRun, GpuError> {
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let output = Output::Gradients(Number::integer_for(&filter.stencil()));
-    let rows = max_band_rows(&gpu.for_build(Build::with_output(filter, output))?, variant, output, w)?;
+    let (words, output) = canny.gradients(filter);
+    let rows = max_band_rows(&gpu.for_build(Build::with_output(words, output))?, variant, output, w)?;
     let d = Dims::new(w as u32, h as u32)?;
     if h > rows || !canny_kernels::Canny::fits(d) {
         if link.is_some() {
@@ -279,7 +278,7 @@ pub fn run_canny_linked(
         return Ok(GpuRun { output: edges, memory_ms: r.memory_ms, compute_ms: r.compute_ms + ms });
     }
     let (prepared, upload_ms) = timed(|| {
-        Prepared::upload(gpu, variant, w as u32, h as u32, rgb.as_raw(), (filter, output), 1)?.with_canny(canny, link)
+        Prepared::upload(gpu, variant, w as u32, h as u32, rgb.as_raw(), (words, output), 1)?.with_canny(canny, link)
     });
     let mut prepared = prepared?;
     if warm_up {
@@ -362,24 +361,24 @@ pub fn strip_batch_from_host(
     Ok(())
 }
 
-/// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: its exact gradients
-/// (two planes), then the state bytes (one a 2×2 block) and the parents (16-byte aligned).
-pub fn canny_workspace_bytes(filter: Filter, width: u32, height: u32) -> usize {
-    canny_workspace(filter, width as usize, height as usize).2
+/// Device bytes [`canny_on_device`] needs as workspace for one `width × height` image at a time: its words
+/// ([`Canny::gradients`]), then the state bytes (one a 2×2 block) and the parents (16-byte aligned).
+pub fn canny_workspace_bytes(filter: Filter, canny: &Canny, width: u32, height: u32) -> usize {
+    canny_workspace(filter, canny, width as usize, height as usize).2
 }
 
 /// Where [`canny_on_device`]'s workspace holds what, for a `width × height` image: (state offset, parent offset,
 /// total bytes).
-fn canny_workspace(filter: Filter, width: usize, height: usize) -> (usize, usize, usize) {
-    let gradients = 2 * Number::integer_for(&filter.stencil()).bytes() * width * height;
+fn canny_workspace(filter: Filter, canny: &Canny, width: usize, height: usize) -> (usize, usize, usize) {
+    let words = canny.gradients(filter).1.bytes_per_pixel() * width * height;
     let nodes = width.div_ceil(2) * height.div_ceil(2);
-    let parents = (gradients + nodes).next_multiple_of(16);
-    (gradients, parents, parents + 4 * (nodes + 1))
+    let parents = (words + nodes).next_multiple_of(16);
+    (words, parents, parents + 4 * (nodes + 1))
 }
 
 /// Canny's edges of `a.images` packed RGB images on caller-owned device memory into `a.out` (a byte a pixel), on the
 /// caller's stream, through a caller-owned `workspace` (pointer, bytes) of at least [`canny_workspace_bytes`]: per
-/// image, gpu-strip's exact gradients then `cuda/canny.cu` — no copy, no allocation, no synchronisation (the Python
+/// image, gpu-strip's words ([`Canny::gradients`]) then `cuda/canny.cu` — no copy, no allocation, no synchronisation (the Python
 /// package's zero-copy path).
 ///
 /// # Safety
@@ -393,7 +392,7 @@ pub unsafe fn canny_on_device(
     canny: &Canny,
 ) -> Result<(), GpuError> {
     let d = Dims::new(a.width, a.height)?;
-    let (state, parent, need) = canny_workspace(filter, a.width as usize, a.height as usize);
+    let (state, parent, need) = canny_workspace(filter, canny, a.width as usize, a.height as usize);
     if workspace.1 < need || workspace.0 % 16 != 0 {
         return Err(GpuError::Unsupported(format!(
             "a workspace of {} bytes (needs {need}, 16-byte aligned)",
@@ -403,7 +402,8 @@ pub unsafe fn canny_on_device(
     if !canny_kernels::Canny::fits(d) {
         return Err(GpuError::Unsupported(format!("Canny of a {}×{} image on the GPU", a.width, a.height)));
     }
-    let gpu = gpu.for_build(Build::with_output(filter, Output::Gradients(Number::integer_for(&filter.stencil()))))?;
+    let (words, output) = canny.gradients(filter);
+    let gpu = gpu.for_build(Build::with_output(words, output))?;
     gpu.ctx.bind_to_thread()?;
     let stream = a.stream as cudarc::driver::sys::CUstream;
     let (strip, kernels, t) = (gpu.kernels.strip()?, gpu.kernels.canny()?, Thresholds::of(canny));
@@ -417,7 +417,7 @@ pub unsafe fn canny_on_device(
             edges: a.out + k * pixels,
         };
         // SAFETY: image k's RGB lies within the caller's `a.rgb` and its edges within `a.out` (forwarded); the
-        // workspace holds the gradients, states and parents of one image (checked above), and each image's launches
+        // workspace holds the words, states and parents of one image (checked above), and each image's launches
         // follow the previous image's on the same stream, so reusing it is ordered.
         unsafe {
             strip.launch_raw(stream, a.rgb + 3 * k * pixels, g, d, 1, filter.border as i32, gpu.multiprocessors)?;

@@ -257,7 +257,7 @@ pub fn run_keeping_engine(opts: &Options) -> Result<(Report, Engine)> {
             let stages = cpu::scalar::sobel_stages(&rgb, opts.filter);
             let bytes = match &opts.canny {
                 Some(c) => c.edges(&stages.gx, &stages.gy, width as usize, height as usize),
-                None => cpu::scalar::output_bytes(&stages, output),
+                None => cpu::scalar::output_bytes(&stages, opts.filter, output),
             };
             (stages, bytes)
         });

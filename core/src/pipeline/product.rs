@@ -89,6 +89,7 @@ impl Product {
             Output::Gradients(Number::I16) => SampleKind::I16,
             Output::Gradients(_) => SampleKind::I32,
             Output::Direction => SampleKind::F32,
+            Output::Sectors(_) => unreachable!("no product is Canny's words (Product::output)"),
         }
     }
 
@@ -126,6 +127,7 @@ fn values<'a>(opts: &super::Options, output: Output, bytes: &'a [u8], (width, he
             let plane = if output == Output::Direction { bytes } else { plane(index, 4) };
             Values::F32(plane.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
         }
+        Output::Sectors(_) => unreachable!("no product is Canny's words (Product::output)"),
     }
 }
 

@@ -1,5 +1,5 @@
 //! `cuda/canny.cu` — CONNECTED COMPONENTS BY UNION-FIND: Canny's non-maximum suppression (a 3×3 stencil on the
-//! gradients) and its hysteresis as the sets of a forest of parents, in three launches however long the chains of
+//! magnitude-and-sector words a gradient kernel writes, [`crate::sobel::Output::Sectors`]) and its hysteresis as the sets of a forest of parents, in three launches however long the chains of
 //! weak pixels are. Runs after any variant's gradients ([`crate::gpu::variants::run_canny`]).
 
 use std::sync::Arc;
@@ -26,28 +26,26 @@ pub struct Canny {
     overlap: (bool, bool, bool),
 }
 
-/// The thresholds and norm as the kernels take them: `Canny::thresholds` clamped to `int`, which changes no
-/// comparison (every magnitude is below 2^31).
+/// The thresholds as the kernels take them: `Canny::thresholds` clamped to `int`, which changes no comparison (every
+/// magnitude is below 2^31). The norm is the words' (the build's).
 #[derive(Clone, Copy, Debug)]
 pub struct Thresholds {
     /// Candidates have a magnitude above this.
     pub low: i32,
     /// Strong candidates have a magnitude above this.
     pub high: i32,
-    /// The L2 norm (`Gx² + Gy²`), else L1.
-    pub l2: bool,
 }
 
 impl Thresholds {
-    /// From the CPU definition's thresholds and norm.
+    /// From the CPU definition's thresholds.
     pub fn of(canny: &crate::canny::Canny) -> Thresholds {
         let (low, high) = canny.thresholds();
         let clamp = |t: i64| t.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-        Thresholds { low: clamp(low), high: clamp(high), l2: canny.norm == crate::sobel::Norm::L2 }
+        Thresholds { low: clamp(low), high: clamp(high) }
     }
 }
 
-/// The device memory Canny needs besides the gradients and the edges: a state byte and a parent a node (a 2×2 block
+/// The device memory Canny needs besides the words and the edges: a state byte and a parent a node (a 2×2 block
 /// of pixels), plus node 0's parent.
 pub struct Scratch {
     state: CudaSlice<u8>,
@@ -95,12 +93,12 @@ impl Canny {
         Canny::nodes(d) < i32::MAX as usize
     }
 
-    /// Canny's edges (0 or 255 a byte) of a `d`-sized image from its exact gradients (two planes of `grad_bytes`
-    /// each, Gx's then Gy's, as the gradients output writes them), on `stream`: three launches.
+    /// Canny's edges (0 or 255 a byte) of a `d`-sized image from its words (one plane of `word_bytes` each, as
+    /// [`crate::sobel::Output::Sectors`] writes them), on `stream`: three launches.
     pub fn enqueue(
         &self,
         stream: &Arc<CudaStream>,
-        (gradients, grad_bytes): (&CudaSlice<u8>, usize),
+        (words, word_bytes): (&CudaSlice<u8>, usize),
         scratch: &mut Scratch,
         out: &mut CudaSlice<u8>,
         d: Dims,
@@ -108,9 +106,9 @@ impl Canny {
     ) -> Result<(), DriverError> {
         let n = d.pixels();
         assert!(Canny::fits(d), "{n} pixels: more nodes than an int holds");
-        assert!(gradients.len() >= 2 * grad_bytes * n && out.len() >= n);
+        assert!(words.len() >= word_bytes * n && out.len() >= n);
         assert!(scratch.state.len() >= Canny::nodes(d) && scratch.parent.len() > Canny::nodes(d));
-        let (g, _r) = gradients.device_ptr(stream);
+        let (g, _r) = words.device_ptr(stream);
         let (state, _s) = scratch.state.device_ptr_mut(stream);
         let (parent, _p) = scratch.parent.device_ptr_mut(stream);
         let (edges, _w) = out.device_ptr_mut(stream);
@@ -122,8 +120,7 @@ impl Canny {
     /// The one unsafe launch of this pattern: `canny_suppress`, `canny_link`, `canny_edges` in order on `stream`.
     ///
     /// # Safety
-    /// `p.g` must hold two planes of `d.pixels()` gradients of the build's `grad_t` (short where the stencil's bound
-    /// fits 16 bits, else int); `p.state` `Canny::nodes(d)` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
+    /// `p.g` must hold `d.pixels()` words of the build's `sector_t` (the build's output: `Output::Sectors`); `p.state` `Canny::nodes(d)` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
     /// `p.edges` `d.pixels()` writable bytes — all device memory of this context not written by anything else
     /// until the launches have run on `stream`, a live stream of this context; `Canny::fits(d)`.
     pub unsafe fn launch_raw(
@@ -140,22 +137,14 @@ impl Canny {
             block_dim: (BLOCK.0, BLOCK.1, 1),
             shared_mem_bytes: 0,
         };
-        let (mut w, mut h, mut l2, mut low, mut high) = (d.width, d.height, i32::from(t.l2), t.low, t.high);
+        let (mut w, mut h, mut low, mut high) = (d.width, d.height, t.low, t.high);
         let Pointers { mut g, mut state, mut parent, mut edges } = p;
         let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
         let int = |v: &mut i32| (v as *mut i32).cast::<std::ffi::c_void>();
         // Each list matches its kernel's C signature:
-        // canny_suppress(const grad_t* g, u8* state, int* parent, int width, int height, int l2, int low, int high)
-        let mut suppress_args = [
-            ptr(&mut g),
-            ptr(&mut state),
-            ptr(&mut parent),
-            int(&mut w),
-            int(&mut h),
-            int(&mut l2),
-            int(&mut low),
-            int(&mut high),
-        ];
+        // canny_suppress(const sector_t* words, u8* state, int* parent, int width, int height, int low, int high)
+        let mut suppress_args =
+            [ptr(&mut g), ptr(&mut state), ptr(&mut parent), int(&mut w), int(&mut h), int(&mut low), int(&mut high)];
         // canny_link(const u8* state, int* parent, int width, int height)
         let mut link_args = [ptr(&mut state), ptr(&mut parent), int(&mut w), int(&mut h)];
         // canny_edges(const u8* state, int* parent, u8* out, int width, int height)
@@ -180,7 +169,7 @@ impl Canny {
 /// Device addresses for [`Canny::launch_raw`].
 #[derive(Clone, Copy, Debug)]
 pub struct Pointers {
-    /// The gradients, Gx's plane then Gy's.
+    /// The words ([`crate::sobel::Output::Sectors`]), a pixel each.
     pub g: u64,
     /// A state byte a node (a 2×2 block of pixels).
     pub state: u64,

@@ -177,7 +177,7 @@ impl SlotBuffers {
     /// made larger, here): [`variants::canny_on_device`], the Python package's path, on the slot's stream.
     fn canny(&mut self, gpu: &Gpu, d: Dims, filter: Filter, canny: &Canny) -> Result<(), GpuError> {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
-        let need = variants::canny_workspace_bytes(filter, d.width as u32, d.height as u32);
+        let need = variants::canny_workspace_bytes(filter, canny, d.width as u32, d.height as u32);
         let workspace = match &mut self.canny {
             Some(w) if w.len() >= need => w,
             // SAFETY (alloc): the kernels write each part of the workspace before they read it.
