@@ -312,3 +312,17 @@ fn batch_runs_canny_in_the_gpu_slots() {
         }
     }
 }
+
+/// `cuda/canny.cu` run on the CPU (`scripts/emulate/canny_check.py`: g++, a block's 32×8 threads as CPU threads that
+/// meet at each barrier, shuffle and vote, AddressSanitizer, states and parents starting as garbage): its edges equal
+/// cpu-scalar's at aperture 3 in both norms — awkward sizes, noise, a checkerboard, the scene and a one-pixel spiral
+/// crossing every seam. The suppression's warp votes and the union-find checked where no GPU is at hand, CI included
+/// (a lane that skips a vote its warp takes ends the run, as it would hang the GPU). Skipped, saying why, without g++
+/// or a Python with numpy and Pillow.
+#[test]
+fn the_canny_kernel_file_run_on_the_cpu_gives_the_definitions_bytes() {
+    common::emulation_check(
+        "the_canny_kernel_file_run_on_the_cpu_gives_the_definitions_bytes",
+        &[std::ffi::OsStr::new("scripts/emulate/canny_check.py")],
+    );
+}

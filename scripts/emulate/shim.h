@@ -137,12 +137,16 @@ inline unsigned emu_shuffle(unsigned v, int from) {
     emu_warp.meet->arrive_and_wait();
     return r;
 }
+#ifndef EMU_BLOCK
 inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32) - (int)d); }
 inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32 + d)); }
-// Whole blocks (deflate_main.cpp, built with -DEMU_BLOCK): `emu_run_block` runs a block's threads as CPU threads
-// that meet at each __syncthreads and __syncwarp (one barrier for the block: every kernel run this way keeps all its
-// threads in step, and a warp-wide kernel is launched as blocks of one warp); shared memory is static (one block runs
-// at a time); shuffles, __match_any_sync and atomics as their documented arithmetic.
+#endif
+// Whole blocks (deflate_main.cpp and canny_main.cpp, built with -DEMU_BLOCK): `emu_run_block` runs a block's threads
+// (blockDim.x × blockDim.y, a warp 32 consecutive ones in x-major order) as CPU threads that meet at each
+// __syncthreads and __syncwarp (one barrier for the block: every kernel run this way keeps all its threads in step —
+// a warp whose lanes do not all reach a shuffle deadlocks here as on the GPU — and a warp-wide kernel is launched as
+// blocks of one warp); shared memory is static (one block runs at a time); shuffles, votes, __match_any_sync and
+// atomics as their documented arithmetic.
 #ifdef EMU_BLOCK
 #undef __shared__
 #define __shared__ static
@@ -150,38 +154,74 @@ inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_
 struct EmuBlock {
     std::barrier<>* meet;
     unsigned long long value[1024];
+    unsigned exchanges[1024];  // how many shuffles and votes each thread has taken part in
+    const void* site[1024];    // and where in the kernel the last one was
+    bool returned[1024];
 };
+static thread_local unsigned emu_exchanges;
 static EmuBlock emu_block;
 template <class F> void emu_run_block(unsigned threads, F body) {
     std::barrier<> meet(threads);
     emu_block.meet = &meet;
     std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) emu_block.exchanges[t] = 0, emu_block.returned[t] = false;
     for (unsigned t = 0; t < threads; ++t)
         pool.emplace_back([&, t] {
-            threadIdx = {t, 0, 0};
+            threadIdx = {t % blockDim.x, t / blockDim.x, 0};
+            emu_exchanges = 0;
             body();
+            emu_block.returned[t] = true;
             meet.arrive_and_drop();
         });
     for (auto& th : pool) th.join();
 }
 inline void __syncthreads() { emu_block.meet->arrive_and_wait(); }
 inline void __syncwarp() { emu_block.meet->arrive_and_wait(); }
-// Every thread posts its value, then takes lane `from`'s of its warp.
-inline unsigned long long emu_exchange(unsigned long long v, unsigned from) {
-    unsigned t = threadIdx.x;
+// The thread's place in its block, x fastest (its lane: the place mod 32).
+inline unsigned emu_tid() { return threadIdx.y * blockDim.x + threadIdx.x; }
+// Every thread posts its value, then, once all have, each checks that every lane of its warp still running is at
+// the same shuffle or vote as itself (`site`: the intrinsic's return address) and has taken part in as many: on the
+// GPU a lane that skips a full-mask shuffle or vote hangs its warp, while the block's one barrier here would let it
+// through.
+inline void emu_post(unsigned long long v, const void* site) {
+    unsigned t = emu_tid();
     emu_block.value[t] = v;
+    emu_block.exchanges[t] = ++emu_exchanges;
+    emu_block.site[t] = site;
     __syncthreads();
+    for (unsigned l = t & ~31u; l < (t & ~31u) + 32; ++l)
+        if (!emu_block.returned[l] && (emu_block.exchanges[l] != emu_exchanges || emu_block.site[l] != site)) {
+            fprintf(stderr, "thread %u of block (%u, %u) at a shuffle or vote that lane %u of its warp is not at\n", t,
+                    blockIdx.x, blockIdx.y, l % 32);
+            exit(7);
+        }
+}
+// Every thread posts its value, then takes lane `from`'s of its warp.
+inline unsigned long long emu_exchange(unsigned long long v, unsigned from, const void* site) {
+    unsigned t = emu_tid();
+    emu_post(v, site);
     unsigned long long r = emu_block.value[(t & ~31u) + from];
     __syncthreads();
     return r;
 }
-template <class T> T __shfl_xor_sync(unsigned, T v, int mask) {
-    return (T)emu_exchange((unsigned long long)v, (threadIdx.x % 32) ^ (unsigned)mask);
+template <class T> __attribute__((noinline)) T __shfl_xor_sync(unsigned, T v, int mask) {
+    return (T)emu_exchange((unsigned long long)v, (emu_tid() % 32) ^ (unsigned)mask, __builtin_return_address(0));
 }
-inline unsigned __match_any_sync(unsigned, unsigned v) {
-    unsigned t = threadIdx.x;
-    emu_block.value[t] = v;
+__attribute__((noinline)) inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) {
+    int lane = (int)(emu_tid() % 32), from = lane - (int)d;  // before lane 0: the lane's own value
+    return (unsigned)emu_exchange(v, from < 0 ? lane : from, __builtin_return_address(0));
+}
+__attribute__((noinline)) inline unsigned __ballot_sync(unsigned, int predicate) {
+    unsigned t = emu_tid();
+    emu_post(predicate != 0, __builtin_return_address(0));
+    unsigned votes = 0;
+    for (unsigned l = 0; l < 32; ++l) votes |= (unsigned)emu_block.value[(t & ~31u) + l] << l;
     __syncthreads();
+    return votes;
+}
+__attribute__((noinline)) inline unsigned __match_any_sync(unsigned, unsigned v) {
+    unsigned t = emu_tid();
+    emu_post(v, __builtin_return_address(0));
     unsigned same = 0;
     for (unsigned l = 0; l < 32; ++l) same |= (emu_block.value[(t & ~31u) + l] == v ? 1u : 0u) << l;
     __syncthreads();
@@ -189,6 +229,13 @@ inline unsigned __match_any_sync(unsigned, unsigned v) {
 }
 template <class T> T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
 template <class T> T atomicOr(T* p, T v) { return std::atomic_ref<T>(*p).fetch_or(v); }
+template <class T> T atomicMin(T* p, T v) {
+    std::atomic_ref<T> a(*p);
+    T old = a.load();
+    while (v < old && !a.compare_exchange_weak(old, v)) {
+    }
+    return old;
+}
 inline int __clz(unsigned x) { return x == 0 ? 32 : __builtin_clz(x); }
 inline int __clz(int x) { return __clz((unsigned)x); }
 inline unsigned __brev(unsigned x) {
