@@ -7,20 +7,22 @@
 // Around your kernel the harness runs cuda/canny.cu's other launches: the gradients and the non-maximum suppression
 // before it (they write `state`, a byte a 2×2 block of pixels whose bits say which of its pixels are candidates —
 // `candidate` below reads them; and `parent`: a node a 2×2 block of pixels — node n + 1 is the n-th block in row
-// order — pointing at node 0 when the block holds a strong pixel, at itself when it holds only weak ones), and
+// order — of each block with a candidate, pointing at node 0 when its run holds a strong pixel, else at the run's
+// first block: the suppression has already joined each run of blocks touching left to right among 32 of a row), and
 // canny_edges after it (a weak pixel is an edge exactly when its block's
 // root is node 0). Its bytes are checked against cv2.Canny's definition (core/src/canny.rs).
 // Your kernel: a thread a 2×2 block (any two pixels of a block touch, so its candidates are one set already); each
 // block with a candidate joins its set with those of the blocks to its left, above-left, above and above-right where
 // a candidate of theirs touches one of its own (the other four blocks do the same from their side). Threads of the
-// whole grid do this at once, in any order. As given, `unite` joins nothing (the TODO): only the blocks holding a
-// strong pixel come out as edges.
+// whole grid do this at once, in any order (joining again what the suppression joined does no harm). As given,
+// `unite` joins nothing (the TODO): only the runs holding a strong pixel come out as edges.
 // TODO:   in `unite`, find both roots; if they differ, link the larger root under the smaller with atomicMin, so
 //         node 0 ends as the root of every set holding a strong pixel. atomicMin returns what was there: if it is
 //         not b, another thread linked b meanwhile — retry with b = what it returned, or a union is lost.
 // Why it is safe without locks: a parent only ever moves to a smaller node of the same set, so there are no
 // cycles, and a stale parent a thread reads is still an ancestor.
-// Worked solution: cuda/canny.cu's canny_link (launched, like yours, on 32×8 blocks over the image's 2×2 blocks); the
+// Worked solution: cuda/canny.cu's canny_link (launched, like yours, on 32×8 blocks over the image's 2×2 blocks; it
+// skips the left joins the suppression made); the
 // harness times the whole Canny with yours and with it. Then try: skip a union whose two nodes already have the same
 // parent (one read each, before any find), and time it on a scene and on a one-pixel spiral (`cuda_sobel generate
 // 4096x4096 --spiral --out spiral.png`). canny_link skips only where both parents are node 0: why is the wider skip
