@@ -1,16 +1,17 @@
 //! Fills a kernel cache (`$CUDA_SOBEL_CACHE`) with the sm_90 machine code (H100, H200) of every build the GPU
 //! tests, `scripts/gpu-check.sh` and the bench ask for — each stencil and border's edges, each stencil's other
-//! outputs, OpenCV's grey and the L1 norm, the report's arithmetic; and the filter's strategies for the kernels its
+//! outputs, OpenCV's grey and the L1 norm, the report's arithmetic, Canny's words; and the filter's strategies for the kernels its
 //! tests and the Python tests run, with their default tunings — so that a fresh GPU machine spends its time
 //! testing, not compiling (NVRTC takes up to 2 s a file there, and ~40 builds × 12 files). Needs NVRTC only:
 //! `CUDA_SOBEL_CACHE=DIR cargo run --release --example fill_kernel_cache`; scripts/build-dev.sh packs DIR.
+use cuda_sobel::canny::Canny;
 use cuda_sobel::conv::ConvKernel;
 use cuda_sobel::gpu::cache::CodeCache;
 use cuda_sobel::gpu::compile::{arch_option, cache_key, compile_with, options_for, Code};
 use cuda_sobel::gpu::conv::{build_of, refusal, tunings_of, Tuning};
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
-use cuda_sobel::sobel::{Border, Filter, Grey, Norm, Number, Output};
+use cuda_sobel::sobel::{Border, Filter, Grey, Ksize, Norm, Number, Output};
 use cuda_sobel::variant::Variant;
 
 fn main() -> anyhow::Result<()> {
@@ -28,6 +29,17 @@ fn main() -> anyhow::Result<()> {
         }
         add(Build::of(Filter { grey: Grey::Bt601, norm: Norm::L1, ..f }));
         add(Build::of(Filter { grey: Grey::Bt601, ..f }));
+    }
+    // Canny's builds (its words, `Canny::gradients`) for each aperture, grey and norm: tests/canny.rs, tests/gpu.rs
+    // and the batch slots run them through every variant.
+    for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
+        for grey in Grey::ALL {
+            for norm in [Norm::L1, Norm::L2] {
+                let f = Filter { ksize, grey, norm, ..Filter::default() };
+                let (filter, words) = Canny::of_filter(f).gradients(f);
+                add(Build::with_output(filter, words));
+            }
+        }
     }
     builds.retain(|b| b.compat == cuda_sobel::sobel::Compat::Exact || b.output == Output::Edges);
     let cache = CodeCache::in_default_folder();
