@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <barrier>
+#include <semaphore>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -160,20 +161,35 @@ struct EmuBlock {
 };
 static thread_local unsigned emu_exchanges;
 static EmuBlock emu_block;
+// The block's threads are a pool started once and grown to the largest block (a CPU thread for each of every
+// block's threads made their creation most of a run: canny_check.py took 68 s on two cores, 26 with the pool);
+// each waits for its turn, runs the block's body and reports done.
 template <class F> void emu_run_block(unsigned threads, F body) {
+    static std::vector<std::binary_semaphore*> start;
+    static std::counting_semaphore<1024> done(0);
+    static std::function<void()> job;
+    while (start.size() < threads) {
+        unsigned t = (unsigned)start.size();
+        auto* go = new std::binary_semaphore(0);
+        start.push_back(go);
+        std::thread([t, go] {
+            for (;;) {
+                go->acquire();
+                threadIdx = {t % blockDim.x, t / blockDim.x, 0};
+                emu_exchanges = 0;
+                job();
+                emu_block.returned[t] = true;
+                emu_block.meet->arrive_and_drop();
+                done.release();
+            }
+        }).detach();
+    }
     std::barrier<> meet(threads);
     emu_block.meet = &meet;
-    std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) emu_block.exchanges[t] = 0, emu_block.returned[t] = false;
-    for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            threadIdx = {t % blockDim.x, t / blockDim.x, 0};
-            emu_exchanges = 0;
-            body();
-            emu_block.returned[t] = true;
-            meet.arrive_and_drop();
-        });
-    for (auto& th : pool) th.join();
+    job = body;
+    for (unsigned t = 0; t < threads; ++t) start[t]->release();
+    for (unsigned t = 0; t < threads; ++t) done.acquire();
 }
 inline void __syncthreads() { emu_block.meet->arrive_and_wait(); }
 inline void __syncwarp() { emu_block.meet->arrive_and_wait(); }
