@@ -429,19 +429,51 @@ __device__ __forceinline__ void pack_values(const out_t (&v)[GROUP], unsigned (&
     for (int k = 0; k < GROUP * (int)sizeof(out_t) / 4; ++k) w[k] = packed_word(v, k);
 }
 
-// A group's packed values at p: STORE_WORDS as 16-byte stores (p 16-byte aligned), STORE_VALUES anywhere (above).
+// THE WARP'S STORES: a warp whose 32 lanes march one band hold 32 consecutive groups of each row, 32 · 16 ·
+// sizeof(out_t) bytes, but each lane stores its own group's N / 4 16-byte units, so one store instruction of the warp
+// writes a unit in every group: for 32-bit values 32 units 64 bytes apart, sixteen 128-byte lines a fourth full, and
+// four such instructions a row. Through `stage` (the warp's 32 · N / 4 units of shared memory) the lanes first
+// write their units, then each instruction stores 32 consecutive units: four full lines. Unit g of the warp's row
+// (lane g / (N / 4)'s unit g mod (N / 4)) sits at slot g ^ ((g >> 3) & (N / 4 − 1)): a 16-byte access is served in
+// eight-lane phases, and the swizzle puts both phases' eight units in eight different bank groups. The lanes
+// take part together (the caller gives a stage only to a warp marching one band, whose steps are the same).
+template <int N>
+__device__ __forceinline__ void store_warp(unsigned* __restrict__ p, const unsigned (&w)[N], uint4* stage) {
+    constexpr unsigned U = N / 4;
+    static_assert(N % 4 == 0 && (U & (U - 1)) == 0, "whole 16-byte units, a power of two of them");
+    auto slot = [](unsigned g) { return g ^ ((g >> 3) & (U - 1)); };
+    const unsigned lane = threadIdx.x % 32;
+    __syncwarp();  // every lane done reading the last row's units
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u)
+        stage[slot(U * lane + u)] = make_uint4(w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]);
+    __syncwarp();
+    uint4* first = reinterpret_cast<uint4*>(p) - U * lane;  // lane 0's group: the warp's groups are consecutive
+#pragma unroll
+    for (unsigned k = 0; k < U; ++k) store16B(first + 32 * k + lane, stage[slot(32 * k + lane)]);
+}
+
+// A group's packed values at p: STORE_WORDS as 16-byte stores (p 16-byte aligned; with a stage, the warp's together,
+// above), STORE_VALUES anywhere (above).
 template <int STORE, int N>
-__device__ __forceinline__ void store_group(out_t* p, const unsigned (&w)[N]) {
+__device__ __forceinline__ void store_group(out_t* p, const unsigned (&w)[N], uint4* stage) {
+    if constexpr (STORE == STORE_WORDS && N >= 8) {
+        if (stage != nullptr) {
+            store_warp<N>(reinterpret_cast<unsigned*>(p), w, stage);
+            return;
+        }
+    }
     if (STORE == STORE_WORDS)
         store_words_from<N, 0>(reinterpret_cast<unsigned*>(p), w);
     else
         store_packed<sizeof(out_t)>(p, w);
 }
 
-// Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's).
+// Stores the 16 outputs of one row at out_row[x0…] (Gy's plane `plane` elements after Gx's); `stage`: store_warp's,
+// or nullptr.
 template <int STORE>
 __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plane, int x0, int width, const acc_t gx[GROUP],
-                                        const acc_t gy[GROUP]) {
+                                        const acc_t gy[GROUP], uint4* stage) {
 #if OUTPUT == OUTPUT_EDGES
     unsigned v[GROUP], packed[GROUP / 4];
 #pragma unroll
@@ -452,7 +484,7 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
         packed[k] = __byte_perm(__byte_perm(v[4 * k], v[4 * k + 1], 0x0040), __byte_perm(v[4 * k + 2], v[4 * k + 3], 0x0040),
                                 0x5410);
     if (STORE == STORE_WORDS || (STORE == STORE_VALUES && VALUE_WORDS)) {
-        store_group<STORE>(out_row + x0, packed);
+        store_group<STORE>(out_row + x0, packed, nullptr);  // a byte a value: one unit a lane, the warp's already whole lines
     } else {
 #pragma unroll
         for (int i = 0; i < GROUP; ++i)
@@ -480,10 +512,10 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
     if (STORE == STORE_WORDS || (STORE == STORE_VALUES && VALUE_WORDS)) {
         unsigned w[GROUP * sizeof(out_t) / 4];
         pack_values(first, w);
-        store_group<STORE>(out_row + x0, w);
+        store_group<STORE>(out_row + x0, w, stage);
 #if OUTPUT == OUTPUT_GRADIENTS
         pack_values(second, w);
-        store_group<STORE>(out_row + plane + x0, w);
+        store_group<STORE>(out_row + plane + x0, w, stage);
 #endif
     } else {
 #pragma unroll
@@ -504,7 +536,8 @@ __device__ __forceinline__ void store16(out_t* __restrict__ out_row, size_t plan
 // (measured by ptxas's counts of both). `up`: the march goes up, so a is below and Gy changes sign (the edge bytes do not). STORE: above.
 template <int STORE>
 __device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[CORE], const acc_t b[CORE],
-                                            out_t* __restrict__ out_row, size_t plane, int x0, int width, bool up) {
+                                            out_t* __restrict__ out_row, size_t plane, int x0, int width, bool up,
+                                            uint4* stage = nullptr) {
     auto column_sum = [](acc_t a, acc_t m, acc_t b) { return mad(TAP_CENTRE, m, TAP_EDGE * (a + b)); };
     acc_t s0 = column_sum(a[0], m[0], b[0]), d0 = b[0] - a[0];
     acc_t s1 = column_sum(a[1], m[1], b[1]), d1 = b[1] - a[1];
@@ -519,7 +552,7 @@ __device__ __forceinline__ void sobel_row16(const acc_t a[CORE], const acc_t m[C
 #endif
         s0 = s1, s1 = s2, d0 = d1, d1 = d2;
     }
-    store16<STORE>(out_row, plane, x0, width, gx, gy);
+    store16<STORE>(out_row, plane, x0, width, gx, gy, stage);
 }
 
 #endif  // CUDA_SOBEL_ROW16_CUH

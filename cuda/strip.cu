@@ -105,6 +105,7 @@ struct March {
     int width, x0, n;
     bool up;
     size_t plane;
+    uint4* stage;  // the warp's store_warp stage (row16.cuh), or nullptr: each lane stores its own group
 
     // Row j's bytes, for 0 ≤ j < n + RADIUS: inside the band by arithmetic, beyond it from the far rows (fields
     // and selects, not an array: a run-time index into an array, or the struct's address, would move it to
@@ -258,7 +259,8 @@ __device__ __forceinline__ void strip_step(const March& s, int k, int border, Le
     if (live) ahead.next = INTERIOR ? load_at<SHIFTED>(fetch, s.width, s.x0) : load_raw16_at<SHIFTED>(fetch, s.width, s.x0);
 #endif
     feed(cur, s.width, border, s.x0, state, b);
-    sobel_row16<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up);
+    sobel_row16<SHIFTED ? STORE_VALUES : STORE_WORDS>(a, m, b, s.o + k * s.out_step, s.plane, s.x0, s.width, s.up,
+                                                      s.stage);
     STRIP_HOOK(3 + k);
 }
 
@@ -288,7 +290,7 @@ __device__ __forceinline__ bool thread_band(int width, int height, int rows, Ban
 // The march of one band (both forms of the rows inside a row's ends: aligned, or SHIFTED).
 template <bool SHIFTED>
 __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* __restrict__ out, size_t plane,
-                                            int width, int height, int border, const Band& band) {
+                                            int width, int height, int border, const Band& band, uint4* stage) {
     STRIP_HOOK(0);
     const int x0 = band.x0, dir = band.dir, y = band.y;
     auto far = [&](int i) { return i < RADIUS ? group_ptr(rgb, width, height, border, y + (band.n + i) * dir, x0) : nullptr; };
@@ -303,7 +305,8 @@ __device__ __forceinline__ void strip_march(const u8* __restrict__ rgb, out_t* _
                x0,
                band.n,
                dir < 0,
-               plane};
+               plane,
+               stage};
     // Row j of the march (j < 0: the near halo, through the border rule).
     auto row_at = [&](int j) { return j < 0 ? group_ptr(rgb, width, height, border, y + j * dir, x0) : s.row(j); };
     // The rows before the first output row (−RADIUS … RADIUS − 1) prime U: every load is in flight before any
@@ -485,14 +488,44 @@ __device__ __forceinline__ size_t batch_plane(int width, int height) {
     return (size_t)gridDim.y * (size_t)width * (size_t)height;
 }
 
+// Whether the aligned form's warps store their rows together (row16.cuh's store_warp): where the stores, not the
+// arithmetic, hold the march. Measured on an H200 at 7680×4320 (ncu, each pair in one lease): Canny's 32-bit words
+// 103.7 → 75.9 µs (store wavefronts 1.07 → 0.26 million) and the int16 gradient planes 75.9 → 66.9 µs; but the
+// 16-bit words 59.9 → 67.5 and the direction (float) 284 → 299 µs, whose sector test and arctangent the staging's
+// 10 % more instructions slow more than their stores gain. Not for the bytes (a lane's 16 already fill its unit),
+// nor the float gradients, whose 3×3 march then spills (ptxas, 128 registers: tests/kernels.rs).
+#ifndef STRIP_STAGE_STORES
+#define STRIP_STAGE_STORES \
+    ((OUTPUT == OUTPUT_GRADIENTS && OUT_GRADIENT_T != 3) || (OUTPUT == OUTPUT_SECTORS && OUT_GRADIENT_T != 1))
+#endif
+#if STRIP_STAGE_STORES
+__shared__ uint4 warp_stage[STRIP_THREADS / 32][32 * sizeof(out_t)];  // a group's 16 values: sizeof(out_t) units
+#endif
+
+// The warp's stage where its 32 lanes all march one band (so their groups are consecutive and their steps the same),
+// else nullptr. Called by every lane, before any returns.
+__device__ __forceinline__ uint4* stage_of(int width, bool inside) {
+#if STRIP_STAGE_STORES
+    unsigned groups = (unsigned)(width + GROUP - 1) / GROUP, band = (blockIdx.x * blockDim.x + threadIdx.x) / groups;
+    unsigned first = __shfl_sync(~0u, band, 0);  // by every lane (after `inside &&` it would not be: a hang)
+    bool whole = __all_sync(~0u, inside & (band == first));
+    return whole ? warp_stage[threadIdx.x / 32] : nullptr;
+#else
+    (void)width, (void)inside;
+    return nullptr;
+#endif
+}
+
 // The aligned form: width % 16 == 0 and both arrays 16-byte aligned (the host checks).
 extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     sobel_strip_aligned(const u8* __restrict__ rgb, out_t* __restrict__ out, int width, int height, int border, int rows) {
     allow_next_launch();  // the next launch may place its blocks beside these (Canny's suppression: canny.cu)
     Band band;
-    if (!thread_band(width, height, rows, band)) return;
+    bool inside = thread_band(width, height, rows, band);
+    uint4* stage = stage_of(width, inside);
+    if (!inside) return;
     size_t o = image_offset(width, height);
-    strip_march<false>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
+    strip_march<false>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band, stage);
 }
 
 // Any width and alignment: the groups inside the row march as the aligned ones do, their rows read shifted into place
@@ -508,5 +541,5 @@ extern "C" __global__ void __launch_bounds__(STRIP_THREADS, STRIP_MIN_BLOCKS)
     if (edge)
         strip_edge(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
     else
-        strip_march<true>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band);
+        strip_march<true>(rgb + 3 * o, out + o, batch_plane(width, height), width, height, border, band, nullptr);
 }

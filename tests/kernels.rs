@@ -324,7 +324,9 @@ fn the_aligned_strip_march_does_not_spill() {
     for ksize in [Ksize::K3, Ksize::K5, Ksize::K7] {
         let filter = Filter { ksize, ..Filter::default() };
         let int = Number::integer_for(&filter.stencil());
-        for output in [Output::Edges, Output::Gradients(int), Output::Gradients(Number::F32), Output::Direction] {
+        let outputs = [Output::Edges, Output::Gradients(int), Output::Gradients(Number::F32), Output::Direction];
+        // Canny's words, 16 and 32 bits (the suppression's input: OUTPUT_SECTORS).
+        for output in outputs.into_iter().chain([Output::Sectors(Number::I16), Output::Sectors(Number::I32)]) {
             let mut options =
                 compile::options(&compile::arch_option(9, 0, compile::Code::Cubin), Build::with_output(filter, output));
             options.push("--ptxas-options=-v".into());

@@ -1,9 +1,8 @@
 // What a kernel file needs to compile as ordinary C++ for the CPU (scripts/emulate/*_check.py): the CUDA
 // qualifiers as nothing, the built-in indices as per-thread globals the driver sets, and the intrinsics the kernel
-// files use, each as its documented arithmetic. Threads may talk only through warp shuffles (no barrier, and shared
-// memory only in slots a thread alone reads and writes, like strip.cu's ring): conv_strip.cu's driver runs a warp's
-// 32 lanes as 32 CPU threads that meet at each shuffle (`emu_run_warp`); strip.cu's runs each thread to completion in
-// turn. It checks a kernel's indexing and arithmetic without a GPU; it says nothing about speed, and nothing about
+// files use, each as its documented arithmetic. conv_strip.cu's driver runs a warp's 32 lanes as 32 CPU threads that
+// meet at each shuffle (`emu_run_warp`; no barrier, shared memory only in slots a thread alone touches); vec16.cu's
+// runs each thread to completion in turn; the others (EMU_BLOCK, below) a block's threads together. It checks a kernel's indexing and arithmetic without a GPU; it says nothing about speed, and nothing about
 // what only hardware does (memcheck does).
 #include <cstddef>
 #include <cstdio>
@@ -139,6 +138,11 @@ inline unsigned emu_shuffle(unsigned v, int from) {
     return r;
 }
 #ifndef EMU_BLOCK
+// A thread at a time, no warp can step together: a kernel that reaches __syncwarp needs EMU_BLOCK.
+inline void __syncwarp() {
+    fprintf(stderr, "__syncwarp in a run of one thread at a time (build with -DEMU_BLOCK)\n");
+    exit(8);
+}
 inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32) - (int)d); }
 inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d) { return emu_shuffle(v, (int)(threadIdx.x % 32 + d)); }
 #endif
@@ -156,7 +160,7 @@ struct EmuBlock {
     std::barrier<>* meet;
     unsigned long long value[1024];
     unsigned exchanges[1024];  // how many shuffles and votes each thread has taken part in
-    const void* site[1024];    // and where in the kernel the last one was
+    int site[1024];            // and where in the kernel the last one was (its line)
     bool returned[1024];
 };
 static thread_local unsigned emu_exchanges;
@@ -196,10 +200,11 @@ inline void __syncwarp() { emu_block.meet->arrive_and_wait(); }
 // The thread's place in its block, x fastest (its lane: the place mod 32).
 inline unsigned emu_tid() { return threadIdx.y * blockDim.x + threadIdx.x; }
 // Every thread posts its value, then, once all have, each checks that every lane of its warp still running is at
-// the same shuffle or vote as itself (`site`: the intrinsic's return address) and has taken part in as many: on the
-// GPU a lane that skips a full-mask shuffle or vote hangs its warp, while the block's one barrier here would let it
-// through.
-inline void emu_post(unsigned long long v, const void* site) {
+// the same shuffle or vote as itself (`site`: the line of the kernel's source that calls it, which the macros below
+// pass — not a return address, which differs where the compiler copies a call into two branches) and has taken part
+// in as many: on the GPU a lane that skips a full-mask shuffle or vote hangs its warp, while the block's one barrier
+// here would let it through.
+inline void emu_post(unsigned long long v, int site) {
     unsigned t = emu_tid();
     emu_block.value[t] = v;
     emu_block.exchanges[t] = ++emu_exchanges;
@@ -207,42 +212,59 @@ inline void emu_post(unsigned long long v, const void* site) {
     __syncthreads();
     for (unsigned l = t & ~31u; l < (t & ~31u) + 32; ++l)
         if (!emu_block.returned[l] && (emu_block.exchanges[l] != emu_exchanges || emu_block.site[l] != site)) {
-            fprintf(stderr, "thread %u of block (%u, %u) at a shuffle or vote that lane %u of its warp is not at\n", t,
-                    blockIdx.x, blockIdx.y, l % 32);
+            fprintf(stderr, "thread %u of block (%u, %u) at a shuffle or vote (line %d) that lane %u of its warp is not "
+                    "at (line %d)\n", t, blockIdx.x, blockIdx.y, site, l % 32, emu_block.site[l]);
             exit(7);
         }
 }
 // Every thread posts its value, then takes lane `from`'s of its warp.
-inline unsigned long long emu_exchange(unsigned long long v, unsigned from, const void* site) {
+inline unsigned long long emu_exchange(unsigned long long v, unsigned from, int site) {
     unsigned t = emu_tid();
     emu_post(v, site);
     unsigned long long r = emu_block.value[(t & ~31u) + from];
     __syncthreads();
     return r;
 }
-template <class T> __attribute__((noinline)) T __shfl_xor_sync(unsigned, T v, int mask) {
-    return (T)emu_exchange((unsigned long long)v, (emu_tid() % 32) ^ (unsigned)mask, __builtin_return_address(0));
+template <class T> T emu_shfl_xor_sync(int site, unsigned, T v, int mask) {
+    return (T)emu_exchange((unsigned long long)v, (emu_tid() % 32) ^ (unsigned)mask, site);
 }
-__attribute__((noinline)) inline unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d) {
-    int lane = (int)(emu_tid() % 32), from = lane - (int)d;  // before lane 0: the lane's own value
-    return (unsigned)emu_exchange(v, from < 0 ? lane : from, __builtin_return_address(0));
+template <class T> T emu_shfl_sync(int site, unsigned, T v, int from) {
+    return (T)emu_exchange((unsigned long long)v, (unsigned)from % 32, site);
 }
-__attribute__((noinline)) inline unsigned __ballot_sync(unsigned, int predicate) {
+inline bool emu_all_sync(int site, unsigned, int predicate) {
     unsigned t = emu_tid();
-    emu_post(predicate != 0, __builtin_return_address(0));
+    emu_post(predicate != 0, site);
+    bool all = true;
+    for (unsigned l = 0; l < 32; ++l) all = all && emu_block.value[(t & ~31u) + l] != 0;
+    __syncthreads();
+    return all;
+}
+inline unsigned emu_shfl_up_sync(int site, unsigned, unsigned v, unsigned d) {
+    int lane = (int)(emu_tid() % 32), from = lane - (int)d;  // before lane 0: the lane's own value
+    return (unsigned)emu_exchange(v, from < 0 ? lane : from, site);
+}
+inline unsigned emu_ballot_sync(int site, unsigned, int predicate) {
+    unsigned t = emu_tid();
+    emu_post(predicate != 0, site);
     unsigned votes = 0;
     for (unsigned l = 0; l < 32; ++l) votes |= (unsigned)emu_block.value[(t & ~31u) + l] << l;
     __syncthreads();
     return votes;
 }
-__attribute__((noinline)) inline unsigned __match_any_sync(unsigned, unsigned v) {
+inline unsigned emu_match_any_sync(int site, unsigned, unsigned v) {
     unsigned t = emu_tid();
-    emu_post(v, __builtin_return_address(0));
+    emu_post(v, site);
     unsigned same = 0;
     for (unsigned l = 0; l < 32; ++l) same |= (emu_block.value[(t & ~31u) + l] == v ? 1u : 0u) << l;
     __syncthreads();
     return same;
 }
+#define __shfl_xor_sync(...) emu_shfl_xor_sync(__LINE__, __VA_ARGS__)
+#define __shfl_sync(...) emu_shfl_sync(__LINE__, __VA_ARGS__)
+#define __all_sync(...) emu_all_sync(__LINE__, __VA_ARGS__)
+#define __shfl_up_sync(...) emu_shfl_up_sync(__LINE__, __VA_ARGS__)
+#define __ballot_sync(...) emu_ballot_sync(__LINE__, __VA_ARGS__)
+#define __match_any_sync(...) emu_match_any_sync(__LINE__, __VA_ARGS__)
 template <class T> T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
 template <class T> T atomicOr(T* p, T v) { return std::atomic_ref<T>(*p).fetch_or(v); }
 template <class T> T atomicMin(T* p, T v) {

@@ -4,7 +4,7 @@ reference, without a GPU.
 
 For each build in CASES (a JSON list that tests/ksize.rs writes from `Build::defines`, so the -D options are the
 ones the host gives NVRTC: [{"cli": [...], "defines": [...], "planes": [[OUTPUT, DTYPE], ...]}, ...]), builds both
-files for the CPU (scripts/emulate/build.sh with strip_main.cpp), runs them on random RGB images of awkward sizes
+files for the CPU (scripts/emulate/build.sh with strip_main.cpp; strip.cu's blocks with their threads together), runs them on random RGB images of awkward sizes
 (narrower and shorter than the stencil, widths a multiple of 16 for the aligned forms, inputs starting off a 16-byte
 boundary for the general form's shifted loads) for every border, gpu-strip with several rows a thread, and compares
 every output plane byte for byte with `cuda_sobel --variant cpu-scalar --output OUTPUT` and the case's other options. It checks the kernels' indexing and arithmetic where no GPU is at
@@ -24,7 +24,9 @@ from PIL import Image
 
 from emulate import BIN, BORDERS, build, mismatch, verdict
 SIZES = [(1, 1), (2, 9), (9, 2), (16, 1), (32, 3), (7, 6), (48, 5), (17, 33), (64, 40), (257, 21), (256, 22),
-         (100, 9), (203, 14), (100, 50)]  # (100, 50): two warps of edge groups
+         (100, 9), (203, 14), (100, 50), (512, 6), (1024, 5), (768, 5)]
+# (100, 50): two warps of edge groups; 512 and 1024 wide: warps of 32 groups inside one band, which store their rows
+# together (strip.cu's stage_of); 768 (48 groups): warps across two bands, which do not.
 # Where the input starts past a 16-byte boundary, for the widths that are not a multiple of 16 and one that is: the
 # general form's groups inside a row read their bytes shifted into place from the aligned address below.
 SHIFTS = {257: [5], 256: [11], 100: [3, 15], 203: [7]}
@@ -40,7 +42,8 @@ def main():
         exes = {}
         for kernel in ("strip", "vec16"):
             exes[kernel] = os.path.join(work, kernel)
-            build(f"{kernel}.cu", exes[kernel], case["defines"], driver="strip_main.cpp")
+            block = ["-DEMU_BLOCK"] if kernel == "strip" else []  # strip's warps vote and store together
+            build(f"{kernel}.cu", exes[kernel], case["defines"] + block, driver="strip_main.cpp")
         runs = 0
         for (w, h), (name, border) in itertools.product(SIZES, BORDERS.items()):
             img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)

@@ -3,7 +3,7 @@
 // 0) how many bytes past a 16-byte boundary the input starts (another library's array may start anywhere). Launches
 // the grid the host launches — strip: src/gpu/patterns/strip.rs's 1D grid of 128-thread blocks over ⌈w / 16⌉ ·
 // ⌈h / ROWS⌉ (band, group) pairs; vec16: src/gpu/patterns/vec16.rs's 32×4 blocks over groups of 16 pixels and rows
-// — one thread after another, the aligned form when the width is a multiple of 16 and the input starts on a 16-byte
+// — strip's blocks a block at a time, its threads together (EMU_BLOCK), vec16's one thread after another, the aligned form when the width is a multiple of 16 and the input starts on a 16-byte
 // boundary, and fails if anything is read (through __ldg) outside the input or written past the output. Built with
 // one kernel file (strip.cu defines STRIP_THREADS, vec16.cu does not); KERNEL must name it.
 #include <cstdio>
@@ -46,13 +46,15 @@ int main(int argc, char** argv) {
             blocks = (unsigned)((threads + 32 * warps + STRIP_THREADS - 1) / STRIP_THREADS);
             if (blocks < warps) blocks = (unsigned)warps;
         }
+        // A block's threads together (shim.h's EMU_BLOCK): the aligned form's warps vote, and store their rows
+        // through shared memory together.
         blockDim = {STRIP_THREADS, 1, 1};
         for (unsigned b = 0; b < blocks; ++b)
-            for (unsigned t = 0; t < STRIP_THREADS; ++t) {
-                blockIdx = {b, 0, 0}, threadIdx = {t, 0, 0};
+            emu_run_block(STRIP_THREADS, [&, b] {
+                blockIdx = {b, 0, 0};
                 if (aligned) sobel_strip_aligned(rgb, o, w, h, border, rows);
                 else sobel_strip_general(rgb, o, w, h, border, rows);
-            }
+            });
     }
 #else
     {
