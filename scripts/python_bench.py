@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python package against its peers, in one process:
 
-    python3 scripts/python_bench.py [--calls 200] [--cli .dev/cuda_sobel]
+    python3 scripts/python_bench.py [--calls 200] [--cli .dev/cuda_sobel] [--only sobel|gradients|canny|filter]
 
 GPU: device-resident RGB8 input → 8-bit edges; each whole Python call timed between two CUDA events on the
 current stream, after 10 warm-up calls; median of --calls calls. Peers where installed: kornia
@@ -44,6 +44,25 @@ def cuda_median_us(torch, fn, calls):
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e3)
     return statistics.median(times)
+
+
+def cuda_medians_interleaved_us(torch, fns, calls):
+    """:func:`cuda_median_us` of each of ``fns``, their calls taken in turn (one of each, then again), so that a
+    difference between them is not the GPU's clocks or the host's state drifting between one's calls and the next's."""
+    for _ in range(10):
+        for fn in fns:
+            fn()
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for _ in range(calls):
+        for fn, t in zip(fns, times):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            t.append(start.elapsed_time(end) * 1e3)
+    return [statistics.median(t) for t in times]
 
 
 def peers(torch):
@@ -151,10 +170,11 @@ def canny_table(torch, a):
         out = torch.empty((h, w), dtype=torch.uint8, device="cuda")
         need = cs._native.canny_workspace(native, f, w, h)
         ws = torch.empty((need,), dtype=torch.uint8, device="cuda")
-        raw = cuda_median_us(torch, lambda: cs._native.canny_device(
-            native, x.data_ptr(), out.data_ptr(), w, h, 1, stream, f, 50.0, 150.0, (ws.data_ptr(), need)), a.calls)
-        new = cuda_median_us(torch, lambda: cs.canny(x, 50, 150), a.calls)
-        into = cuda_median_us(torch, lambda: cs.canny(x, 50, 150, out=out), a.calls)
+        raw, new, into = cuda_medians_interleaved_us(torch, (
+            lambda: cs._native.canny_device(
+                native, x.data_ptr(), out.data_ptr(), w, h, 1, stream, f, 50.0, 150.0, (ws.data_ptr(), need)),
+            lambda: cs.canny(x, 50, 150),
+            lambda: cs.canny(x, 50, 150, out=out)), a.calls)
         print(f"| {name} | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs |", flush=True)
         del x, out, ws
         torch.cuda.empty_cache()
@@ -202,10 +222,25 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--cli", default=None, help="the cuda_sobel binary, for the CPU comparison")
     ap.add_argument("--skip-large", action="store_true", help="leave out 16384²")
+    ap.add_argument("--only", choices=("sobel", "gradients", "canny", "filter"), help="one table alone")
     a = ap.parse_args()
 
     import torch
 
+    if a.only is not None:
+        {"sobel": sobel_table, "gradients": gradient_table, "canny": canny_table, "filter": filter_table}[a.only](
+            torch, a)
+        return
+    sobel_table(torch, a)
+    gradient_table(torch, a)
+    canny_table(torch, a)
+    filter_table(torch, a)
+    if a.cli:
+        cli_comparison(a.cli, a.calls)
+
+
+def sobel_table(torch, a):
+    """cuda_sobel.sobel on device tensors against its native launch alone and the peers."""
     funcs = peers(torch)
     print("| input | cuda_sobel.sobel | " + " | ".join(funcs) + " |")
     print("|---|---|" + "---|" * len(funcs))
@@ -237,32 +272,30 @@ def main():
         del x, out
         torch.cuda.empty_cache()
 
-    gradient_table(torch, a)
-    canny_table(torch, a)
-    filter_table(torch, a)
 
-    if a.cli:
-        rgb = np.random.default_rng(1).integers(0, 256, (1024, 2048, 3), dtype=np.uint8)
-        for _ in range(5):
-            cs.sobel(rgb)
-        times = []
-        for _ in range(max(20, a.calls // 4)):
-            t = time.perf_counter()
-            cs.sobel(rgb)
-            times.append((time.perf_counter() - t) * 1e3)
-        with tempfile.TemporaryDirectory() as d:
-            from PIL import Image
+def cli_comparison(binary, calls):
+    """cuda_sobel.sobel on a NumPy array against the command line's cpu-rayon computation of the same image."""
+    rgb = np.random.default_rng(1).integers(0, 256, (1024, 2048, 3), dtype=np.uint8)
+    for _ in range(5):
+        cs.sobel(rgb)
+    times = []
+    for _ in range(max(20, calls // 4)):
+        t = time.perf_counter()
+        cs.sobel(rgb)
+        times.append((time.perf_counter() - t) * 1e3)
+    with tempfile.TemporaryDirectory() as d:
+        from PIL import Image
 
-            path = os.path.join(d, "in.png")
-            Image.fromarray(rgb).save(path)
-            cli = []
-            for _ in range(9):
-                r = subprocess.run([a.cli, path, "--variant", "cpu-rayon", "--json", "--out", os.path.join(d, "o.png")],
-                                   capture_output=True, check=True)
-                cli.append(json.loads(r.stdout)["rows"][0]["compute_ms"])
-        py, c = statistics.median(times), statistics.median(cli)
-        print(f"\nNumPy 2048×1024 on the CPU: cuda_sobel.sobel {py:.2f} ms (median), the CLI's cpu-rayon "
-              f"computation {c:.2f} ms (median of 9) = {100 * (py / c - 1):+.0f} %")
+        path = os.path.join(d, "in.png")
+        Image.fromarray(rgb).save(path)
+        cli = []
+        for _ in range(9):
+            r = subprocess.run([binary, path, "--variant", "cpu-rayon", "--json", "--out", os.path.join(d, "o.png")],
+                               capture_output=True, check=True)
+            cli.append(json.loads(r.stdout)["rows"][0]["compute_ms"])
+    py, c = statistics.median(times), statistics.median(cli)
+    print(f"\nNumPy 2048×1024 on the CPU: cuda_sobel.sobel {py:.2f} ms (median), the CLI's cpu-rayon "
+          f"computation {c:.2f} ms (median of 9) = {100 * (py / c - 1):+.0f} %")
 
 
 if __name__ == "__main__":
