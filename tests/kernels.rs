@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use cuda_sobel::canny::Canny;
+use cuda_sobel::gpu::compile::BUILD_FREE;
 use cuda_sobel::gpu::kernels::Build;
 use cuda_sobel::gpu::patterns::{edge_sources, KernelSource, SOURCES};
 use cuda_sobel::gpu::{self, compile};
@@ -93,41 +94,47 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
     let mut listed: Vec<String> = SOURCES.iter().map(|s| s.name.to_owned()).collect();
     listed.sort();
     assert_eq!(on_disk, listed, "every cuda/*.cu is in the kernel table, and only those");
-    let builds = builds();
-    // Compiled on every core: 12 files × ~30 builds.
+    // Each distinct compile once (a build-free file's options are the same for every build), on every core.
+    let arch = compile::arch_option(9, 0, compile::Code::Ptx);
+    let mut jobs: Vec<(&KernelSource, &[&str], Build)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for build in builds() {
+        for (src, (name, entries)) in SOURCES.iter().zip(&expected) {
+            assert_eq!(src.name, *name);
+            // The filter's own files take the filter's builds: the next test.
+            if edge_sources().iter().any(|e| e.name == *name)
+                && seen.insert((*name, compile::options_for(&arch, build, src)))
+            {
+                jobs.push((src, *entries, build));
+            }
+        }
+    }
     let failures: Vec<String> = std::thread::scope(|scope| {
-        let chunks: Vec<_> = builds.chunks(builds.len().div_ceil(4)).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
+        let handles: Vec<_> = jobs
+            .chunks(jobs.len().div_ceil(4))
             .map(|chunk| {
-                let expected = &expected;
+                let arch = &arch;
                 scope.spawn(move || {
                     let mut failures = Vec::new();
-                    for &build in chunk {
-                        for (src, (name, entries)) in SOURCES.iter().zip(expected) {
-                            assert_eq!(src.name, *name);
-                            if !edge_sources().iter().any(|e| e.name == *name) {
-                                continue; // the filter's own files take the filter's builds: the next test
+                    for &(src, entries, build) in chunk {
+                        let name = src.name;
+                        let ptx = match compile::compile(src, arch, build) {
+                            Ok(p) => p,
+                            Err(e) => {
+                                failures.push(format!("{name}.cu {build:?}: {e}"));
+                                continue;
                             }
-                            let ptx =
-                                match compile::compile(src, &compile::arch_option(9, 0, compile::Code::Ptx), build) {
-                                    Ok(p) => p,
-                                    Err(e) => {
-                                        failures.push(format!("{build:?}: {e}"));
-                                        continue;
-                                    }
-                                };
-                            for entry in entries.iter() {
-                                if !ptx.contains(&format!(".entry {entry}(")) {
-                                    failures.push(format!("{name}.cu {build:?} does not export {entry}"));
-                                }
+                        };
+                        for entry in entries.iter() {
+                            if !ptx.contains(&format!(".entry {entry}(")) {
+                                failures.push(format!("{name}.cu {build:?} does not export {entry}"));
                             }
-                            // No arrays in local memory (`.local` in PTX: per-thread arrays the compiler could not
-                            // keep in registers). Register spills appear only in SASS, after ptxas:
-                            // scripts/sass-report.sh shows those.
-                            if ptx.contains(".local") {
-                                failures.push(format!("{name}.cu {build:?} declares local memory"));
-                            }
+                        }
+                        // No arrays in local memory (`.local` in PTX: per-thread arrays the compiler could not keep
+                        // in registers). Register spills appear only in SASS, after ptxas: scripts/sass-report.sh
+                        // shows those.
+                        if ptx.contains(".local") {
+                            failures.push(format!("{name}.cu {build:?} declares local memory"));
                         }
                     }
                     failures
@@ -137,6 +144,25 @@ fn every_kernel_file_compiles_with_nvrtc_in_every_build() {
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The build-free files ([`BUILD_FREE`]), which every build takes in the default build's options, really take nothing
+/// from a build: compiled with the default build's options and with those of a build far from it, the PTX is the same.
+#[test]
+fn the_build_free_files_take_nothing_from_a_build() {
+    if !nvrtc_or_skip("the_build_free_files_take_nothing_from_a_build") {
+        return;
+    }
+    let arch = compile::arch_option(9, 0, compile::Code::Ptx);
+    let f = Filter { ksize: Ksize::K7, grey: Grey::Bt601, norm: Norm::L1, ..Filter::default() };
+    let far = Build::with_output(f, Output::Gradients(Number::F32));
+    assert_ne!(compile::options(&arch, far), compile::options(&arch, Build::default()));
+    for name in BUILD_FREE {
+        let src = SOURCES.iter().find(|s| s.name == name).expect("a kernel file");
+        assert_eq!(compile::options_for(&arch, far, src), compile::options(&arch, Build::default()));
+        let ptx = |build| compile::compile_with(src, &compile::options(&arch, build), compile::Code::Ptx).unwrap();
+        assert!(ptx(far) == ptx(Build::default()), "{name}.cu: its PTX depends on the build; take it off BUILD_FREE");
+    }
 }
 
 /// The filter's kernel files (`filter --variant gpu-*`) compile for every kind of kernel — smoothing and gradient,

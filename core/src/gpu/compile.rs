@@ -91,9 +91,19 @@ pub fn options(arch: &str, build: Build) -> Vec<String> {
     o
 }
 
+/// The kernel files whose code takes nothing from a build — the timing kernels, batch mode's PNG unfiltering and
+/// deflating: they include `sobel.cuh` for its types alone. Each is compiled once, with the default build's options,
+/// whichever build asks for it (so the prebuilt code serves every build, and a context loads one module of each);
+/// `tests/kernels.rs` checks that two far-apart builds give each the same PTX.
+pub const BUILD_FREE: [&str; 3] = ["timing", "unfilter", "deflate"];
+
 /// The options kernel file `src` is compiled with for `build`: [`options`], and for a filter file the build's stencil
-/// as a filter kernel ([`Build::conv_defines`]).
+/// as a filter kernel ([`Build::conv_defines`]); a file that takes nothing from a build ([`BUILD_FREE`]) the default
+/// build's, whatever `build` is.
 pub fn options_for(arch: &str, build: Build, src: &KernelSource) -> Vec<String> {
+    if BUILD_FREE.contains(&src.name) {
+        return options(arch, Build::default());
+    }
     let mut o = options(arch, build);
     if super::patterns::is_filter_file(src) {
         o.extend(build.conv_defines());
