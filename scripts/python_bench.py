@@ -178,6 +178,24 @@ def canny_table(torch, a):
         print(f"| {name} | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs |", flush=True)
         del x, out, ws
         torch.cuda.empty_cache()
+    try:
+        import cupy as cp
+    except ImportError:
+        print("(no CuPy: its rows left out)")
+        return
+    # CuPy's null stream is torch's default stream (both the legacy default stream, handle 0): torch's events time it.
+    for name, (n, h, w) in SIZES[:2]:
+        x = cp.random.randint(0, 256, (h, w, 3), dtype=cp.uint8)
+        out = cp.empty((h, w), cp.uint8)
+        need = cs._native.canny_workspace(native, f, w, h)
+        ws = cp.empty((need,), cp.uint8)
+        raw, new, into = cuda_medians_interleaved_us(torch, (
+            lambda: cs._native.canny_device(
+                native, x.data.ptr, out.data.ptr, w, h, 1, 0, f, 50.0, 150.0, (ws.data.ptr, need)),
+            lambda: cs.canny(x, 50, 150),
+            lambda: cs.canny(x, 50, 150, out=out)), a.calls)
+        print(f"| {name}, CuPy | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs |", flush=True)
+        del x, out, ws
 
 
 def filter_table(torch, a):

@@ -44,7 +44,7 @@ rows = [
  ("torch.empty (2,1,16,16) int16", lambda: torch.empty((2, 1, 16, 16), dtype=torch.int16, device=small.device)),
  ("torch_stream(0)", lambda: _a.torch_stream(0)),
  ("native_filter lookup", lambda: _a.native_filter("sobel", 3, None, "exact", "percent", "l2")),
- ("_torch_packed_rgb", lambda: pkg._torch_packed_rgb(small, False, None)),
+ ("packed_rgb_gpu", lambda: _a.packed_rgb_gpu(small, False, None)),
  ("out[0], out[1]", lambda: (outs[0], outs[1])),
  ("out.unbind(0)", lambda: outs.unbind(0)),
  ("torch empty_like-free: small.new_empty", lambda: small.new_empty((2, 1, 16, 16), dtype=torch.int16)),

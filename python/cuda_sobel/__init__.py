@@ -197,7 +197,7 @@ def sobel(
     """
     if _ops.compiling(image) and out is None and device is None and variant == "auto":
         return _a._TORCH[0].ops.cuda_sobel.sobel(image, operator, ksize, border, compat, grey, norm, bgr)
-    fast = _torch_fast_path(image, operator, ksize, border, compat, grey, norm, variant, device, out, bgr)
+    fast = _gpu_fast_path(image, operator, ksize, border, compat, grey, norm, variant, device, out, bgr)
     if fast is not None:
         return fast
     f = _a.native_filter(operator, ksize, border, compat, grey, norm)
@@ -218,61 +218,48 @@ def sobel(
     return _each(image, out, one)
 
 
-def _torch_packed_rgb(image: Any, bgr: bool, device: Any) -> Any:
-    """torch, when ``image`` is a C-contiguous packed RGB uint8 CUDA tensor (or batch) with no conversion asked
-    for — the common call inside a PyTorch pipeline, which the fast paths below take — else None."""
-    torch = _a._TORCH[0]
-    if torch is None or type(image) is not torch.Tensor or bgr or device is not None:
-        return None
-    if not image.is_cuda or image.dtype is not torch.uint8 or image.dim() not in (3, 4) or image.shape[-1] != 3:
-        return None
-    return torch if image.is_contiguous() else None
-
-
-def _launch_torch(image: Any, out: Any, f: Any, output: str) -> None:
-    """gpu-strip from a packed RGB CUDA tensor into ``out`` (a tensor of the output's layout), on torch's
-    current stream of the image's device."""
+def _launch_gpu(kind: Any, image: Any, out: Any, f: Any, output: str) -> None:
+    """gpu-strip from a packed RGB GPU array (``kind``: :func:`cuda_sobel._arrays.gpu_uint8`'s) into ``out`` (an
+    array of the output's layout), on its library's current stream of the image's device."""
     shape = image.shape[:-1]
-    ordinal = image.get_device()
+    ordinal = kind.ordinal(image)
     engine = _engines.get(ordinal) or _engine(ordinal)
     h, w = shape[-2], shape[-1]
     images = shape[0] if len(shape) == 3 else 1
     if h * w * images:
-        _native.sobel_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, images,
-                             _a.torch_stream(ordinal), f, output)
+        _native.sobel_device(engine._native, kind.pointer(image), kind.pointer(out), w, h, images,
+                             kind.stream(ordinal), f, output)
 
 
-def _torch_fast_path(image: Any, operator: str, ksize: int, border: Optional[str], compat: str, grey: str, norm: str,
-                     variant: str, device: Any, out: Any, bgr: bool) -> Any:
-    """:func:`sobel` of a packed RGB CUDA tensor in as few Python steps as possible: at 2048×1024 the kernel takes
-    8 µs, so each µs of Python shows. None when the call needs the general path
+def _gpu_fast_path(image: Any, operator: str, ksize: int, border: Optional[str], compat: str, grey: str, norm: str,
+                   variant: str, device: Any, out: Any, bgr: bool) -> Any:
+    """:func:`sobel` of a packed RGB PyTorch or CuPy GPU array in as few Python steps as possible: at 2048×1024 the
+    kernel takes 8 µs, so each µs of Python shows. None when the call needs the general path
     (which also checks and explains everything this skips)."""
-    torch = _torch_packed_rgb(image, bgr, device)
-    if torch is None or variant not in ("auto", "gpu-strip"):
+    kind = _a.packed_rgb_gpu(image, bgr, device)
+    if kind is None or variant not in ("auto", "gpu-strip"):
         return None
     f = _a.native_filter(operator, ksize, border, compat, grey, norm)
     shape = image.shape[:-1]
     if out is None:
-        out = torch.empty(shape, dtype=torch.uint8, device=image.device)
-    elif not (type(out) is torch.Tensor and out.dtype is torch.uint8 and out.shape == shape and out.is_contiguous()
-              and out.get_device() == image.get_device()):
+        out = kind.new(image, shape)
+    elif not kind.takes_out(out, image, shape):
         return None
-    _launch_torch(image, out, f, "edges")
+    _launch_gpu(kind, image, out, f, "edges")
     return out
 
 
-def _torch_gradients_fast(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: Any) -> Any:
-    """:func:`gradients` of a packed RGB CUDA tensor in as few Python steps as :func:`_torch_fast_path` takes for
-    the edges (the general path's checks cost more than the kernel at 2048×1024); None otherwise."""
-    torch = _torch_packed_rgb(image, bgr, device)
-    if torch is None:
+def _gpu_gradients_fast(image: Any, f: Any, dtype: Any, ksize: int, bgr: bool, device: Any) -> Any:
+    """:func:`gradients` of a packed RGB GPU array in as few Python steps as :func:`_gpu_fast_path` takes for the
+    edges (the general path's checks cost more than the kernel at 2048×1024); None otherwise."""
+    kind = _a.packed_rgb_gpu(image, bgr, device)
+    if kind is None:
         return None
     name = _gradient_dtype(f, dtype, ksize)
-    # new_empty and unbind: the cheapest allocation and split torch has (1 and 1.2 µs a call less than
-    # torch.empty(…, device=…) and out[0], out[1]; scripts/python_bench.py).
-    out = image.new_empty((2,) + tuple(image.shape[:-1]), dtype=getattr(torch, name))
-    _launch_torch(image, out, f, name)
-    return out.unbind(0)
+    # PyTorch's unbind: its cheapest split (1.2 µs a call less than out[0], out[1]; scripts/python_bench.py).
+    out = kind.new(image, (2,) + tuple(image.shape[:-1]), name)
+    _launch_gpu(kind, image, out, f, name)
+    return kind.planes(out)
 
 
 def _host(image: Any, lib: str) -> np.ndarray:
@@ -314,15 +301,19 @@ def _sobel(engine: Engine, image: Any, f: Any, variant: str, out: Any, bgr: bool
 
     if variant not in ("auto", "gpu-strip"):
         raise ValueError(f"variant '{variant}' runs on the CPU: pass a host array (this one is on cuda:{where})")
-    rgb = _a.packed_rgb_device(image, lib, bgr)
-    edges = out if (out is not None and _a.contiguous(out, lib)) else _a.empty_like_result(lib, rs, "uint8", image.device)
     n, h, w = _a.batch_shape(shape)
-    if h * w * n > 0:
-        rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, edges, lib, where)
-        _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f, "edges")
-    if out is not None and edges is not out:
-        out[...] = edges
-        return out
+    with _a.on_device(image, lib):
+        rgb = _a.packed_rgb_device(image, lib, bgr)
+        if out is not None and _a.contiguous(out, lib):
+            edges = out
+        else:
+            edges = _a.empty_like_result(lib, rs, "uint8", image.device)
+        if h * w * n > 0:
+            rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, edges, lib, where)
+            _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f, "edges")
+        if out is not None and edges is not out:
+            out[...] = edges
+            return out
     return edges
 
 
@@ -353,7 +344,7 @@ def gradients(image: Any, *, operator: str = "sobel", ksize: int = 3, border: Op
         name = _dtype_name(dtype)
         return _a._TORCH[0].ops.cuda_sobel.gradients(image, operator, ksize, border, compat, grey, name, bgr).unbind(0)
     f = _a.native_filter(operator, ksize, border, compat, grey, "l2")
-    fast = _torch_gradients_fast(image, f, dtype, ksize, bgr, device)
+    fast = _gpu_gradients_fast(image, f, dtype, ksize, bgr, device)
     if fast is not None:
         return fast
     return _each(image, None, lambda x, _: _gradients(x, f, dtype, ksize, bgr, device))
@@ -419,11 +410,12 @@ def _computed(image: Any, f: Any, output: str, dtype: str, planes: int, bgr: boo
         out = np.empty((planes,) + rs, dtype)
         _native.outputs_on_gpu(engine._native, _a.four_d(host), out.reshape(-1).view(np.uint8), f, output, bgr)
         return _a.torch().from_numpy(out) if lib == "torch" else out
-    rgb = _a.packed_rgb_device(image, lib, bgr)
-    out = _a.empty_like_result(lib, (planes,) + rs, dtype, image.device)
-    if n * h * w > 0:
-        rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
-        _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f, output)
+    with _a.on_device(image, lib):
+        rgb = _a.packed_rgb_device(image, lib, bgr)
+        out = _a.empty_like_result(lib, (planes,) + rs, dtype, image.device)
+        if n * h * w > 0:
+            rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
+            _native.sobel_device(engine._native, rgb_ptr, out_ptr, w, h, n, stream, f, output)
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 if TYPE_CHECKING:  # NumPy is imported where it is used (the package's __init__ says why)
     import numpy as np
@@ -39,7 +39,7 @@ def canny(image: Any, low: Any, high: Any, *, ksize: int = 3, norm: str = "l1", 
     """
     lo, hi = _threshold("low", low), _threshold("high", high)
     f = _a.native_filter("sobel", ksize, border, "exact", grey, norm)
-    fast = _torch_fast(image, f, (lo, hi), bgr, out)
+    fast = _gpu_fast(image, f, (lo, hi), bgr, out)
     if fast is not None:
         return fast
     from . import _each, _host, _placed
@@ -74,65 +74,40 @@ def _workspace_bytes(ordinal: int, f: Any, width: int, height: int) -> int:
     return _native.canny_workspace(_engine(ordinal)._native, f, width, height)
 
 
-_KEPT_WORKSPACE = 256 << 20
-"""The largest workspace a stream keeps between calls (bytes): a 2048×1024 Canny's is 6.8 MB, a 7680×4320 one's 108
-MB. Allocating it each call added 3 µs to a 30 µs call at 2048×1024 on an H200 host, and at 7680×4320 12.5 µs
-against 6.6 kept (the native launch 253 µs); a 16384² image's (0.9 GB) is allocated each call, a 1.8 ms one."""
-
-_workspaces: Dict[Tuple[int, int], Any] = {}
-
-
-def _workspace(like: Any, ordinal: int, stream: int, need: int) -> Any:
-    """A uint8 CUDA tensor of at least `need` bytes on `like`'s device (`ordinal`), for launches on `stream`: kept
-    between calls on the same stream up to :data:`_KEPT_WORKSPACE` (their launches are ordered, so one's kernels
-    finish with it before the next one's start; PyTorch's streams come from pools it never destroys, so a handle names
-    one stream), else new."""
-    key = (ordinal, stream)
-    kept = _workspaces.get(key)
-    if kept is not None and kept.numel() >= need:
-        return kept
-    ws = like.new_empty((need,))
-    if need <= _KEPT_WORKSPACE:
-        _workspaces[key] = ws
-    return ws
-
-
 _PACKAGE: list = []
-"""The package's `_engine`, `_engines` and `_torch_packed_rgb`, looked up once: a `from . import` of them in each call
-took 0.41 µs, the kept tuple 0.04 (CPython 3.11; the package imports this module, so they cannot be imported at its
-top)."""
+"""The package's `_engine` and `_engines`, looked up once: a `from . import` of them in each call took 0.41 µs, the
+kept tuple 0.04 (CPython 3.11; the package imports this module, so they cannot be imported at its top)."""
 
 
-def _torch_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool, out: Any) -> Any:
-    """:func:`canny` of a packed RGB uint8 CUDA tensor (or batch) in as few Python steps as the edges' fast path takes
-    (:func:`cuda_sobel._torch_fast_path`), into ``out`` where it is a contiguous uint8 tensor of the result's shape
-    on the image's device: the general path's checks cost more than the kernels at 2048×1024 (with ``out=``, 81–96 µs
-    a call against 54–56 without, H200). None when the call needs the general path, which checks and explains
-    everything this skips."""
-    if not _PACKAGE:
-        from . import _engine, _engines, _torch_packed_rgb
-
-        _PACKAGE.append((_engine, _engines, _torch_packed_rgb))
-    _engine, _engines, _torch_packed_rgb = _PACKAGE[0]
-    torch = _torch_packed_rgb(image, bgr, None)
-    if torch is None:
+def _gpu_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool, out: Any) -> Any:
+    """:func:`canny` of a packed RGB uint8 PyTorch or CuPy GPU array (or batch) in as few Python steps as the edges'
+    fast path takes (:func:`cuda_sobel._gpu_fast_path`), into ``out`` where it is a contiguous uint8 array of the
+    result's shape on the image's device: the general path's checks cost more than the kernels at 2048×1024 (with
+    ``out=``, 81–96 µs a call against 54–56 without, H200). None when the call needs the general path, which checks
+    and explains everything this skips."""
+    kind = _a.packed_rgb_gpu(image, bgr, None)
+    if kind is None:
         return None
+    if not _PACKAGE:
+        from . import _engine, _engines
+
+        _PACKAGE.append((_engine, _engines))
+    _engine, _engines = _PACKAGE[0]
     shape = image.shape[:-1]
     if out is None:
-        out = image.new_empty(shape)
-    elif not (type(out) is torch.Tensor and out.dtype is torch.uint8 and out.shape == shape and out.is_contiguous()
-              and out.get_device() == image.get_device()):
+        out = kind.new(image, shape)
+    elif not kind.takes_out(out, image, shape):
         return None
     h, w = shape[-2], shape[-1]
     n = shape[0] if len(shape) == 3 else 1
     if h * w * n:
-        ordinal = image.get_device()
+        ordinal = kind.ordinal(image)
         engine = _engines.get(ordinal) or _engine(ordinal)
         need = _workspace_bytes(ordinal, f, w, h)
-        stream = _a.torch_stream(ordinal)
-        ws = _workspace(image, ordinal, stream, need)
-        _native.canny_device(engine._native, image.data_ptr(), out.data_ptr(), w, h, n, stream, f, thresholds[0],
-                             thresholds[1], (ws.data_ptr(), need))
+        stream = kind.stream(ordinal)
+        ws = _a.workspace(kind.name, image, ordinal, stream, need)
+        _native.canny_device(engine._native, kind.pointer(image), kind.pointer(out), w, h, n, stream, f,
+                             thresholds[0], thresholds[1], (kind.pointer(ws), need))
     return out
 
 
@@ -146,17 +121,18 @@ def _on_gpu(x: Any, lib: str, where: int, f: Any, thresholds: Tuple[float, float
     n, h, w = _a.batch_shape(shape)
     if o is not None:
         _a.check_out(o, lib, rs, where, ("uint8",))
-    rgb = _a.packed_rgb_device(x, lib, bgr)
-    out = o if (o is not None and _a.contiguous(o, lib)) else _a.empty_like_result(lib, rs, "uint8", x.device)
-    if n * h * w > 0:
-        engine = _engine(where)._native
-        need = _native.canny_workspace(engine, f, w, h)
-        ws = _a.empty_like_result(lib, (need,), "uint8", x.device)
-        rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
-        _native.canny_device(engine, rgb_ptr, out_ptr, w, h, n, stream, f, thresholds[0], thresholds[1],
-                             (_a.data_pointer(ws, lib), need))
-    if o is not None and out is not o:
-        o[...] = out
-        return o
+    with _a.on_device(x, lib):
+        rgb = _a.packed_rgb_device(x, lib, bgr)
+        out = o if (o is not None and _a.contiguous(o, lib)) else _a.empty_like_result(lib, rs, "uint8", x.device)
+        if n * h * w > 0:
+            engine = _engine(where)._native
+            rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
+            need = _workspace_bytes(where, f, w, h)
+            ws = _a.workspace(lib, x, where, stream, need)
+            _native.canny_device(engine, rgb_ptr, out_ptr, w, h, n, stream, f, thresholds[0], thresholds[1],
+                                 (_a.data_pointer(ws, lib), need))
+        if o is not None and out is not o:
+            o[...] = out
+            return o
     return out
 

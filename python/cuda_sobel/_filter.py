@@ -91,7 +91,7 @@ def filter(
     host (each channel of an RGB result goes through planes the library lays out on the device).
     """
     k = native_kernel(kernel, divisor, gradient, border, variant)
-    fast = None if (rgb or bgr or device is not None or out is not None) else _torch_fast(image, k)
+    fast = None if (rgb or bgr or device is not None or out is not None) else _gpu_fast(image, k)
     if fast is not None:
         return fast
     from . import _each
@@ -99,16 +99,16 @@ def filter(
     return _each(image, out, lambda x, o: _filter(x, k, rgb, device, o, bgr))
 
 
-def _torch_fast(image: Any, k: Any) -> Any:
-    """The grey filter of a contiguous uint8 CUDA tensor — a grey plane H×W, or packed RGB H×W×3 / N×H×W×3 — in as
-    few Python steps as possible (the general path's checks cost as much as the kernel at 2048×1024); None when the
-    call needs the general path, which also checks and explains everything this skips."""
-    torch = _a._TORCH[0]
-    if torch is None or type(image) is not torch.Tensor or not image.is_cuda or image.dtype is not torch.uint8:
+def _gpu_fast(image: Any, k: Any) -> Any:
+    """The grey filter of a contiguous uint8 PyTorch or CuPy GPU array — a grey plane H×W, or packed RGB H×W×3 /
+    N×H×W×3 — in as few Python steps as possible (the general path's checks cost as much as the kernel at
+    2048×1024); None when the call needs the general path, which also checks and explains everything this skips."""
+    kind = _a.gpu_uint8(image)
+    if kind is None:
         return None
-    dims = image.dim()
+    dims = image.ndim
     from_rgb = dims in (3, 4) and image.shape[-1] == 3
-    if not (from_rgb or dims == 2) or not image.is_contiguous():
+    if not (from_rgb or dims == 2):
         return None
     shape = image.shape[:-1] if from_rgb else image.shape
     h, w = shape[-2], shape[-1]
@@ -117,13 +117,14 @@ def _torch_fast(image: Any, k: Any) -> Any:
         return None
     from . import _engine, _engines
 
-    ordinal = image.get_device()
+    ordinal = kind.ordinal(image)
     engine = (_engines.get(ordinal) or _engine(ordinal))._native
     need = _workspace(engine, k, w, h, n, from_rgb)
-    ws = image.new_empty((need,)) if need else None
-    out = image.new_empty(shape)
-    _native.filter_device(engine, k, image.data_ptr(), out.data_ptr(), w, h, n, from_rgb,
-                          (ws.data_ptr(), need) if need else (0, 0), _a.torch_stream(ordinal))
+    stream = kind.stream(ordinal)
+    ws = _a.workspace(kind.name, image, ordinal, stream, need) if need else None
+    out = kind.new(image, shape)
+    _native.filter_device(engine, k, kind.pointer(image), kind.pointer(out), w, h, n, from_rgb,
+                          (kind.pointer(ws), need) if need else (0, 0), stream)
     return out
 
 
@@ -151,35 +152,36 @@ def _filter(image: Any, k: Any, rgb: bool, device: Any, out: Any, bgr: bool) -> 
             return out
         return _a.torch().from_numpy(result) if lib == "torch" else result
 
-    if rgb:
-        src, from_rgb, per_image = _planar(_a.packed_rgb_device(image, lib, bgr), lib), False, 3
-    else:
-        plain = str(image.dtype).replace("torch.", "") == "uint8" and (len(shape) == 2 or shape[-1] == 1)
-        if plain:  # already a grey plane: its own grey
-            src = image if len(shape) == 2 else image[..., 0]
-            src = src.contiguous() if lib == "torch" else _a.cupy().ascontiguousarray(src)
+    with _a.on_device(image, lib):  # CuPy's own steps on the image's device
+        if rgb:
+            src, from_rgb, per_image = _planar(_a.packed_rgb_device(image, lib, bgr), lib), False, 3
         else:
-            src = _a.packed_rgb_device(image, lib, bgr)
-        from_rgb, per_image = not plain, 1
-    result_planes = _a.empty_like_result(lib, src.shape[:-1] if from_rgb else src.shape, "uint8", image.device)
-    if n * h * w > 0:
-        src_ptr, out_ptr, stream = _a.device_pointers(src, result_planes, lib, where)
-        step = 65_535 // per_image  # images a launch: at most 65 535 planes
-        in_bytes, out_bytes = h * w * (3 if from_rgb else per_image), h * w * per_image
-        # The grey planes and the strategy's scratch, where it needs any, from the library's own allocator: the
-        # native call then neither allocates nor frees (allocating its own through the driver's pool, the native call
-        # on a 2048×1024 plane took 88 µs by CUDA events against 25 µs without, H200).
-        need = _workspace(engine._native, k, w, h, min(step, n) * per_image, from_rgb)
-        ws = _a.empty_like_result(lib, (need,), "uint8", image.device) if need else None
-        workspace = (_a.data_pointer(ws, lib), need) if need else (0, 0)
-        for first in range(0, n, step):
-            count = min(step, n - first)
-            _native.filter_device(engine._native, k, src_ptr + first * in_bytes, out_ptr + first * out_bytes, w, h,
-                                  count * per_image, from_rgb, workspace, stream)
-    result = result_planes
-    if rgb:
-        result = result_planes.movedim(-3, -1) if lib == "torch" else _a.cupy().moveaxis(result_planes, -3, -1)
-    if out is not None:
-        out[...] = result
-        return out
-    return result.contiguous() if lib == "torch" else _a.cupy().ascontiguousarray(result)
+            plain = str(image.dtype).replace("torch.", "") == "uint8" and (len(shape) == 2 or shape[-1] == 1)
+            if plain:  # already a grey plane: its own grey
+                src = image if len(shape) == 2 else image[..., 0]
+                src = src.contiguous() if lib == "torch" else _a.cupy().ascontiguousarray(src)
+            else:
+                src = _a.packed_rgb_device(image, lib, bgr)
+            from_rgb, per_image = not plain, 1
+        result_planes = _a.empty_like_result(lib, src.shape[:-1] if from_rgb else src.shape, "uint8", image.device)
+        if n * h * w > 0:
+            src_ptr, out_ptr, stream = _a.device_pointers(src, result_planes, lib, where)
+            step = 65_535 // per_image  # images a launch: at most 65 535 planes
+            in_bytes, out_bytes = h * w * (3 if from_rgb else per_image), h * w * per_image
+            # The grey planes and the strategy's scratch, where it needs any, from the library's own allocator: the
+            # native call then neither allocates nor frees (allocating its own through the driver's pool, the native
+            # call on a 2048×1024 plane took 88 µs by CUDA events against 25 µs without, H200).
+            need = _workspace(engine._native, k, w, h, min(step, n) * per_image, from_rgb)
+            ws = _a.workspace(lib, image, where, stream, need) if need else None
+            workspace = (_a.data_pointer(ws, lib), need) if need else (0, 0)
+            for first in range(0, n, step):
+                count = min(step, n - first)
+                _native.filter_device(engine._native, k, src_ptr + first * in_bytes, out_ptr + first * out_bytes, w, h,
+                                      count * per_image, from_rgb, workspace, stream)
+        result = result_planes
+        if rgb:
+            result = result_planes.movedim(-3, -1) if lib == "torch" else _a.cupy().moveaxis(result_planes, -3, -1)
+        if out is not None:
+            out[...] = result
+            return out
+        return result.contiguous() if lib == "torch" else _a.cupy().ascontiguousarray(result)

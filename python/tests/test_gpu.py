@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import cuda_sobel as cs
 import reference
+from cuda_sobel import _arrays as _a
 from test_cpu import FILTERS, as_rgb
 
 REQUIRED = os.environ.get("CUDA_SOBEL_REQUIRE_GPU") is not None
@@ -308,8 +309,6 @@ def test_canny_of_cuda_tensors_equals_the_host_call(torch, ksize, norm):
 def test_canny_calls_queued_on_two_streams_keep_their_own_workspaces(torch):
     # Calls queued without a wait, on the default stream and a side stream in turn, images of three sizes (a stream's
     # kept workspace grows; each stream keeps its own): every result is the host call's.
-    from cuda_sobel import _canny
-
     rng = np.random.default_rng(9)
     images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in [(300, 400), (40, 50), (600, 500)] * 3]
     inputs = [torch.from_numpy(rgb).cuda() for rgb in images]  # kept alive until the streams are done with them
@@ -325,8 +324,76 @@ def test_canny_calls_queued_on_two_streams_keep_their_own_workspaces(torch):
     torch.cuda.synchronize()
     for rgb, got in zip(images, results):
         assert np.array_equal(got.cpu().numpy(), cs.canny(rgb, 30, 90))
-    streams = {stream for _, stream in _canny._workspaces}
+    streams = {stream for lib, _, stream, _ in _a._workspaces if lib == "torch"}
     assert {torch.cuda.current_stream().cuda_stream, side.cuda_stream} <= streams
+
+
+def test_cupy_packed_rgb_takes_the_fast_path_with_the_host_bytes(cupy):
+    # A C-contiguous uint8 CuPy array on the current device goes the fast path (its kind is CuPy's); every call then
+    # gives the host call's bytes, into a new array or out=, one image or a batch; a grey plane through filter too.
+    from cuda_sobel import _arrays
+
+    rng = np.random.default_rng(13)
+    for shape in [(37, 53, 3), (3, 29, 64, 3), (1, 1, 3)]:
+        rgb = rng.integers(0, 256, shape, dtype=np.uint8)
+        x = cupy.asarray(rgb)
+        assert _arrays.packed_rgb_gpu(x, False, None) is _arrays._CupyCuda
+        out = cupy.empty(shape[:-1], cupy.uint8)
+        for got in (cs.sobel(x, ksize=5), cs.sobel(x, ksize=5, out=out)):
+            assert isinstance(got, cupy.ndarray) and np.array_equal(cupy.asnumpy(got), cs.sobel(rgb, ksize=5))
+        assert cs.sobel(x, out=out) is out
+        for got in (cs.canny(x, 20, 60, norm="l2"), cs.canny(x, 20, 60, norm="l2", out=out)):
+            assert np.array_equal(cupy.asnumpy(got), cs.canny(rgb, 20, 60, norm="l2"))
+        gx, gy = cs.gradients(x, ksize=7)
+        want = cs.gradients(rgb, ksize=7)
+        assert gx.dtype == want[0].dtype and np.array_equal(cupy.asnumpy(gx), want[0])
+        assert np.array_equal(cupy.asnumpy(gy), want[1])
+        assert np.array_equal(cupy.asnumpy(cs.filter(x, "box:5")), cs.filter(rgb, "box:5"))
+    grey = rng.integers(0, 256, (40, 33), dtype=np.uint8)
+    assert np.array_equal(cupy.asnumpy(cs.filter(cupy.asarray(grey), "gaussian:7")), cs.filter(grey, "gaussian:7"))
+    # Not the fast path's: another dtype of out= is refused in the general path's words.
+    with pytest.raises(TypeError):
+        cs.canny(cupy.asarray(rgb), 20, 60, out=cupy.empty(rgb.shape[:-1], cupy.int16))
+
+
+def test_cupy_canny_and_filter_queued_on_two_streams_keep_their_own_workspaces(cupy):
+    # As above for CuPy arrays: Canny and a filter whose strategy needs scratch, queued on the null stream and a
+    # side stream in turn without a wait, images of three sizes; every result is the host call's, and each stream
+    # keeps its own workspace.
+    rng = np.random.default_rng(11)
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in [(300, 400), (40, 50), (600, 500)] * 3]
+    inputs = [cupy.asarray(rgb) for rgb in images]
+    side = cupy.cuda.Stream(non_blocking=True)
+    cupy.cuda.get_current_stream().synchronize()
+    results = []
+    for i, x in enumerate(inputs):
+        with side if i % 2 else cupy.cuda.Stream.null:
+            results.append((cs.canny(x, 30, 90), cs.filter(x, "gaussian:5", variant="gpu-separable")))
+    cupy.cuda.Device().synchronize()
+    for rgb, (edges, blurred) in zip(images, results):
+        assert isinstance(edges, cupy.ndarray) and edges.dtype == cupy.uint8
+        assert np.array_equal(cupy.asnumpy(edges), cs.canny(rgb, 30, 90))
+        assert np.array_equal(cupy.asnumpy(blurred), cs.filter(rgb, "gaussian:5"))
+    streams = {stream for lib, _, stream, _ in _a._workspaces if lib == "cupy"}
+    assert {cupy.cuda.Stream.null.ptr, side.ptr} <= streams
+
+
+def test_cupy_arrays_on_another_device_than_cupys_current(cupy):
+    # CuPy allocates on its current device, not an array's: every result must be on the image's own device.
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    rgb = np.random.default_rng(12).integers(0, 256, (70, 90, 3), dtype=np.uint8)
+    with cupy.cuda.Device(1):
+        x = cupy.asarray(rgb)
+    with cupy.cuda.Device(0):
+        results = [cs.sobel(x), cs.canny(x, 30, 90), cs.filter(x, "gaussian:5", variant="gpu-separable"),
+                   cs.gradients(x)[0]]
+        assert all(r.device.id == 1 for r in results)
+        cupy.cuda.Device(1).synchronize()
+        assert np.array_equal(cupy.asnumpy(results[0]), cs.sobel(rgb))
+        assert np.array_equal(cupy.asnumpy(results[1]), cs.canny(rgb, 30, 90))
+        assert np.array_equal(cupy.asnumpy(results[2]), cs.filter(rgb, "gaussian:5"))
+        assert np.array_equal(cupy.asnumpy(results[3]), cs.gradients(rgb)[0])
 
 
 def test_canny_into_an_out_that_starts_at_an_odd_address(torch):
