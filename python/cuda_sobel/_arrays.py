@@ -392,7 +392,7 @@ def workspace(lib: str, like: Any, ordinal: int, stream: int, need: int) -> Any:
     if kept is not None and kept[0] >= need:
         return kept[1]
     if lib == "torch":
-        ws = like.new_empty((need,), dtype=torch().uint8)
+        ws = like.new_empty((need,), dtype=_TORCH[0].uint8)  # a tensor came here: torch is known
     else:
         ws = empty_like_result(lib, (need,), "uint8", like.device)
     if need <= KEPT_WORKSPACE:

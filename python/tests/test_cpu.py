@@ -251,3 +251,46 @@ def test_pytorch_cpu_tensors_when_installed():
     got = cs.sobel(torch.from_numpy(rgb))
     assert isinstance(got, torch.Tensor) and got.shape == (2, 17, 19)
     assert np.array_equal(got.numpy()[1], reference.sobel(rgb[1]))
+
+
+def test_device_workspaces_are_kept_per_stream_and_thread(monkeypatch):
+    # _arrays.workspace without a GPU: a stand-in tensor class whose new_empty records what it made. A stream keeps
+    # its workspace, grows it when a call needs more, and keeps none over the limit; two streams, and the
+    # per-thread default stream on two threads, never share one.
+    import threading
+    import types
+
+    from cuda_sobel import _arrays
+
+    class Like:
+        def new_empty(self, shape, dtype=None):
+            assert dtype == "uint8"
+            return types.SimpleNamespace(size=shape[0])
+
+    monkeypatch.setattr(_arrays, "_TORCH", [types.SimpleNamespace(uint8="uint8")])
+    monkeypatch.setattr(_arrays, "_workspaces", {})
+    monkeypatch.setattr(_arrays, "KEPT_WORKSPACE", 1000)
+    like = Like()
+    first = _arrays.workspace("torch", like, 0, 5, 100)
+    assert _arrays.workspace("torch", like, 0, 5, 60) is first
+    bigger = _arrays.workspace("torch", like, 0, 5, 200)
+    assert bigger is not first and bigger.size == 200 and _arrays.workspace("torch", like, 0, 5, 150) is bigger
+    assert _arrays.workspace("torch", like, 0, 6, 100) is not bigger  # another stream
+    assert _arrays.workspace("torch", like, 1, 5, 100) is not bigger  # another device
+    huge = _arrays.workspace("torch", like, 0, 7, 2000)
+    assert _arrays.workspace("torch", like, 0, 7, 2000) is not huge  # over the limit: allocated each call
+    mine = _arrays.workspace("torch", like, 0, 2, 100)
+    assert _arrays.workspace("torch", like, 0, 2, 100) is mine
+    theirs = []
+    t = threading.Thread(target=lambda: theirs.append(_arrays.workspace("torch", like, 0, 2, 100)))
+    t.start()
+    t.join()
+    assert theirs[0] is not mine  # cudaStreamPerThread names another stream on another thread
+
+
+def test_host_arrays_never_take_the_gpu_fast_paths():
+    from cuda_sobel import _arrays
+
+    rgb = np.zeros((4, 5, 3), np.uint8)
+    for x in (rgb, [rgb], rgb.tolist(), memoryview(rgb)):
+        assert _arrays.gpu_uint8(x) is None and _arrays.packed_rgb_gpu(x, False, None) is None
