@@ -18,6 +18,7 @@
 use crate::sobel::{direction4, Filter, Ksize, Norm, Number, Output, Stencil};
 
 mod parallel;
+mod seams;
 pub(crate) use parallel::sixteenth;
 
 /// What Canny adds to a Sobel: its thresholds and norm (the aperture is the Sobel's `ksize`).

@@ -2,8 +2,9 @@
 //! across the bands ([`Canny::edges_rayon`] from gradients, [`Canny::edges_of`] from an image's grey rows). The
 //! same bytes as the reference, [`Canny::edges`].
 
-use bit_set::BitSet;
+use std::cell::RefCell;
 
+use super::seams::{over_bands, Open};
 use super::{Canny, EDGE, WEAK};
 
 /// A band's weak candidate that a path of weak ones joins to the band's first or last row: the only kind a path
@@ -22,7 +23,8 @@ impl Canny {
         let thresholds = self.thresholds();
         // A band computes the magnitudes of a row either side again: at least 16 rows keep that within an eighth.
         let mut out = vec![0u8; width * height];
-        over_bands((width, height), 16, &mut out, |top, out, states: &mut Vec<u8>| {
+        thread_local! { static STATES: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) }; }
+        over_bands((width, height), 16, &mut out, &STATES, |top, out, states| {
             let row = |y: usize| (&gx[y * width..][..width], &gy[y * width..][..width]);
             self.band((row, self.ksize == Ksize::K7), (width, height), (top, out), thresholds, states)
         });
@@ -298,7 +300,10 @@ impl Canny {
         // hysteresis across them: bands of at least 64 rows (16 threads, 2048×1024: one band a thread) took 0.68–0.74
         // ms at apertures 3 and 5 against 0.75–0.79 for bands of 32 and 48 rows, whose seams cost 0.03–0.05 ms more;
         // bands of 16 rows did 1.2–1.3× the work.
-        over_bands((width, height), 64, out, |top, out, (gx, gy, states): &mut (Vec<i16>, Vec<i16>, Vec<u8>)| {
+        thread_local! {
+            static SCRATCH: RefCell<(Vec<i16>, Vec<i16>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
+        }
+        over_bands((width, height), 64, out, &SCRATCH, |top, out, (gx, gy, states)| {
             let rows = out.len() / width;
             // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at the
             // image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of many.
@@ -316,75 +321,6 @@ impl Canny {
             self.band((row, false), (width, height), (top, out), thresholds, states)
         })
     }
-}
-
-/// What [`Canny::edges_rayon`] and [`Canny::edges_of`] share: bands of rows, four a thread (at least `min_rows` a
-/// band), each done on some core by `band(top, its rows of the output, that thread's scratch)`, which returns its
-/// open candidates; then the hysteresis across the bands' seams, through the open candidates alone.
-fn over_bands<S: Default + Send>(
-    (width, height): (usize, usize),
-    min_rows: usize,
-    out: &mut [u8],
-    band: impl Fn(usize, &mut [u8], &mut S) -> Open + Sync,
-) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    if width * height == 0 {
-        return;
-    }
-    let rows = height.div_ceil(4 * rayon::current_num_threads()).max(min_rows);
-    // Each band writes all of its rows: 255 an edge, 0 not (its open candidates too, which a path through another
-    // band may still reach). This thread wakes every thread of the pool at once (`broadcast`), and each takes the
-    // next band from a counter until none is left. Split by a parallel iterator instead, the bands reached sleeping
-    // threads as woken ones woke others (traced: most bands starting 0.17–0.2 ms into the call). On 16 cores at
-    // 2048×1024, aperture 3, each library alone in its process, three runs in each of three leases on one H200 host:
-    // 1.05–1.17 → 0.99–1.01 ms, 1.72–1.89 → 1.47–1.59, and 0.89–0.97 → 0.81–0.97. Waking the threads first and then
-    // splitting (`spawn_broadcast`, then the iterator) gained nothing (1.70–1.98 ms in the second).
-    let bands: Vec<Mutex<Option<&mut [u8]>>> = out.chunks_mut(rows * width).map(|b| Mutex::new(Some(b))).collect();
-    let done: Vec<Mutex<Option<Open>>> = bands.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    rayon::broadcast(|_| {
-        let mut scratch = S::default();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(b) = bands.get(i) else { break };
-            let out = b.lock().expect("no panic while locked").take().expect("each band is taken once");
-            let open = band(i * rows, out, &mut scratch);
-            *done[i].lock().expect("no panic while locked") = Some(open);
-        }
-    });
-    drop(bands);
-    let mut open: Vec<Open> =
-        done.into_iter().map(|o| o.into_inner().expect("no panic while locked").expect("every band done")).collect();
-    // Where a path crosses a seam: an open candidate on a band's first or last row next to an edge pixel of the other
-    // band's last or first row, as that band's bits give them. Found and followed on this thread, through the bands'
-    // bits of their open candidates: the bands' rows, written by other cores, are read only where a path goes. Read
-    // from the output instead, the seams took 0.12–0.18 ms of a 0.9–1.2 ms Canny on 16 threads at 2048×1024, and a
-    // parallel pass clearing every band's unreached candidates (marked in the output) 0.09–0.14 ms more, mostly
-    // waking the threads; without them, that Canny took 0.87–0.94 ms against 0.88–0.95 at aperture 3, 0.73–0.85
-    // against 0.87 at 5, 1.07 against 1.13–1.21 at 7 (three runs each, one lease).
-    let touches = |row: &BitSet, x: usize| (x.saturating_sub(1)..(x + 2).min(width)).any(|x| row.contains(x));
-    let crosses = |&(x, y): &(usize, usize)| {
-        let b = y / rows;
-        (y % rows == 0 && b > 0 && touches(&open[b - 1].last, x))
-            || ((y + 1) % rows == 0 && y + 1 < height && touches(&open[b + 1].first, x))
-    };
-    let seeds: Vec<(usize, usize)> =
-        open.iter().flat_map(|o| &o.seams).map(|&i| (i % width, i / width)).filter(crosses).collect();
-    follow_across(out, seeds, &mut open, (width, height, rows));
-}
-
-/// A band's open candidates (its weak ones that a path through another band may still reach) and its edge pixels on
-/// its first and last rows.
-struct Open {
-    /// The open candidates on its first or last row, as indices in the image.
-    seams: Vec<usize>,
-    /// All of them (the seams' included), as indices in the band's rows (r · width + x).
-    candidates: BitSet,
-    /// The edge pixels of its first row, by column.
-    first: BitSet,
-    /// The edge pixels of its last row, by column.
-    last: BitSet,
 }
 
 /// A gradient's number in the band: 16 bits from an image's rows ([`Canny::edges_of`]: apertures 3 and 5's exact
@@ -415,36 +351,5 @@ impl<R: crate::cpu::source::Rows> crate::cpu::source::Rows for Window<'_, R> {
     #[inline(always)]
     fn grey_row(&self, y: usize, filter: crate::sobel::Filter, dst: &mut [u8]) {
         self.src.grey_row(self.first + y, filter, dst)
-    }
-}
-
-/// The hysteresis across the bands (of `rows` rows each): each of `stack`'s open candidates (x, y) becomes an edge
-/// (255), and every open candidate an 8-connected path of them reaches; each leaves its band's set as it is reached.
-fn follow_across(
-    out: &mut [u8],
-    mut stack: Vec<(usize, usize)>,
-    bands: &mut [Open],
-    (width, height, rows): (usize, usize, usize),
-) {
-    // Row y's open candidates: its band's set and the row's first bit there (one division a row, not a neighbour).
-    let row = |y: usize| (y / rows, (y % rows) * width);
-    stack.retain(|&(x, y)| {
-        let (b, at) = row(y);
-        bands[b].candidates.remove(at + x)
-    });
-    for &(x, y) in &stack {
-        out[y * width + x] = 255;
-    }
-    while let Some((x, y)) = stack.pop() {
-        for ny in y.saturating_sub(1)..(y + 2).min(height) {
-            let (b, at) = row(ny);
-            let candidates = &mut bands[b].candidates;
-            for nx in x.saturating_sub(1)..(x + 2).min(width) {
-                if candidates.remove(at + nx) {
-                    out[ny * width + nx] = 255;
-                    stack.push((nx, ny));
-                }
-            }
-        }
     }
 }
