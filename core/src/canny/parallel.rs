@@ -66,9 +66,16 @@ impl Canny {
         let (low, high) = (clamp(low), clamp(high));
         // The band's states with a ring of 0 around them (row r, column x at (r + 1) · stride + x + 1): the hysteresis
         // then steps to its eight neighbours without a bounds test or a division, and stops at the band's edges.
+        // Only the ring is cleared: the rows write every state inside it. Clearing all of a band's states (135 kB at
+        // 2048×1024) took 3 % of Canny's time on one thread (perf).
         let stride = width + 2;
-        states.clear();
         states.resize((rows + 2) * stride, 0);
+        states[..stride].fill(0);
+        states[(rows + 1) * stride..].fill(0);
+        for r in 1..=rows {
+            states[r * stride] = 0;
+            states[r * stride + stride - 1] = 0;
+        }
         let mut stack = Vec::new();
         for r in 0..rows {
             let y = (top + r) as isize;
