@@ -35,7 +35,8 @@ impl Canny {
     /// given by `gradients(y)` — exact ones, or with `k7_rule` false at aperture 7 OpenCV's already
     /// ([`Plane::Sixteenths`](crate::cpu::rayon::Plane::Sixteenths)); `states` is room the band may reuse. Its rows
     /// end as the output's bytes (255 an edge, else 0; its open candidates ([`OPEN`]) 0 until a path across the
-    /// bands reaches them); returns those and the edges of its first and last rows.
+    /// bands reaches them); returns those, in the components that paths inside the band join, and the edges of its
+    /// first and last rows.
     fn band<'g, G: Gradient>(
         &self,
         (gradients, k7_rule): (impl Fn(usize) -> (&'g [G], &'g [G]), bool),
@@ -101,29 +102,31 @@ impl Canny {
             }
         }
         // The open candidates: the weak ones on a first or last row that has a band beyond it, and every weak one a
-        // path joins to them (found breadth first, `open` its own queue). Every other weak candidate is final here
-        // (0), so the hysteresis across the bands and the pass after it touch these alone.
-        let mut open = Vec::new();
+        // path joins to them, one component at a time (found breadth first, `open` its own queue): component k is
+        // open[starts[k]..starts[k + 1]]. Every other weak candidate is final here (0), so the hysteresis across the
+        // bands touches these alone, a component at a time.
+        let (mut open, mut starts) = (Vec::new(), vec![0]);
         for (r, beyond) in [(0, top > 0), (rows - 1, top + rows < height)] {
             let at = (r + 1) * stride + 1;
-            for (x, s) in states[at..at + width].iter_mut().enumerate() {
-                if beyond && *s == WEAK {
-                    *s = OPEN;
-                    open.push(at + x);
+            for x in (0..width).filter(|_| beyond) {
+                if states[at + x] != WEAK {
+                    continue;
                 }
-            }
-        }
-        let seeds = open.len();
-        let mut next = 0;
-        while let Some(&i) = open.get(next) {
-            next += 1;
-            let corner = i - stride - 1;
-            let window = &mut states[corner..corner + 2 * stride + 3];
-            for o in neighbours {
-                if window[o] == WEAK {
-                    window[o] = OPEN;
-                    open.push(corner + o);
+                states[at + x] = OPEN;
+                open.push(at + x);
+                let mut next = open.len() - 1;
+                while let Some(&i) = open.get(next) {
+                    next += 1;
+                    let corner = i - stride - 1;
+                    let window = &mut states[corner..corner + 2 * stride + 3];
+                    for o in neighbours {
+                        if window[o] == WEAK {
+                            window[o] = OPEN;
+                            open.push(corner + o);
+                        }
+                    }
                 }
+                starts.push(open.len());
             }
         }
         for (r, row) in out.chunks_exact_mut(width).enumerate() {
@@ -131,15 +134,7 @@ impl Canny {
                 *o = u8::from(s == EDGE) * 255;
             }
         }
-        // Padded state indices to the band's own (r · width + x) and, for the first or last rows', the image's.
-        let local = |i: usize| (i / stride - 1) * width + i % stride - 1;
-        let seams = open[..seeds].iter().map(|&i| top * width + local(i)).collect();
-        let candidates = open.iter().map(|&i| local(i)).collect();
-        let edges_of_row = |r: usize| {
-            let states = &states[(r + 1) * stride + 1..][..width];
-            states.iter().enumerate().filter(|&(_, &s)| s == EDGE).map(|(x, _)| x).collect()
-        };
-        Open { seams, candidates, first: edges_of_row(0), last: edges_of_row(rows - 1) }
+        Open::of_band(states, (width, rows), open, starts)
     }
 }
 
