@@ -298,14 +298,16 @@ impl Canny {
         // planes hold those, and the band reads them as it reads apertures 3 and 5's. 7680×4320 on one core: 174 ms
         // through 32-bit planes of the exact gradients, the sixteenths rounded in the band, against 102 at aperture 5.
         let sixteenths = !filter.stencil().fits_i16();
-        // A band computes the gradients of 1 + r rows either side again, and each seam between two bands costs the
-        // hysteresis across them: bands of at least 64 rows (16 threads, 2048×1024: one band a thread) took 0.68–0.74
-        // ms at apertures 3 and 5 against 0.75–0.79 for bands of 32 and 48 rows, whose seams cost 0.03–0.05 ms more;
-        // bands of 16 rows did 1.2–1.3× the work.
+        // A band computes the gradients of 1 + r rows either side again: bands of at least 16 · (1 + r) rows keep that
+        // within an eighth. With the seams joined a component at a time, smaller bands balance the threads better: on
+        // 16 threads at 2048×1024 (one H200 host, seven runs alternating, each alone in its process), aperture 3 took
+        // 0.74 ms in bands of 32 rows against 0.88 in bands of 64 (OpenCV 1.51); apertures 5 and 7, whose windows
+        // reach further, 0.80 and 1.09 ms in bands of 32 against 0.72–0.74 and 0.94–1.01 in bands of 64, and 0.80 in
+        // 22 bands of 48 at aperture 5 (some threads doing two, the rest one).
         thread_local! {
             static SCRATCH: RefCell<(Vec<i16>, Vec<i16>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
         }
-        over_bands((width, height), 64, out, &SCRATCH, |top, out, (gx, gy, states)| {
+        over_bands((width, height), 16 * (1 + r), out, &SCRATCH, |top, out, (gx, gy, states)| {
             let rows = out.len() / width;
             // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at the
             // image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of many.
