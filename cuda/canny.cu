@@ -65,6 +65,16 @@
 #define CANNY_WEAK 1
 #define CANNY_STRONG 2
 
+// The magnitude at (x, y), 0 outside the image.
+__device__ __forceinline__ int magnitude_at(const sector_t* words, int x, int y, int width, int height) {
+    if (x < 0 || y < 0 || x >= width || y >= height) return 0;
+    return SECTOR_MAGNITUDE(words[(size_t)y * width + x]);
+}
+
+// A launch block's pixels: 32×8 threads, a 2×2 block of pixels each.
+#define TILE_W 64
+#define TILE_H 16
+
 // The state bits of a block's pixels: a b on its first row, c d on its second; STRONG(bits) the same for strong ones.
 #define PIXEL_A 1
 #define PIXEL_B 2
@@ -82,133 +92,86 @@ __device__ __forceinline__ bool touches_left(unsigned own, unsigned left) {
 // The blocks a warp of canny_suppress covers: 32 consecutive ones of a row (its launch blocks are 32 threads wide).
 #define ROW_RUN 32
 
-// One row of a warp's march: its lane's two pixels (columns x and x + 1 of its 2×2 blocks) and the magnitudes
-// beside them (columns x - 1 and x + 2), 0 outside the image.
-struct MarchRow {
-    int left, m0, m1, right;  // magnitudes at columns x - 1, x, x + 1, x + 2
-    int d0, d1;               // the sectors at x and x + 1
-};
-
-// What a lane loads for one row: its two words, and lane 0 the word left of the warp's columns, lane 31 the one right
-// of them (`beside`; the other lanes take their neighbours' by shuffle, march_take). Zero outside the image.
-struct MarchLoad {
-    int w0, w1, beside;
-};
-
-// Which of a lane's columns lie inside the image: x, x + 1, and its `beside` column (lanes 0 and 31 only).
-struct MarchColumns {
-    bool c0, c1, beside;
-    int beside_at;  // the beside column's offset from x: -1 for lane 0, 2 for lane 31
-};
-
-__device__ __forceinline__ MarchLoad march_load(const sector_t* words, MarchColumns c, int x, int y, int width,
-                                                int height) {
-    MarchLoad l = {0, 0, 0};
-    if ((unsigned)y >= (unsigned)height) return l;  // above or below the image
-    const sector_t* at = words + (size_t)y * width + x;
-    if (c.c0) l.w0 = at[0];
-    if (c.c1) l.w1 = at[1];
-    if (c.beside) l.beside = at[c.beside_at];
-    return l;
-}
-
-// The row's magnitudes and sectors from what its warp loaded: every lane of the warp takes part.
-__device__ __forceinline__ MarchRow march_take(MarchLoad l, unsigned lane) {
-    MarchRow r;
-    r.m0 = SECTOR_MAGNITUDE(l.w0);
-    r.m1 = SECTOR_MAGNITUDE(l.w1);
-    r.d0 = SECTOR_DIRECTION(l.w0);
-    r.d1 = SECTOR_DIRECTION(l.w1);
-    int from_left = __shfl_up_sync(~0u, r.m1, 1), from_right = __shfl_down_sync(~0u, r.m0, 1);
-    r.left = lane == 0 ? SECTOR_MAGNITUDE(l.beside) : from_left;
-    r.right = lane == 31 ? SECTOR_MAGNITUDE(l.beside) : from_right;
-    return r;
-}
-
-// OpenCV's non-maximum suppression of one pixel of magnitude m and sector d, given its eight neighbours' magnitudes:
-// the two across the edge are left and right (sector 0), above-left and below-right (1), above and below (2),
-// above-right and below-left (3); ties go to the first (left, above) in sectors 0 and 2. Returns the pixel's state
-// bits (1: candidate, 16: strong). Every pixel takes the same steps, a candidate or not (no branch on `m > low` or
-// on the sector: a branching suppression left a third of each warp's lanes idle on a photo, H200, 7680×4320, ncu:
-// 22.5 → 30.9 of 32 lanes active, 0.165 → 0.133 ms).
-__device__ __forceinline__ unsigned suppress_one(int m, int d, int l, int r, int ul, int u, int ur, int dl, int dn,
-                                                 int dr, int low, int high) {
-    int before = d == 0 ? l : d == 1 ? ul : d == 2 ? u : ur;
-    int after = d == 0 ? r : d == 1 ? dr : d == 2 ? dn : dl;
-    bool peak = (m > low) & (m > before) & (m >= after + (d & 1));  // sectors 1 and 3: m > after
-    return (peak ? 1u : 0u) | (peak & (m > high) ? STRONG(1u) : 0u);
-}
-
-// The pixel rows each warp of canny_suppress marches down (core/src/gpu/patterns/canny.rs's MARCH_ROWS): even, so that
-// a band holds whole rows of 2×2 blocks.
-#ifndef MARCH_ROWS
-#define MARCH_ROWS 16
-#endif
-
-// canny_suppress is a ROLLING WINDOW, as strip.cu's gradients: each warp marches down a band of MARCH_ROWS rows, 32
-// consecutive 2×2 blocks of a row across (a lane two pixel columns), with the rows above, at and below the one it
-// suppresses in registers. Each word is read once (plus the band's two rows beyond, and a column beyond each side of
-// the warp's); a lane takes its neighbours' magnitudes by shuffle. The whole band is loaded before the march, every
-// load in flight at once: loading one row ahead of the one suppressed left the loads' latency exposed (H200,
-// aperture 3, 7680×4320: the whole Canny 0.238 → 0.261–0.279 ms). Every two rows its 32 blocks' state bytes are
-// done, and the warp joins them by vote (below).
+// canny_suppress is a TILED STENCIL: a launch block's magnitudes, with the one-pixel ring around them that the
+// suppression compares with, go to shared memory first, each read once, and every pixel reads its two
+// neighbours there, its addresses counted from its 2×2 block's first pixel. Each pixel computing its neighbours'
+// magnitudes again from the gradients, a 64-bit index a load, took 1.5× the instructions and 1.9× the time (H200,
+// 7680×4320, ncu: 0.307 → 0.165 ms). It reads a word a pixel (`words`) that the gradient kernel wrote: computing the
+// magnitude and the sector here from the two gradient planes took 138 µs and 90 million warp instructions, against 103
+// µs and 61 million (H200, 7680×4320, aperture 3, ncu); with L1 the words are 16 bits, half the gradients' bytes.
 extern "C" __global__ void canny_suppress(const sector_t* words, u8* state, int* parent, int width, int height, int low,
                                           int high) {
+    __shared__ int mag[TILE_H + 2][TILE_W + 2];  // the tile's magnitudes at [1 + y][1 + x], the ring around them
     allow_next_launch();         // the link's blocks may take the SMs this launch's tail leaves idle ("Launches")
     wait_for_previous_launch();  // the words, and the last image's link and edges done with the states
-    unsigned lane = threadIdx.x;  // blocks bx - lane … bx - lane + 31 of the row are this warp's
-    int bx = blockIdx.x * blockDim.x + lane, x = 2 * bx;
-    int y0 = MARCH_ROWS * (blockIdx.y * blockDim.y + threadIdx.y);  // the band's first row; the warp's alike
-    int blocks_across = (width + 1) / 2;
-    int beside_at = lane == 0 ? -1 : 2;
-    MarchColumns c = {x < width, x + 1 < width, (lane == 0 || lane == 31) && x + beside_at >= 0 && x + beside_at < width,
-                      beside_at};
-    MarchLoad band[MARCH_ROWS + 2];  // rows y0 - 1 … y0 + MARCH_ROWS
+    int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
+    int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;  // the tile's first pixel
+    // The thread's own four words: their magnitudes, and their sectors for the direction.
+    int x = 2 * bx, y = 2 * by;
+    size_t first = (size_t)y * width + x;  // read and written only where inside the image
+    int sector[2][2];
 #pragma unroll
-    for (int i = 0; i < MARCH_ROWS + 2; i++) band[i] = march_load(words, c, x, y0 - 1 + i, width, height);
-    MarchRow above = march_take(band[0], lane), row = march_take(band[1], lane);
-    // No branch below depends on anything but the loop's counter, so the compiler sees every lane at every shuffle
-    // and vote (an early return or a `break` at the image's last row made it guard each one, 1.6× the instructions);
-    // rows below the image hold no candidates, and their state bytes are not stored.
+    for (int r = 0; r < 2; r++) {
 #pragma unroll
-    for (int i = 0; i < MARCH_ROWS; i += 2) {
-        unsigned bits = 0;  // the state byte of the lane's block in this row of blocks
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            MarchRow below = march_take(band[i + r + 2], lane);
-            unsigned s0 = suppress_one(row.m0, row.d0, row.left, row.m1, above.left, above.m0, above.m1, below.left,
-                                       below.m0, below.m1, low, high);
-            unsigned s1 = suppress_one(row.m1, row.d1, row.m0, row.right, above.m0, above.m1, above.right,
-                                       below.m0, below.m1, below.right, low, high);
-            // Pixels outside the image are no candidates, whatever the thresholds (a negative low would take them).
-            bool inside = y0 + i + r < height;
-            bits |= ((inside & c.c0 ? s0 : 0u) | (inside & c.c1 ? s1 << 1 : 0u)) << (2 * r);
-            above = row;
-            row = below;
-        }
-        // The row's runs, by WARP VOTE: a warp holds 32 consecutive blocks of a row, so which of them touch the block
-        // to their left is one 32-bit ballot, and each block's run of touching blocks — one set — is found with bit
-        // operations: its first lane is the last one at or before it that does not join its left, its end the next one
-        // after it that does not. Each block with a candidate then points at node 0 if its run holds a strong pixel,
-        // else at the run's first block, and the link skips the joins to the left inside a warp's row. No shared
-        // memory, nothing for two threads to race on. Measured against every block pointing at itself (H200, aperture
-        // 3, thresholds 50/150): the whole Canny 0.0286 → 0.0268 ms at 2048×1024, 0.243 → 0.239 ms at 7680×4320, and
-        // the one-pixel spiral at 4096² 0.358 → 0.186 ms, its chain's unions along a row made here in a few
-        // instructions instead of by the link's atomics.
-        unsigned left = __shfl_up_sync(~0u, bits, 1);  // every lane takes part (lane 0 gets its own: unused)
-        bool joins = lane > 0 && touches_left(bits, left);
-        unsigned joined = __ballot_sync(~0u, joins), strong = __ballot_sync(~0u, (bits >> 4) != 0);
-        unsigned upto = (2u << lane) - 1;               // lanes 0 … lane (all 32 for lane 31: 2u << 31 wraps to 0)
-        int lead = 31 - __clz(~joined & upto);          // the run's first lane: lane 0 never joins, so there is one
-        unsigned later = ~joined & ~upto;               // the lanes after this one that start a run
-        unsigned run = (later ? (later & (0u - later)) - 1 : ~0u) & ~((1u << lead) - 1);  // lanes lead … the run's end
-        if (x < width && y0 + i < height) {
-            int node = ((y0 + i) >> 1) * blocks_across + bx + 1;
-            state[node - 1] = (u8)bits;
-            if (bits & 15) parent[node] = (strong & run) != 0 ? 0 : node - (int)(lane - lead);
-            if (node == 1) parent[0] = 0;
+        for (int c = 0; c < 2; c++) {
+            int w = x + c < width && y + r < height ? words[first + (r * width + c)] : 0;
+            sector[r][c] = SECTOR_DIRECTION(w);
+            mag[1 + 2 * threadIdx.y + r][1 + 2 * threadIdx.x + c] = SECTOR_MAGNITUDE(w);
         }
     }
+    // The ring: 2·(TILE_W + 2) cells above and below, 2·TILE_H at the sides, a thread a cell.
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    if (t < 2 * (TILE_W + 2)) {
+        int row = t < TILE_W + 2 ? 0 : TILE_H + 1, col = t % (TILE_W + 2);
+        mag[row][col] = magnitude_at(words, x0 + col - 1, y0 + row - 1, width, height);
+    } else if (t < 2 * (TILE_W + 2) + 2 * TILE_H) {
+        int k = t - 2 * (TILE_W + 2), row = 1 + k % TILE_H, col = k < TILE_H ? 0 : TILE_W + 1;
+        mag[row][col] = magnitude_at(words, x0 + col - 1, y0 + row - 1, width, height);
+    }
+    __syncthreads();
+    // A thread outside the image keeps its state at 0 (every pixel below is skipped) and stays for its warp's votes.
+    unsigned bits = 0;  // the block's state byte
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            if (x + c >= width || y + r >= height) continue;
+            const int* m = &mag[1 + 2 * threadIdx.y + r][1 + 2 * threadIdx.x + c];
+            // The two neighbours across the edge, in the sector direction4 gives, are m[-off] and m[off]: left and
+            // right (sector 0), above-left and below-right (1), above and below (2), above-right and below-left (3).
+            // Ties go to the first (left, above). Every pixel takes the same steps, a candidate or not: testing
+            // `m > low` first, then the sector, left a third of each warp's lanes idle on a photo (H200, 7680×4320,
+            // ncu: 22.5 → 30.9 of 32 lanes active, 0.165 → 0.133 ms).
+            int d = sector[r][c];
+            int off = d == 0 ? 1 : (TILE_W + 2) + 2 - d;  // a row of the tile is TILE_W + 2 wide
+            int before = m[-off], after = m[off];
+            bool peak = (*m > low) & (*m > before) & ((*m > after) | (((d & 1) == 0) & (*m == after)));
+            int s = !peak ? CANNY_NONE : *m > high ? CANNY_STRONG : CANNY_WEAK;
+            bits |= ((s != CANNY_NONE ? 1u : 0u) | (s == CANNY_STRONG ? STRONG(1u) : 0u)) << (2 * r + c);
+        }
+    }
+    // The row's runs, by WARP VOTE: a warp holds 32 consecutive blocks of a row, so which of them touch the block to
+    // their left is one 32-bit ballot, and each block's run of touching blocks — one set — is found with bit
+    // operations: its first lane is the last one at or before it that does not join its left, its end the next one
+    // after it that does not. Each block with a candidate then points at node 0 if its run holds a strong pixel, else
+    // at the run's first block, and the link skips the joins to the left inside a warp's row. No shared memory, no
+    // barrier, nothing for two threads to race on. Measured against every block pointing at itself (H200, aperture 3,
+    // thresholds 50/150): the whole Canny 0.0286 → 0.0268 ms at 2048×1024, 0.243 → 0.239 ms at 7680×4320 (ncu: the
+    // link 80 → 74 µs, the suppression 104 → 106), and the one-pixel spiral at 4096² 0.358 → 0.186 ms, its chain's
+    // unions along a row made here in a few instructions instead of by the link's atomics.
+    unsigned lane = threadIdx.x;  // blocks bx - lane … bx - lane + 31 of the row are this warp's
+    unsigned left = __shfl_up_sync(~0u, bits, 1);  // every lane takes part (lane 0 gets its own: unused)
+    bool joins = lane > 0 && touches_left(bits, left);
+    unsigned joined = __ballot_sync(~0u, joins), strong = __ballot_sync(~0u, (bits >> 4) != 0);
+    unsigned upto = (2u << lane) - 1;               // lanes 0 … lane (all 32 for lane 31: 2u << 31 wraps to 0)
+    int lead = 31 - __clz(~joined & upto);          // the run's first lane: lane 0 never joins, so there is one
+    unsigned later = ~joined & ~upto;               // the lanes after this one that start a run
+    unsigned run = (later ? (later & (0u - later)) - 1 : ~0u) & ~((1u << lead) - 1);  // lanes lead … the run's end
+    if (x >= width || y >= height) return;
+    int node = by * ((width + 1) / 2) + bx + 1;
+    state[node - 1] = (u8)bits;
+    if (bits & 15) parent[node] = (strong & run) != 0 ? 0 : node - (int)(lane - lead);
+    if (node == 1) parent[0] = 0;
 }
 
 // The root of node n's tree, pointing each node it passes at its grandparent on the way (path halving).

@@ -23,8 +23,6 @@ from emulate import BIN, build, mismatch, verdict
 
 # Aperture 3's words: 16 bits with L1, 32 with L2 (core/src/canny.rs, `Canny::words`; core/src/gpu/build.rs's defines).
 NORMS = {"l1": ["-DOUTPUT=4", "-DOUT_GRADIENT_T=1", "-DNORM_L1=1"], "l2": ["-DOUTPUT=4", "-DOUT_GRADIENT_T=2"]}
-# The suppression's band of rows a warp: the kernel file's, and one row of blocks (each the first and last of a band).
-MARCH = {"bands of MARCH_ROWS": [], "bands of 2 rows": ["-DMARCH_ROWS=2"]}
 # Several warps across a row of blocks (65 and 130 wide) and several launch blocks down (34 high).
 SIZES = [(1, 1), (2, 9), (9, 2), (33, 17), (65, 17), (130, 34)]
 THRESHOLDS = {"noise": [(20, 60), (150, 50)], "checkerboard": [(50, 150)], "scene": [(20, 60), (50, 150)],
@@ -49,11 +47,8 @@ def main():
     cases = list(images(work, rng))
     for norm, defines in NORMS.items():
         runs = 0
-        exes = {}
-        for rows, extra in MARCH.items():
-            exes[rows] = os.path.join(work, f"canny_{norm}_{len(exes)}")
-            build("canny.cu", exes[rows], defines + extra + ["-DEMU_BLOCK", "-fsanitize=address"],
-                  driver="canny_main.cpp")
+        exe = os.path.join(work, f"canny_{norm}")
+        build("canny.cu", exe, defines + ["-DEMU_BLOCK", "-fsanitize=address"], driver="canny_main.cpp")
         for name, grey in cases:
             h, w = grey.shape
             png, raw, out, ref = (os.path.join(work, f) for f in ("in.png", "in.raw", "out.raw", "ref.png"))
@@ -66,12 +61,10 @@ def main():
                 want = [np.asarray(Image.open(ref))]
                 lo, hi = sorted((low, high))  # as Canny::thresholds passes them: swapped, squared for L2
                 lo, hi = (lo * lo, hi * hi) if norm == "l2" else (lo, hi)
-                for rows, exe in exes.items():
-                    p = subprocess.run([exe, raw, out, str(w), str(h), str(lo), str(hi)], capture_output=True,
-                                       text=True)
-                    runs += 1
-                    got = [np.fromfile(out, dtype=np.uint8).reshape(h, w)] if p.returncode == 0 else None
-                    failures += mismatch(f"{norm}, {name}, {low}/{high}, {rows}", p, got, want)
+                p = subprocess.run([exe, raw, out, str(w), str(h), str(lo), str(hi)], capture_output=True, text=True)
+                runs += 1
+                got = [np.fromfile(out, dtype=np.uint8).reshape(h, w)] if p.returncode == 0 else None
+                failures += mismatch(f"{norm}, {name}, {low}/{high}", p, got, want)
         print(f"canny.cu, {norm}: {runs} runs", flush=True)
     verdict(failures)
 

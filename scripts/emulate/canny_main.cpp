@@ -35,9 +35,7 @@ int main(int argc, char** argv) {
             for (unsigned bx = 0; bx < gridDim.x; ++bx)
                 emu_run_block(256, [&, bx, by] { blockIdx = {bx, by, 0}; kernel(); });
     };
-    gridDim.y = ((h + MARCH_ROWS - 1) / MARCH_ROWS + 7) / 8;  // the suppression: a warp a band of MARCH_ROWS rows
     launch([&] { canny_suppress(words.data(), state.data(), parent.data(), w, h, low, high); });
-    gridDim.y = (down + 7) / 8;
     launch([&] { canny_link(state.data(), parent.data(), w, h); });
     launch([&] { canny_edges(state.data(), parent.data(), out.data(), w, h); });
     FILE* fo = fopen(argv[2], "wb");

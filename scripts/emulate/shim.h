@@ -243,10 +243,6 @@ inline unsigned emu_shfl_up_sync(int site, unsigned, unsigned v, unsigned d) {
     int lane = (int)(emu_tid() % 32), from = lane - (int)d;  // before lane 0: the lane's own value
     return (unsigned)emu_exchange(v, from < 0 ? lane : from, site);
 }
-inline unsigned emu_shfl_down_sync(int site, unsigned, unsigned v, unsigned d) {
-    int lane = (int)(emu_tid() % 32), from = lane + (int)d;  // after lane 31: the lane's own value
-    return (unsigned)emu_exchange(v, from > 31 ? lane : from, site);
-}
 inline unsigned emu_ballot_sync(int site, unsigned, int predicate) {
     unsigned t = emu_tid();
     emu_post(predicate != 0, site);
@@ -267,7 +263,6 @@ inline unsigned emu_match_any_sync(int site, unsigned, unsigned v) {
 #define __shfl_sync(...) emu_shfl_sync(__LINE__, __VA_ARGS__)
 #define __all_sync(...) emu_all_sync(__LINE__, __VA_ARGS__)
 #define __shfl_up_sync(...) emu_shfl_up_sync(__LINE__, __VA_ARGS__)
-#define __shfl_down_sync(...) emu_shfl_down_sync(__LINE__, __VA_ARGS__)
 #define __ballot_sync(...) emu_ballot_sync(__LINE__, __VA_ARGS__)
 #define __match_any_sync(...) emu_match_any_sync(__LINE__, __VA_ARGS__)
 template <class T> T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }

@@ -15,9 +15,6 @@ pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_s
 /// state reads are coalesced (canny.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
 
-/// The pixel rows each warp of `canny_suppress` marches down (canny.cu's `MARCH_ROWS`).
-pub const MARCH_ROWS: u32 = 16;
-
 /// The loaded kernels of this pattern.
 #[derive(Clone)]
 pub struct Canny {
@@ -133,16 +130,12 @@ impl Canny {
         d: Dims,
         t: Thresholds,
     ) -> Result<(), DriverError> {
-        // A thread a 2×2 block of pixels; in the suppression a warp a band of `band` rows of them.
+        // A thread a 2×2 block of pixels.
         let blocks = ((d.width as u32).div_ceil(2), (d.height as u32).div_ceil(2));
         let cfg = cudarc::driver::LaunchConfig {
             grid_dim: (blocks.0.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1),
             block_dim: (BLOCK.0, BLOCK.1, 1),
             shared_mem_bytes: 0,
-        };
-        let march = cudarc::driver::LaunchConfig {
-            grid_dim: (blocks.0.div_ceil(BLOCK.0), (d.height as u32).div_ceil(MARCH_ROWS).div_ceil(BLOCK.1), 1),
-            ..cfg
         };
         let (mut w, mut h, mut low, mut high) = (d.width, d.height, t.low, t.high);
         let Pointers { mut g, mut state, mut parent, mut edges } = p;
@@ -159,10 +152,10 @@ impl Canny {
         // Each launch may start while the one before finishes, and waits for its writes before reading them
         // (`wait_for_previous_launch` in canny.cu's kernels); the launch after the edges waits for them as any does.
         let (suppress, link, edges) = self.overlap;
-        for (f, cfg, args, overlap) in [
-            (&self.suppress, march, suppress_args.as_mut_slice(), suppress),
-            (&self.link, cfg, link_args.as_mut_slice(), link),
-            (&self.edges, cfg, edges_args.as_mut_slice(), edges),
+        for (f, args, overlap) in [
+            (&self.suppress, suppress_args.as_mut_slice(), suppress),
+            (&self.link, link_args.as_mut_slice(), link),
+            (&self.edges, edges_args.as_mut_slice(), edges),
         ] {
             // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
             // checks); the caller guarantees the memory and the stream; each kernel of canny.cu waits for the launch
@@ -192,6 +185,5 @@ mod tests {
     fn the_launch_shape_is_the_kernel_files() {
         assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks"));
         assert_eq!(super::BLOCK, (32, 8));
-        assert!(super::SOURCE.source.contains(&format!("#define MARCH_ROWS {}\n", super::MARCH_ROWS)));
     }
 }
