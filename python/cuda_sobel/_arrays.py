@@ -374,30 +374,37 @@ one's 108 MB. Allocating Canny's each call added 3 µs to a 30 µs call at 2048�
 12.5 µs against 6.6 kept (the native launch 253 µs); a larger one (a 16384² Canny's is 0.9 GB) is allocated each
 call."""
 
-_workspaces: Dict[Tuple[str, int, int, Optional[int]], Tuple[int, Any]] = {}
+_workspaces: Dict[Tuple[str, int, int, Optional[int]], Tuple[int, Any, Any]] = {}
 
 _PER_THREAD_STREAM = 2
 """CUDA's handle for "this thread's default stream" (cudaStreamPerThread): the same number names a different stream
 on each thread."""
 
+NOT_SHARED = contextlib.nullcontext()
+"""The lock of a workspace made for one call: nothing to share."""
 
-def workspace(lib: str, like: Any, ordinal: int, stream: int, need: int) -> Any:
+
+def workspace(lib: str, like: Any, ordinal: int, stream: int, need: int) -> Tuple[Any, Any]:
     """A uint8 array (``lib``'s) of at least ``need`` bytes on ``like``'s device (``ordinal``), for launches on
-    ``stream``: kept between calls on the same stream up to :data:`KEPT_WORKSPACE` bytes, else new. Safe because a
-    stream runs its launches in order, so one call's kernels are done with it before the next call's start; a stream
-    handle names one stream for as long as the library's own allocator trusts it to (PyTorch's come from pools it
-    never destroys; CuPy's memory pool keys its own reuse by the handle too)."""
+    ``stream``, and the lock to hold while launching through it: kept between calls on the same stream up to
+    :data:`KEPT_WORKSPACE` bytes, else new. Safe because a stream runs its launches in order, so one call's kernels
+    are done with it before the next call's start — provided two threads sharing a stream do not interleave their
+    launches (the native calls release the GIL, and Canny's first launches come in a call of their own), which the
+    lock prevents. A stream handle names one stream for as long as the library's own allocator trusts it to
+    (PyTorch's come from pools it never destroys; CuPy's memory pool keys its own reuse by the handle too)."""
     key = (lib, ordinal, stream, threading.get_ident() if stream == _PER_THREAD_STREAM else None)
     kept = _workspaces.get(key)
     if kept is not None and kept[0] >= need:
-        return kept[1]
+        return kept[1], kept[2]
     if lib == "torch":
         ws = like.new_empty((need,), dtype=_TORCH[0].uint8)  # a tensor came here: torch is known
     else:
         ws = empty_like_result(lib, (need,), "uint8", like.device)
-    if need <= KEPT_WORKSPACE:
-        _workspaces[key] = (need, ws)
-    return ws
+    if need > KEPT_WORKSPACE:
+        return ws, NOT_SHARED
+    lock = kept[2] if kept is not None else threading.Lock()  # a larger one replaces it under the same lock
+    _workspaces[key] = (need, ws, lock)
+    return ws, lock
 
 
 def is_image_list(image: Any) -> bool:

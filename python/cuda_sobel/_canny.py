@@ -84,7 +84,12 @@ def _gpu_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool, ou
     fast path takes (:func:`cuda_sobel._gpu_fast_path`), into ``out`` where it is a contiguous uint8 array of the
     result's shape on the image's device: the general path's checks cost more than the kernels at 2048×1024 (with
     ``out=``, 81–96 µs a call against 54–56 without, H200). None when the call needs the general path, which checks
-    and explains everything this skips."""
+    and explains everything this skips.
+
+    Without ``out``, the first image's gradients, suppression and link are launched before the result is allocated,
+    and its edges (with the other images) after: the allocation then runs while the GPU works instead of before it
+    starts (allocating first made the call 3–6 µs slower at 2048×1024 and 5–12 µs at 7680×4320 than the native call
+    into a preallocated result, this order as fast as it: H200 host, ``scripts/canny_order.py``)."""
     kind = _a.packed_rgb_gpu(image, bgr, None)
     if kind is None:
         return None
@@ -94,20 +99,25 @@ def _gpu_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool, ou
         _PACKAGE.append((_engine, _engines))
     _engine, _engines = _PACKAGE[0]
     shape = image.shape[:-1]
-    if out is None:
-        out = kind.new(image, shape)
-    elif not kind.takes_out(out, image, shape):
+    if out is not None and not kind.takes_out(out, image, shape):
         return None
     h, w = shape[-2], shape[-1]
     n = shape[0] if len(shape) == 3 else 1
-    if h * w * n:
-        ordinal = kind.ordinal(image)
-        engine = _engines.get(ordinal) or _engine(ordinal)
-        need = _workspace_bytes(ordinal, f, w, h)
-        stream = kind.stream(ordinal)
-        ws = _a.workspace(kind.name, image, ordinal, stream, need)
-        _native.canny_device(engine._native, kind.pointer(image), kind.pointer(out), w, h, n, stream, f,
-                             thresholds[0], thresholds[1], (kind.pointer(ws), need))
+    if h * w * n == 0:
+        return kind.new(image, shape) if out is None else out
+    ordinal = kind.ordinal(image)
+    engine = (_engines.get(ordinal) or _engine(ordinal))._native
+    need = _workspace_bytes(ordinal, f, w, h)
+    stream = kind.stream(ordinal)
+    ws, lock = _a.workspace(kind.name, image, ordinal, stream, need)
+    rgb, lo, hi, workspace = kind.pointer(image), thresholds[0], thresholds[1], (kind.pointer(ws), need)
+    with lock:
+        if out is not None:
+            _native.canny_device(engine, rgb, kind.pointer(out), w, h, n, stream, f, lo, hi, workspace)
+            return out
+        _native.canny_device(engine, rgb, 0, w, h, n, stream, f, lo, hi, workspace, 1)
+        out = kind.new(image, shape)
+        _native.canny_device(engine, rgb, kind.pointer(out), w, h, n, stream, f, lo, hi, workspace, 2)
     return out
 
 
@@ -128,9 +138,10 @@ def _on_gpu(x: Any, lib: str, where: int, f: Any, thresholds: Tuple[float, float
             engine = _engine(where)._native
             rgb_ptr, out_ptr, stream = _a.device_pointers(rgb, out, lib, where)
             need = _workspace_bytes(where, f, w, h)
-            ws = _a.workspace(lib, x, where, stream, need)
-            _native.canny_device(engine, rgb_ptr, out_ptr, w, h, n, stream, f, thresholds[0], thresholds[1],
-                                 (_a.data_pointer(ws, lib), need))
+            ws, lock = _a.workspace(lib, x, where, stream, need)
+            with lock:
+                _native.canny_device(engine, rgb_ptr, out_ptr, w, h, n, stream, f, thresholds[0], thresholds[1],
+                                     (_a.data_pointer(ws, lib), need))
         if o is not None and out is not o:
             o[...] = out
             return o

@@ -121,10 +121,11 @@ def _gpu_fast(image: Any, k: Any) -> Any:
     engine = (_engines.get(ordinal) or _engine(ordinal))._native
     need = _workspace(engine, k, w, h, n, from_rgb)
     stream = kind.stream(ordinal)
-    ws = _a.workspace(kind.name, image, ordinal, stream, need) if need else None
+    ws, lock = _a.workspace(kind.name, image, ordinal, stream, need) if need else (None, _a.NOT_SHARED)
     out = kind.new(image, shape)
-    _native.filter_device(engine, k, kind.pointer(image), kind.pointer(out), w, h, n, from_rgb,
-                          (kind.pointer(ws), need) if need else (0, 0), stream)
+    with lock:
+        _native.filter_device(engine, k, kind.pointer(image), kind.pointer(out), w, h, n, from_rgb,
+                              (kind.pointer(ws), need) if need else (0, 0), stream)
     return out
 
 
@@ -172,12 +173,13 @@ def _filter(image: Any, k: Any, rgb: bool, device: Any, out: Any, bgr: bool) -> 
             # native call then neither allocates nor frees (allocating its own through the driver's pool, the native
             # call on a 2048×1024 plane took 88 µs by CUDA events against 25 µs without, H200).
             need = _workspace(engine._native, k, w, h, min(step, n) * per_image, from_rgb)
-            ws = _a.workspace(lib, image, where, stream, need) if need else None
+            ws, lock = _a.workspace(lib, image, where, stream, need) if need else (None, _a.NOT_SHARED)
             workspace = (_a.data_pointer(ws, lib), need) if need else (0, 0)
-            for first in range(0, n, step):
-                count = min(step, n - first)
-                _native.filter_device(engine._native, k, src_ptr + first * in_bytes, out_ptr + first * out_bytes, w, h,
-                                      count * per_image, from_rgb, workspace, stream)
+            with lock:
+                for first in range(0, n, step):
+                    count = min(step, n - first)
+                    _native.filter_device(engine._native, k, src_ptr + first * in_bytes, out_ptr + first * out_bytes,
+                                          w, h, count * per_image, from_rgb, workspace, stream)
         result = result_planes
         if rgb:
             result = result_planes.movedim(-3, -1) if lib == "torch" else _a.cupy().moveaxis(result_planes, -3, -1)

@@ -56,7 +56,7 @@ def sobel_device(
 def canny_workspace(engine: NativeEngine, filter: NativeFilter, width: int, height: int) -> int: ...
 def canny_device(
     engine: NativeEngine, rgb: int, out: int, width: int, height: int, images: int, stream: int,
-    filter: NativeFilter, low: float, high: float, workspace: Tuple[int, int],
+    filter: NativeFilter, low: float, high: float, workspace: Tuple[int, int], part: int = 0,
 ) -> None: ...
 
 # Folders (cuda_sobel.dask): the plan of `cuda_sobel batch`, and one chunk of it run.

@@ -6,6 +6,8 @@ use numpy::{PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use cuda_sobel_core::engine::CannyLaunches;
+
 use crate::host::Images;
 use crate::{runtime, NativeEngine, NativeFilter};
 
@@ -54,9 +56,11 @@ pub fn canny_workspace(engine: &NativeEngine, filter: &NativeFilter, width: u32,
 
 /// Canny's edges of caller-owned device memory: `images` packed RGB images at `rgb` into `out` ((images, height,
 /// width) uint8), launched on `stream` (a `CUstream`, 0 for the default stream) without any copy, allocation or wait;
-/// `workspace`: (pointer, bytes) of device memory of at least `canny_workspace`'s size.
+/// `workspace`: (pointer, bytes) of device memory of at least `canny_workspace`'s size. `part`: 0 every launch; 1 the
+/// first image's up to its edges (`out` unused, may be 0); 2 the rest, after a call with 1 on the same stream and
+/// workspace — so that the caller can allocate `out` while the first launches run.
 #[pyfunction]
-#[pyo3(signature = (engine, rgb, out, width, height, images, stream, filter, low, high, workspace))]
+#[pyo3(signature = (engine, rgb, out, width, height, images, stream, filter, low, high, workspace, part=0))]
 #[allow(clippy::too_many_arguments)] // the raw description of three device arrays, passed through one by one
 pub fn canny_device(
     py: Python<'_>,
@@ -71,8 +75,15 @@ pub fn canny_device(
     low: f64,
     high: f64,
     workspace: (u64, usize),
+    part: u8,
 ) -> PyResult<()> {
-    if rgb == 0 || out == 0 || workspace.0 == 0 {
+    let launches = match part {
+        0 => CannyLaunches::All,
+        1 => CannyLaunches::FirstUntilEdges,
+        2 => CannyLaunches::AfterFirstEdges,
+        _ => return Err(PyValueError::new_err(format!("part {part}: 0, 1 or 2"))),
+    };
+    if rgb == 0 || (out == 0 && launches != CannyLaunches::FirstUntilEdges) || workspace.0 == 0 {
         return Err(PyValueError::new_err("null device pointer"));
     }
     let canny = crate::batch::canny_of(filter.filter, low, high)?;
@@ -82,6 +93,7 @@ pub fn canny_device(
     // checked ((images, height, width, 3) uint8 in, (images, height, width) uint8 out, C-contiguous, and a uint8
     // workspace of the size it says from the library's allocator, 16-byte aligned), and that device's current stream
     // of the arrays' library; it keeps them alive until the call returns, and the launches are ordered before any
-    // later work on that stream.
-    py.detach(|| unsafe { engine.canny_on_device(a, workspace, f, &canny) }).map_err(runtime)
+    // later work on that stream. With part 2 it holds the workspace for this call alone since its call with part 1
+    // (`_arrays.workspace`'s lock).
+    py.detach(|| unsafe { engine.canny_on_device(a, workspace, (f, &canny), launches) }).map_err(runtime)
 }

@@ -256,7 +256,8 @@ def test_pytorch_cpu_tensors_when_installed():
 def test_device_workspaces_are_kept_per_stream_and_thread(monkeypatch):
     # _arrays.workspace without a GPU: a stand-in tensor class whose new_empty records what it made. A stream keeps
     # its workspace, grows it when a call needs more, and keeps none over the limit; two streams, and the
-    # per-thread default stream on two threads, never share one.
+    # per-thread default stream on two threads, never share one. A kept workspace comes with its stream's one lock
+    # (also once it has grown), which two threads launching through it hold in turn; one made for a call with none.
     import threading
     import types
 
@@ -271,21 +272,83 @@ def test_device_workspaces_are_kept_per_stream_and_thread(monkeypatch):
     monkeypatch.setattr(_arrays, "_workspaces", {})
     monkeypatch.setattr(_arrays, "KEPT_WORKSPACE", 1000)
     like = Like()
-    first = _arrays.workspace("torch", like, 0, 5, 100)
-    assert _arrays.workspace("torch", like, 0, 5, 60) is first
-    bigger = _arrays.workspace("torch", like, 0, 5, 200)
-    assert bigger is not first and bigger.size == 200 and _arrays.workspace("torch", like, 0, 5, 150) is bigger
-    assert _arrays.workspace("torch", like, 0, 6, 100) is not bigger  # another stream
-    assert _arrays.workspace("torch", like, 1, 5, 100) is not bigger  # another device
-    huge = _arrays.workspace("torch", like, 0, 7, 2000)
-    assert _arrays.workspace("torch", like, 0, 7, 2000) is not huge  # over the limit: allocated each call
-    mine = _arrays.workspace("torch", like, 0, 2, 100)
-    assert _arrays.workspace("torch", like, 0, 2, 100) is mine
+
+    def ws(*args):
+        return _arrays.workspace("torch", like, *args)[0]
+
+    first, lock = _arrays.workspace("torch", like, 0, 5, 100)
+    assert ws(0, 5, 60) is first
+    bigger, same = _arrays.workspace("torch", like, 0, 5, 200)
+    assert bigger is not first and bigger.size == 200 and ws(0, 5, 150) is bigger
+    assert same is lock and isinstance(lock, type(threading.Lock()))
+    assert ws(0, 6, 100) is not bigger and _arrays.workspace("torch", like, 0, 6, 100)[1] is not lock  # another stream
+    assert ws(1, 5, 100) is not bigger  # another device
+    huge, none = _arrays.workspace("torch", like, 0, 7, 2000)
+    assert ws(0, 7, 2000) is not huge and none is _arrays.NOT_SHARED  # over the limit: allocated each call
+    mine = ws(0, 2, 100)
+    assert ws(0, 2, 100) is mine
     theirs = []
-    t = threading.Thread(target=lambda: theirs.append(_arrays.workspace("torch", like, 0, 2, 100)))
+    t = threading.Thread(target=lambda: theirs.append(ws(0, 2, 100)))
     t.start()
     t.join()
     assert theirs[0] is not mine  # cudaStreamPerThread names another stream on another thread
+
+
+def test_canny_allocates_its_result_while_the_first_launches_run(monkeypatch):
+    # The Canny fast path without a GPU: a stand-in GPU array kind and native module that record the order of
+    # events. Without out=, the first image's launches up to its edges (part 1, no output) come before the result is
+    # allocated, the rest (part 2) into it after, all under the workspace's lock; with out=, one call of every
+    # launch (part 0). An out= it cannot take sends the call to the general path before anything is launched.
+    import types
+
+    from cuda_sobel import _arrays, _canny
+
+    events = []
+
+    class Lock:
+        def __enter__(self):
+            events.append("lock")
+
+        def __exit__(self, *exc):
+            events.append("unlock")
+
+    class Kind:
+        name = "torch"
+
+        @staticmethod
+        def new(like, shape):
+            events.append(("new", shape))
+            return types.SimpleNamespace(ptr=77, shape=shape)
+
+        @staticmethod
+        def takes_out(out, like, shape):
+            return out.shape == shape
+
+        ordinal = staticmethod(lambda a: 0)
+        stream = staticmethod(lambda ordinal: 5)
+        pointer = staticmethod(lambda a: a.ptr)
+
+    def canny_device(engine, rgb, out, w, h, n, stream, f, lo, hi, workspace, part=0):
+        events.append(("launch", part, out, (w, h, n, stream, lo, hi, workspace)))
+
+    engine = types.SimpleNamespace(_native="engine")
+    monkeypatch.setattr(_arrays, "packed_rgb_gpu", lambda image, bgr, device: Kind)
+    monkeypatch.setattr(_arrays, "workspace", lambda *a: (types.SimpleNamespace(ptr=9), Lock()))
+    monkeypatch.setattr(_canny, "_workspace_bytes", lambda *a: 1234)
+    monkeypatch.setattr(_canny, "_PACKAGE", [(lambda ordinal: engine, {})])
+    monkeypatch.setattr(_canny._native, "canny_device", canny_device)
+    image = types.SimpleNamespace(ptr=3, shape=(2, 4, 6, 3))
+    call = (6, 4, 2, 5, 50.0, 150.0, (9, 1234))
+    result = _canny._gpu_fast(image, "f", (50.0, 150.0), False, None)
+    assert result.shape == (2, 4, 6)
+    assert events == ["lock", ("launch", 1, 0, call), ("new", (2, 4, 6)), ("launch", 2, 77, call), "unlock"]
+    events.clear()
+    mine = types.SimpleNamespace(ptr=88, shape=(2, 4, 6))
+    assert _canny._gpu_fast(image, "f", (50.0, 150.0), False, mine) is mine
+    assert events == ["lock", ("launch", 0, 88, call), "unlock"]
+    events.clear()
+    assert _canny._gpu_fast(image, "f", (50.0, 150.0), False, types.SimpleNamespace(ptr=88, shape=(4, 6))) is None
+    assert events == []
 
 
 def test_host_arrays_never_take_the_gpu_fast_paths():

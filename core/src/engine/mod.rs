@@ -24,7 +24,7 @@ use crate::gpu::slots::SlotPool;
 pub use crate::gpu::slots::{Edges, Want};
 pub use crate::gpu::staged::STREAMED_FROM_BYTES;
 pub use crate::gpu::student::{pick_entry, Launch, StudentKernel};
-pub use crate::gpu::variants::RawImages;
+pub use crate::gpu::variants::{CannyLaunches, RawImages};
 pub use crate::gpu::{kernels::LoadStats, AsleepForNow, GpuError, Startup};
 use crate::image_io::filtered::Filtered;
 

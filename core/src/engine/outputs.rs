@@ -7,7 +7,7 @@ use image::RgbImage;
 use super::{Engine, EngineError, RunOptions, VariantRun};
 use crate::canny::Canny;
 use crate::cpu;
-use crate::gpu::variants::{self, RawImages};
+use crate::gpu::variants::{self, CannyLaunches, RawImages};
 use crate::sobel::{Filter, Output};
 use crate::variant::{timed, Variant};
 
@@ -99,21 +99,25 @@ impl Engine {
     }
 
     /// Canny's edges of packed RGB images on device memory the caller owns, on the caller's stream, through the
-    /// caller's `workspace` (pointer, bytes): no copy, no allocation, no synchronisation. Needs a GPU.
+    /// caller's `workspace` (pointer, bytes): no copy, no allocation, no synchronisation; `launches` which of them
+    /// this call makes (the first image's up to its edges, then the rest, lets a caller allocate `a.out` while the
+    /// first run). Needs a GPU.
     ///
     /// # Safety
     /// As [`Engine::outputs_on_device`] for `a` (the output a byte a pixel), and `workspace` must address that many
-    /// bytes of device memory of this engine's device, 16-byte aligned, used by nothing else until the launches ran.
+    /// bytes of device memory of this engine's device, 16-byte aligned, used by nothing else until the launches ran
+    /// (with [`CannyLaunches::AfterFirstEdges`]: since the [`CannyLaunches::FirstUntilEdges`] call of the same
+    /// images and workspace on the same stream).
     pub unsafe fn canny_on_device(
         &self,
         a: RawImages,
         workspace: (u64, usize),
-        filter: Filter,
-        canny: &Canny,
+        (filter, canny): (Filter, &Canny),
+        launches: CannyLaunches,
     ) -> Result<(), EngineError> {
         let gpu = self.need_gpu("gpu-strip")?;
         // SAFETY: forwarded from the caller.
-        unsafe { variants::canny_on_device(gpu, a, workspace, filter, canny) }.map_err(EngineError::from)
+        unsafe { variants::canny_on_device(gpu, a, workspace, filter, canny, launches) }.map_err(EngineError::from)
     }
 
     /// gpu-strip writing `output` on device memory the caller owns (another library's arrays), on the caller's

@@ -376,20 +376,34 @@ fn canny_workspace(filter: Filter, canny: &Canny, width: usize, height: usize) -
     (words, parents, parents + 4 * (nodes + 1))
 }
 
+/// Which of [`canny_on_device`]'s launches one call makes (the Python package allocates its result between the two
+/// parts, so that the allocation runs beside the first launches, not before them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CannyLaunches {
+    /// Every image's.
+    All,
+    /// The first image's gradients, suppression and link: `a.out` is neither read nor written (it may be 0).
+    FirstUntilEdges,
+    /// After a `FirstUntilEdges` call on the same stream and workspace: the first image's edges, then the rest.
+    AfterFirstEdges,
+}
+
 /// Canny's edges of `a.images` packed RGB images on caller-owned device memory into `a.out` (a byte a pixel), on the
 /// caller's stream, through a caller-owned `workspace` (pointer, bytes) of at least [`canny_workspace_bytes`]: per
 /// image, gpu-strip's words ([`Canny::gradients`]) then `cuda/canny.cu` — no copy, no allocation, no synchronisation (the Python
-/// package's zero-copy path).
+/// package's zero-copy path); `launches` which of them this call makes.
 ///
 /// # Safety
-/// As [`strip_on_device`] for `a` (the output a byte a pixel), and `workspace` must address that many bytes of device
-/// memory of this context, 16-byte aligned, not used by anything else until the launches have run.
+/// As [`strip_on_device`] for `a` (the output a byte a pixel; unused by `FirstUntilEdges`), and `workspace` must
+/// address that many bytes of device memory of this context, 16-byte aligned, used by nothing else until the launches
+/// have run (with `AfterFirstEdges`: since the `FirstUntilEdges` call of the same images, workspace and stream).
 pub unsafe fn canny_on_device(
     gpu: &Gpu,
     a: RawImages,
     workspace: (u64, usize),
     filter: Filter,
     canny: &Canny,
+    launches: CannyLaunches,
 ) -> Result<(), GpuError> {
     let d = Dims::new(a.width, a.height)?;
     let (state, parent, need) = canny_workspace(filter, canny, a.width as usize, a.height as usize);
@@ -408,8 +422,14 @@ pub unsafe fn canny_on_device(
     let stream = a.stream as cudarc::driver::sys::CUstream;
     let (strip, kernels, t) = (gpu.kernels.strip()?, gpu.kernels.canny()?, Thresholds::of(canny));
     let g = workspace.0;
-    for k in 0..a.images as u64 {
+    let images = if launches == CannyLaunches::FirstUntilEdges { a.images.min(1) } else { a.images };
+    for k in 0..images as u64 {
         let pixels = d.pixels() as u64;
+        let (gradients, which) = match (k, launches) {
+            (0, CannyLaunches::FirstUntilEdges) => (true, canny_kernels::Canny::BEFORE_EDGES),
+            (0, CannyLaunches::AfterFirstEdges) => (false, canny_kernels::Canny::EDGES),
+            _ => (true, canny_kernels::Canny::ALL),
+        };
         let p = canny_kernels::Pointers {
             g,
             state: g + state as u64,
@@ -418,10 +438,12 @@ pub unsafe fn canny_on_device(
         };
         // SAFETY: image k's RGB lies within the caller's `a.rgb` and its edges within `a.out` (forwarded); the
         // workspace holds the words, states and parents of one image (checked above), and each image's launches
-        // follow the previous image's on the same stream, so reusing it is ordered.
+        // follow the previous image's (the first image's edges alone its earlier ones: forwarded) on the stream.
         unsafe {
-            strip.launch_raw(stream, a.rgb + 3 * k * pixels, g, d, 1, filter.border as i32, gpu.multiprocessors)?;
-            kernels.launch_raw(stream, p, d, t)?;
+            if gradients {
+                strip.launch_raw(stream, a.rgb + 3 * k * pixels, g, d, 1, filter.border as i32, gpu.multiprocessors)?;
+            }
+            kernels.launch_raw(stream, p, d, t, which)?;
         }
     }
     Ok(())

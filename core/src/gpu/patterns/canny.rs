@@ -2,6 +2,7 @@
 //! magnitude-and-sector words a gradient kernel writes, [`crate::sobel::Output::Sectors`]) and its hysteresis as the sets of a forest of parents, in three launches however long the chains of
 //! weak pixels are. Runs after any variant's gradients ([`crate::gpu::variants::run_canny`]).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
@@ -114,21 +115,33 @@ impl Canny {
         let (edges, _w) = out.device_ptr_mut(stream);
         // SAFETY: sizes checked above; the guards order these launches after the buffers' earlier uses and later
         // uses after them; the stream is this context's.
-        unsafe { self.launch_raw(stream.cu_stream(), Pointers { g, state, parent, edges }, d, t) }
+        unsafe { self.launch_raw(stream.cu_stream(), Pointers { g, state, parent, edges }, d, t, Canny::ALL) }
     }
 
-    /// The one unsafe launch of this pattern: `canny_suppress`, `canny_link`, `canny_edges` in order on `stream`.
+    /// The three launches, `canny_suppress`, `canny_link` and `canny_edges`, as [`Canny::launch_raw`] numbers them.
+    pub const ALL: Range<usize> = 0..3;
+    /// Those before the edges: `p.edges` is not read then (the Python package launches these before it has
+    /// allocated its result, and the edges once it has).
+    pub const BEFORE_EDGES: Range<usize> = 0..2;
+    /// The edges alone, after a [`Canny::BEFORE_EDGES`] launch on the same stream and memory.
+    pub const EDGES: Range<usize> = 2..3;
+
+    /// The one unsafe launch of this pattern: those of `canny_suppress`, `canny_link`, `canny_edges` in `which`
+    /// ([`Canny::ALL`] or a part of it), in order on `stream`.
     ///
     /// # Safety
     /// `p.g` must hold `d.pixels()` words of the build's `sector_t` (the build's output: `Output::Sectors`); `p.state` `Canny::nodes(d)` bytes and `p.parent` `Canny::nodes(d) + 1` ints of scratch;
-    /// `p.edges` `d.pixels()` writable bytes — all device memory of this context not written by anything else
-    /// until the launches have run on `stream`, a live stream of this context; `Canny::fits(d)`.
+    /// `p.edges` `d.pixels()` writable bytes where `which` holds the edges — all device memory of this context not
+    /// written by anything else until the launches have run on `stream`, a live stream of this context;
+    /// `Canny::fits(d)`. Where `which` starts after the suppression, the launches before it must have been made on
+    /// `stream` with the same memory, and nothing else written that memory since.
     pub unsafe fn launch_raw(
         &self,
         stream: cudarc::driver::sys::CUstream,
         p: Pointers,
         d: Dims,
         t: Thresholds,
+        which: Range<usize>,
     ) -> Result<(), DriverError> {
         // A thread a 2×2 block of pixels.
         let blocks = ((d.width as u32).div_ceil(2), (d.height as u32).div_ceil(2));
@@ -152,11 +165,12 @@ impl Canny {
         // Each launch may start while the one before finishes, and waits for its writes before reading them
         // (`wait_for_previous_launch` in canny.cu's kernels); the launch after the edges waits for them as any does.
         let (suppress, link, edges) = self.overlap;
-        for (f, args, overlap) in [
+        let launches = [
             (&self.suppress, suppress_args.as_mut_slice(), suppress),
             (&self.link, link_args.as_mut_slice(), link),
             (&self.edges, edges_args.as_mut_slice(), edges),
-        ] {
+        ];
+        for (f, args, overlap) in launches.into_iter().skip(which.start).take(which.len()) {
             // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
             // checks); the caller guarantees the memory and the stream; each kernel of canny.cu waits for the launch
             // before it ends before reading what that launch wrote.

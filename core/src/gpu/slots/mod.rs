@@ -194,7 +194,7 @@ impl SlotBuffers {
         // SAFETY: the input holds this image's RGB and the output a byte a pixel (the buffers are this size's); the
         // workspace is this slot's alone, at least `need` bytes, and device allocations are 256-byte aligned; every
         // launch is on the slot's stream, which is waited for before the buffers are used again.
-        unsafe { variants::canny_on_device(gpu, a, (ws, bytes), filter, canny) }
+        unsafe { variants::canny_on_device(gpu, a, (ws, bytes), filter, canny, variants::CannyLaunches::All) }
     }
 
     /// The edges' PNG image data as one zlib stream, deflated on the device (`cuda/deflate.cu`); `None` when
