@@ -88,8 +88,8 @@ def _gpu_fast(image: Any, f: Any, thresholds: Tuple[float, float], bgr: bool, ou
 
     Without ``out``, the first image's gradients, suppression and link are launched before the result is allocated,
     and its edges (with the other images) after: the allocation then runs while the GPU works instead of before it
-    starts (allocating first made the call 3–6 µs slower at 2048×1024 and 5–12 µs at 7680×4320 than the native call
-    into a preallocated result, this order as fast as it: H200 host, ``scripts/canny_order.py``)."""
+    starts: 5–12 µs less a call at 7680×4320 and 0–4 µs at 2048×1024 than allocating first, on two H200 hosts
+    (``scripts/canny_order.py``)."""
     kind = _a.packed_rgb_gpu(image, bgr, None)
     if kind is None:
         return None
