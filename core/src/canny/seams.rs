@@ -33,7 +33,9 @@ pub(super) fn over_bands<S: Scratch>(
     // threads as woken ones woke others (traced: most bands starting 0.17–0.2 ms into the call). On 16 cores at
     // 2048×1024, aperture 3, each library alone in its process, three runs in each of three leases on one H200 host:
     // 1.05–1.17 → 0.99–1.01 ms, 1.72–1.89 → 1.47–1.59, and 0.89–0.97 → 0.81–0.97. Waking the threads first and then
-    // splitting (`spawn_broadcast`, then the iterator) gained nothing (1.70–1.98 ms in the second).
+    // splitting (`spawn_broadcast`, then the iterator) gained nothing (1.70–1.98 ms in the second), and nor did keeping
+    // every thread spinning for the next call 0.1 or 1 ms after each (0.66–0.74 ms without, 0.70–0.80 and 0.74–0.81
+    // with, five runs alternating on another H200 host).
     let bands: Vec<Mutex<Option<&mut [u8]>>> = out.chunks_mut(rows * width).map(|b| Mutex::new(Some(b))).collect();
     let done: Vec<Mutex<Option<Open>>> = bands.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
