@@ -19,7 +19,7 @@
 //     another warp's), above-left, above and above-right wherever a candidate of theirs touches one of its own (the
 //     other four blocks do the same from their side): union-find on the parents, linking the larger root under the
 //     smaller with atomicMin, so node 0, the smallest, ends as the root of every set that holds a strong pixel.
-//  3. canny_edges — a weak pixel is an edge exactly when its block's root is node 0.
+//  3. canny_edges — a weak pixel is an edge exactly when its block's root is node 0 (a thread 4 blocks of a row).
 // Union-find gives the same sets whatever order the threads run in, so the bytes are the reference's
 // (core/src/canny.rs), which follows the chains one pixel at a time from a stack.
 //
@@ -35,9 +35,10 @@
 //
 // Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks, a thread a 2×2 block (a warp covers 64 pixels
 // of two rows: the gradient reads are coalesced, and its 32 state bytes are one); node n + 1 is the n-th 2×2 block in
-// row order, node 0 "strong", and a parent is written only for a block holding a candidate. Each edge byte is its own
-// access: a row's two as one 16-bit word where aligned (so a warp's access fills its sectors) was slower, 0.310 →
-// 0.337 ms at 7680×4320 (H200, aperture 3), for the alignment test and the packing it adds to every thread.
+// row order, node 0 "strong", and a parent is written only for a block holding a candidate. The edges take 4
+// consecutive blocks a thread (a warp 128 of a row: canny_edges). A block's row as one 16-bit word instead of its
+// two bytes was slower, 0.310 → 0.337 ms at 7680×4320 (H200, aperture 3), for the alignment test and the packing it
+// added to every thread of a block; over four blocks, 8-byte words pay for them.
 //
 // Launches: the three may each start while the one before finishes (programmatic dependent launch, sm_90 and later;
 // sobel.cuh): a kernel lets the next one's blocks be placed once all of its own have started, and waits for the one
@@ -91,6 +92,9 @@ __device__ __forceinline__ bool touches_left(unsigned own, unsigned left) {
 
 // The blocks a warp of canny_suppress covers: 32 consecutive ones of a row (its launch blocks are 32 threads wide).
 #define ROW_RUN 32
+// The blocks a thread of canny_edges takes: 4 consecutive ones of a row (core/src/gpu/patterns/canny.rs's
+// EDGE_BLOCKS).
+#define EDGE_BLOCKS 4
 
 // canny_suppress is a TILED STENCIL: a launch block's magnitudes, with the one-pixel ring around them that the
 // suppression compares with, go to shared memory first, each read once, and every pixel reads its two
@@ -231,19 +235,48 @@ extern "C" __global__ void canny_link(const u8* state, int* parent, int width, i
     }
 }
 
+// The four bits of a row of two blocks' edges (bit k: pixel k) as four bytes, 0 or 255: bit k moves to bit 8k (the
+// multiplier's terms n, n << 7, n << 14 and n << 21 never overlap, so there is no carry), then × 255.
+__device__ __forceinline__ unsigned edge_bytes(unsigned nibble) {
+    return ((nibble * 0x204081u) & 0x01010101u) * 255u;
+}
+
+// canny_edges is WORK PER THREAD: a thread takes 4 consecutive 2×2 blocks of a row (8 × 2 pixels), their states one
+// 4-byte load and each of its two rows of edges one 8-byte store where aligned, so a warp reads 128 consecutive
+// states and stores 256 consecutive bytes of each row. Against a thread a block with a byte a store (H200, aperture
+// 3, thresholds 50/150): the edges 41.0 → 24.2 µs under ncu at 7680×4320 (20.1 → 10.8 million warp instructions;
+// four blocks 32 apart with byte stores: 29.2 µs), the whole Canny 0.238 → 0.226 ms there and 1.76 → 1.65 ms at
+// 16384², the same at 2048×1024 — but 0.035 → 0.037 ms there with aperture 5, whose many weak blocks a thread finds
+// the roots of one after the other.
+static_assert(EDGE_BLOCKS == 4, "canny_edges packs its 4 blocks' 8 pixels of a row in one 8-byte word");
 extern "C" __global__ void canny_edges(const u8* state, int* parent, u8* out, int width, int height) {
     wait_for_previous_launch();  // every union made
-    int bx = blockIdx.x * blockDim.x + threadIdx.x, by = blockIdx.y * blockDim.y + threadIdx.y;
+    int bx = EDGE_BLOCKS * (blockIdx.x * blockDim.x + threadIdx.x), by = blockIdx.y * blockDim.y + threadIdx.y;
     int blocks_across = (width + 1) / 2;
     if (bx >= blocks_across || 2 * by >= height) return;
-    int x = 2 * bx, y = 2 * by, columns = min(2, width - x), rows = min(2, height - y);
-    size_t first = (size_t)y * width + x;
-    unsigned bits = state[by * blocks_across + bx], strong = bits >> 4, weak = bits & 15 & ~strong;
-    // A weak pixel is an edge exactly when the block's root is node 0.
-    unsigned edges = strong | (weak != 0 && find_root(parent, by * blocks_across + bx + 1) == 0 ? weak : 0u);
+    int first = by * blocks_across + bx, blocks = min(EDGE_BLOCKS, blocks_across - bx);  // node first + 1 on
+    unsigned states = 0;  // block j's state in byte j
+    if (blocks == EDGE_BLOCKS && ((size_t)(state + first) & 3) == 0) {
+        states = *(const unsigned*)(state + first);
+    } else {
+        for (int j = 0; j < blocks; j++) states |= (unsigned)state[first + j] << (8 * j);
+    }
+    unsigned row[2] = {0, 0};  // bit k: the pixel x + k of the row an edge
 #pragma unroll
-    for (int r = 0; r < 2; r++)
-#pragma unroll
-        for (int c = 0; c < 2; c++)
-            if (r < rows && c < columns) out[first + (size_t)r * width + c] = (edges >> (2 * r + c) & 1) ? 255 : 0;
+    for (int j = 0; j < EDGE_BLOCKS; j++) {
+        unsigned bits = states >> (8 * j) & 0xff, strong = bits >> 4, weak = bits & 15 & ~strong;
+        // A weak pixel is an edge exactly when the block's root is node 0.
+        unsigned edges = strong | (weak != 0 && find_root(parent, first + j + 1) == 0 ? weak : 0u);
+        row[0] |= (edges & 3) << (2 * j);
+        row[1] |= (edges >> 2 & 3) << (2 * j);
+    }
+    int x = 2 * bx, y = 2 * by, columns = min(2 * EDGE_BLOCKS, width - x), rows = min(2, height - y);
+    for (int r = 0; r < rows; r++) {
+        u8* o = out + (size_t)(y + r) * width + x;
+        if (columns == 2 * EDGE_BLOCKS && ((size_t)o & 7) == 0) {
+            *(uint2*)o = make_uint2(edge_bytes(row[r] & 15), edge_bytes(row[r] >> 4));
+        } else {
+            for (int c = 0; c < columns; c++) o[c] = (row[r] >> c & 1) ? 255 : 0;
+        }
+    }
 }

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     };
     launch([&] { canny_suppress(words.data(), state.data(), parent.data(), w, h, low, high); });
     launch([&] { canny_link(state.data(), parent.data(), w, h); });
+    gridDim.x = (across + 32 * EDGE_BLOCKS - 1) / (32 * EDGE_BLOCKS);  // the edges: a thread EDGE_BLOCKS blocks of a row
     launch([&] { canny_edges(state.data(), parent.data(), out.data(), w, h); });
     FILE* fo = fopen(argv[2], "wb");
     fwrite(out.data(), 1, pixels, fo);

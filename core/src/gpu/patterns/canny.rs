@@ -16,6 +16,10 @@ pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_s
 /// state reads are coalesced (canny.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
 
+/// The 2×2 blocks a thread of `canny_edges` takes, consecutive in a row (canny.cu's `EDGE_BLOCKS`): a warp covers
+/// 128, its states one 4-byte load a thread and each row of edges one 8-byte store.
+pub const EDGE_BLOCKS: u32 = 4;
+
 /// The loaded kernels of this pattern.
 #[derive(Clone)]
 pub struct Canny {
@@ -143,13 +147,14 @@ impl Canny {
         t: Thresholds,
         which: Range<usize>,
     ) -> Result<(), DriverError> {
-        // A thread a 2×2 block of pixels.
+        // A thread a 2×2 block of pixels; of the edges, EDGE_BLOCKS of a row.
         let blocks = ((d.width as u32).div_ceil(2), (d.height as u32).div_ceil(2));
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (blocks.0.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1),
+        let shape = |across: u32| cudarc::driver::LaunchConfig {
+            grid_dim: (across.div_ceil(BLOCK.0), blocks.1.div_ceil(BLOCK.1), 1),
             block_dim: (BLOCK.0, BLOCK.1, 1),
             shared_mem_bytes: 0,
         };
+        let (cfg, edges_cfg) = (shape(blocks.0), shape(blocks.0.div_ceil(EDGE_BLOCKS)));
         let (mut w, mut h, mut low, mut high) = (d.width, d.height, t.low, t.high);
         let Pointers { mut g, mut state, mut parent, mut edges } = p;
         let ptr = |v: &mut u64| (v as *mut u64).cast::<std::ffi::c_void>();
@@ -166,11 +171,11 @@ impl Canny {
         // (`wait_for_previous_launch` in canny.cu's kernels); the launch after the edges waits for them as any does.
         let (suppress, link, edges) = self.overlap;
         let launches = [
-            (&self.suppress, suppress_args.as_mut_slice(), suppress),
-            (&self.link, link_args.as_mut_slice(), link),
-            (&self.edges, edges_args.as_mut_slice(), edges),
+            (&self.suppress, suppress_args.as_mut_slice(), suppress, cfg),
+            (&self.link, link_args.as_mut_slice(), link, cfg),
+            (&self.edges, edges_args.as_mut_slice(), edges, edges_cfg),
         ];
-        for (f, args, overlap) in launches.into_iter().skip(which.start).take(which.len()) {
+        for (f, args, overlap, cfg) in launches.into_iter().skip(which.start).take(which.len()) {
             // SAFETY: each argument list matches its kernel's C signature above (width and height fit an int: Dims
             // checks); the caller guarantees the memory and the stream; each kernel of canny.cu waits for the launch
             // before it ends before reading what that launch wrote.
@@ -199,5 +204,7 @@ mod tests {
     fn the_launch_shape_is_the_kernel_files() {
         assert!(super::SOURCE.source.contains("Launch shape: 2D grid of 32×8 blocks over the image's 2×2 blocks"));
         assert_eq!(super::BLOCK, (32, 8));
+        let edge_blocks = format!("#define EDGE_BLOCKS {}\n", super::EDGE_BLOCKS);
+        assert!(super::SOURCE.source.contains(&edge_blocks), "canny.cu's EDGE_BLOCKS is {}", super::EDGE_BLOCKS);
     }
 }
