@@ -12,8 +12,8 @@ use super::{Dims, KernelSource};
 /// The kernel file, embedded.
 pub const SOURCE: KernelSource = KernelSource { name: "canny", source: include_str!("../../../../cuda/canny.cu") };
 
-/// 32×8 = 256 threads, a thread a 2×2 block of pixels: a warp covers 64 pixels of two rows, so the gradient and
-/// state reads are coalesced (canny.cu's "Launch shape").
+/// 32×8 = 256 threads, a thread a 2×2 block of pixels (of the edges, [`EDGE_BLOCKS`] of a row): a warp covers 64
+/// pixels of two rows, so the gradient and state reads are coalesced (canny.cu's "Launch shape").
 pub const BLOCK: (u32, u32) = (32, 8);
 
 /// The 2×2 blocks a thread of `canny_edges` takes, consecutive in a row (canny.cu's `EDGE_BLOCKS`): a warp covers
