@@ -1,6 +1,6 @@
 //! How Canny's bands share the work ([`over_bands`]): every thread takes bands until none is left, each band
 //! follows the hysteresis inside its own rows, then one thread follows it across the seams between them
-//! ([`follow_across`]), through the candidates the bands left open.
+//! ([`join_across`]), through the candidates the bands left open and the links that each seam's second band found.
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
@@ -18,8 +18,8 @@ pub(super) fn over_bands<S: Scratch>(
     scratch: &'static LocalKey<RefCell<S>>,
     band: impl Fn(usize, &mut [u8], &mut S) -> Open + Sync,
 ) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+    use std::sync::{Mutex, OnceLock};
     if width * height == 0 {
         return;
     }
@@ -37,7 +37,11 @@ pub(super) fn over_bands<S: Scratch>(
     // every thread spinning for the next call 0.1 or 1 ms after each (0.66–0.74 ms without, 0.70–0.80 and 0.74–0.81
     // with, five runs alternating on another H200 host).
     let bands: Vec<Mutex<Option<&mut [u8]>>> = out.chunks_mut(rows * width).map(|b| Mutex::new(Some(b))).collect();
-    let done: Vec<Mutex<Option<Open>>> = bands.iter().map(|_| Mutex::new(None)).collect();
+    let done: Vec<OnceLock<Open>> = bands.iter().map(|_| OnceLock::new()).collect();
+    // Seam s lies between bands s and s + 1: whichever of the two threads finishes its band second joins the
+    // seam's candidates there, both bands' lists still warm in some core's cache, while other bands run.
+    let seams: Vec<(AtomicU8, OnceLock<Seam>)> =
+        (1..bands.len()).map(|_| (AtomicU8::new(0), OnceLock::new())).collect();
     let next = AtomicUsize::new(0);
     rayon::broadcast(|_| {
         scratch.with(|kept| {
@@ -48,8 +52,15 @@ pub(super) fn over_bands<S: Scratch>(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(b) = bands.get(i) else { break };
                 let out = b.lock().expect("no panic while locked").take().expect("each band is taken once");
-                let open = band(i * rows, out, room);
-                *done[i].lock().expect("no panic while locked") = Some(open);
+                assert!(done[i].set(band(i * rows, out, room)).is_ok(), "each band is done once");
+                // The seams above and below band i (seam i - 1 and seam i, where they exist).
+                let near = i.saturating_sub(1)..(i + 1).min(seams.len());
+                for (s, (count, seam)) in seams.iter().enumerate().take(near.end).skip(near.start) {
+                    if count.fetch_add(1, Ordering::AcqRel) == 1 {
+                        let open = |b: usize| done[b].get().expect("both bands of the seam done");
+                        assert!(seam.set(Seam::between(open(s), open(s + 1), width)).is_ok(), "each seam once");
+                    }
+                }
             }
             if room.bytes() > KEPT_SCRATCH {
                 *room = S::default();
@@ -57,13 +68,13 @@ pub(super) fn over_bands<S: Scratch>(
         })
     });
     drop(bands);
-    let open: Vec<Open> =
-        done.into_iter().map(|o| o.into_inner().expect("no panic while locked").expect("every band done")).collect();
-    // Where a path crosses a seam, on this thread: a few bytes a seam candidate, and the bands' rows, written by other
-    // cores, written only where a set of components is reached. The bands' own candidates followed pixel by pixel
-    // through bit sets instead, the seams took 0.07–0.10 ms of a 0.8–1.0 ms Canny on 16 threads at 2048×1024,
-    // aperture 3 (timed inside the call), which made bands of 32 rows slower than bands of 64.
-    join_across(out, &open, (width, rows));
+    let open: Vec<Open> = done.into_iter().map(|o| o.into_inner().expect("every band done")).collect();
+    let seams: Vec<Seam> = seams.into_iter().map(|(_, s)| s.into_inner().expect("every seam joined")).collect();
+    // Where a path crosses a seam, on this thread: a few bytes a link between two components, and the bands' rows,
+    // written by other cores, written only where a set of components is reached. With the seams' pairs also found
+    // here, they took 22 of this step's 31 µs (two cores, 32 bands at 2048×1024); found by the bands' threads instead,
+    // Canny at aperture 3 on 16 threads of one H200 host took 0.95 ms against 1.00 (medians of five runs alternating).
+    join_across(out, &open, &seams, (width, rows));
 }
 
 /// The most room a thread keeps for its next call's bands (0.7 MB a thread at 2048×1024, 2.8 MB at 7680×4320). On 16
@@ -137,12 +148,51 @@ impl Open {
     }
 }
 
-/// The hysteresis across the bands (`bands[b]` the open candidates of rows b · `rows` …, `out` the image's): the
-/// bands' components are joined where two touch across a seam (union-find, a node a component), a set is reached
-/// where one of its components touches an edge pixel of the band beyond, and every candidate of a reached set
+/// What one seam joins: the pairs of components (the upper band's, the lower's) whose open candidates touch across
+/// it, and the components of either band that an edge pixel of the other's row at the seam reaches.
+pub(super) struct Seam {
+    links: Vec<(usize, usize)>,
+    up_reached: Vec<usize>,
+    down_reached: Vec<usize>,
+}
+
+impl Seam {
+    /// The seam between band `up` and the band `down` below it, rows of `width`.
+    fn between(up: &Open, down: &Open, width: usize) -> Seam {
+        let touches = |row: &BitSet, x: usize| (x.saturating_sub(1)..(x + 2).min(width)).any(|x| row.contains(x));
+        let reached = |open: &[(usize, usize)], edges: &BitSet| {
+            let mut ks: Vec<usize> = open.iter().filter(|&&(x, _)| touches(edges, x)).map(|&(_, k)| k).collect();
+            ks.dedup();
+            ks
+        };
+        // Every pair of open candidates across the seam within a column of each other, the two rows' lists walked
+        // together by column; a run of pixels of the same two components gives one link.
+        let (below, mut links) = (&down.first_open, Vec::new());
+        let mut from = 0;
+        for &(x, k) in &up.last_open {
+            while from < below.len() && below[from].0 + 1 < x {
+                from += 1;
+            }
+            for &(_, j) in below[from..].iter().take_while(|&&(bx, _)| bx <= x + 1) {
+                if links.last() != Some(&(k, j)) {
+                    links.push((k, j));
+                }
+            }
+        }
+        Seam {
+            links,
+            up_reached: reached(&up.last_open, &down.first_edges),
+            down_reached: reached(&down.first_open, &up.last_edges),
+        }
+    }
+}
+
+/// The hysteresis across the bands (`bands[b]` the open candidates of rows b · `rows` …, `seams[b]` what joins bands
+/// b and b + 1, `out` the image's): the bands' components are joined where a seam links them (union-find, a node a
+/// component), a set is reached where a seam says one of its components is, and every candidate of a reached set
 /// becomes an edge (255). The bands' own work keeps a component's candidates together, so this reads a few bytes a
-/// seam candidate and writes only the edges it adds.
-fn join_across(out: &mut [u8], bands: &[Open], (width, rows): (usize, usize)) {
+/// link and writes only the edges it adds.
+fn join_across(out: &mut [u8], bands: &[Open], seams: &[Seam], (width, rows): (usize, usize)) {
     let mut first = Vec::with_capacity(bands.len());
     let mut nodes = 0;
     for b in bands {
@@ -161,27 +211,12 @@ fn join_across(out: &mut [u8], bands: &[Open], (width, rows): (usize, usize)) {
         n
     };
     let mut reached = vec![false; nodes];
-    let touches = |row: &BitSet, x: usize| (x.saturating_sub(1)..(x + 2).min(width)).any(|x| row.contains(x));
-    for (b, pair) in bands.windows(2).enumerate() {
-        let (up, down) = (&pair[0], &pair[1]);
-        for &(x, k) in &up.last_open {
-            reached[first[b] + k] |= touches(&down.first_edges, x);
-        }
-        for &(x, k) in &down.first_open {
-            reached[first[b + 1] + k] |= touches(&up.last_edges, x);
-        }
-        // Every pair of open candidates across the seam within a column of each other, the two rows' lists walked
-        // together by column.
-        let below = &down.first_open;
-        let mut from = 0;
-        for &(x, k) in &up.last_open {
-            while from < below.len() && below[from].0 + 1 < x {
-                from += 1;
-            }
-            for &(_, j) in below[from..].iter().take_while(|&&(bx, _)| bx <= x + 1) {
-                let (a, c) = (root(&mut parent, first[b] + k), root(&mut parent, first[b + 1] + j));
-                parent[a.max(c)] = a.min(c);
-            }
+    for (b, seam) in seams.iter().enumerate() {
+        seam.up_reached.iter().for_each(|&k| reached[first[b] + k] = true);
+        seam.down_reached.iter().for_each(|&k| reached[first[b + 1] + k] = true);
+        for &(k, j) in &seam.links {
+            let (a, c) = (root(&mut parent, first[b] + k), root(&mut parent, first[b + 1] + j));
+            parent[a.max(c)] = a.min(c);
         }
     }
     for n in 0..nodes {
