@@ -309,19 +309,22 @@ impl Canny {
         }
         over_bands((width, height), 16 * (1 + r), out, &SCRATCH, |top, out, (gx, gy, states)| {
             let rows = out.len() / width;
-            // The gradients of rows top − 1 … top + rows, from a window reaching the radius beyond them (cut at the
-            // image's edges), by cpu-rayon's gradient pass on this thread: the band is already one of many.
-            let first = top.saturating_sub(1 + r);
-            let last = (top + rows + 1 + r).min(height);
-            let window = Window { src, first, height: last - first };
-            gx.resize((last - first) * width, 0);
-            gy.resize((last - first) * width, 0);
+            // The gradients of rows top − 1 … top + rows (cut at the image's edges), by cpu-rayon's gradient pass on
+            // this thread (the band is already one of many), from a window reaching the stencil's radius beyond them:
+            // the rows the gradients need, each turned grey once. Computing the window's every row, its first and last
+            // r through the border rule, took 6–8 % more of the gradient pass in bands of 32 to 64 rows.
+            let (g0, g1) = (top.saturating_sub(1), (top + rows + 1).min(height));
+            let first = g0.saturating_sub(r);
+            let window = Window { src, first, height: (g1 + r).min(height) - first };
+            let n = (g1 - g0) * width;
+            gx.resize(n, 0);
+            gy.resize(n, 0);
             let planes = match sixteenths {
-                true => Out::Gradients(Plane::Sixteenths(&mut gx[..]), Plane::Sixteenths(&mut gy[..])),
-                false => Out::Gradients(Plane::I16(&mut gx[..]), Plane::I16(&mut gy[..])),
+                true => Out::Gradients(Plane::Sixteenths(&mut gx[..n]), Plane::Sixteenths(&mut gy[..n])),
+                false => Out::Gradients(Plane::I16(&mut gx[..n]), Plane::I16(&mut gy[..n])),
             };
-            crate::cpu::rayon::run_here(&window, filter, planes);
-            let row = |y: usize| (&gx[(y - first) * width..][..width], &gy[(y - first) * width..][..width]);
+            crate::cpu::rayon::run_here(&window, g0 - first, filter, planes);
+            let row = |y: usize| (&gx[(y - g0) * width..][..width], &gy[(y - g0) * width..][..width]);
             self.band((row, false), (width, height), (top, out), thresholds, states)
         })
     }
