@@ -180,15 +180,15 @@ fn magnitudes<G: Gradient>(k7_rule: bool, norm: Norm, gx: &[G], gy: &[G], line: 
 fn seeds(states: &[u8], (stride, rows, width): (usize, usize, usize), stack: &mut Vec<usize>) {
     let chunks = width.div_ceil(64);
     let row = |r: usize| &states[(r + 1) * stride + 1..][..width];
-    // The weak masks of rows −1 … rows (the ring's rows are all 0), and the strong ones of rows 0 … rows − 1.
+    // The weak masks of rows −1 … rows (the ring's rows are all 0).
     let mut weak = vec![0u64; (rows + 2) * chunks];
-    let mut strong = vec![0u64; rows * chunks];
     for r in 0..rows {
-        masks(row(r), &mut weak[(r + 1) * chunks..(r + 2) * chunks], &mut strong[r * chunks..(r + 1) * chunks]);
+        masks(row(r), WEAK, &mut weak[(r + 1) * chunks..(r + 2) * chunks]);
     }
+    let mut strong = vec![0u64; chunks];
     let mut near = vec![0u64; chunks];
     for r in 0..rows {
-        let strong = &strong[r * chunks..(r + 1) * chunks];
+        masks(row(r), EDGE, &mut strong);
         for (c, v) in near.iter_mut().enumerate() {
             *v = weak[r * chunks + c] | weak[(r + 1) * chunks + c] | weak[(r + 2) * chunks + c];
         }
@@ -206,35 +206,17 @@ fn seeds(states: &[u8], (stride, rows, width): (usize, usize, usize), stack: &mu
     }
 }
 
-/// The weak and the strong candidates of `row` (states 0, WEAK or EDGE) as masks of bits, sixty-four a mask (bit i of
-/// mask c: state 64 · c + i). Eight states at a time as one 64-bit word: WEAK is bit 0 of its byte, EDGE bit 1, and
-/// one multiplication moves bit 0 of each byte i to bit 56 + i (the multiplier's terms put the other bytes' bits
-/// above 63 or below 56, never two on one place, so nothing carries). Compared a state at a time (64 compares ORed
-/// into a mask, a pass for each kind), `seeds` took 2.2× the instructions (callgrind, AVX2 code: 7.2 against 3.3
-/// million a Canny of 2048×1024 on 16 threads).
+/// The bits of `row`'s states equal to `v`, sixty-four a mask (bit i of mask c: state 64 · c + i).
 #[inline(always)]
-fn masks(row: &[u8], weak: &mut [u64], strong: &mut [u64]) {
-    const _: () = assert!(WEAK == 1 && EDGE == 2, "the masks read WEAK as bit 0, EDGE as bit 1");
-    const LOW_BITS: u64 = 0x0101_0101_0101_0101;
-    let gather = |bits: u64| (bits & LOW_BITS).wrapping_mul(0x0102_0408_1020_4080) >> 56;
-    let both = |chunk: &[u8; 64]| {
-        let (mut w, mut s) = (0u64, 0u64);
-        for (k, eight) in chunk.chunks_exact(8).enumerate() {
-            let word = u64::from_le_bytes(eight.try_into().expect("8 states"));
-            w |= gather(word) << (8 * k);
-            s |= gather(word >> 1) << (8 * k);
-        }
-        (w, s)
-    };
+fn masks(row: &[u8], v: u8, out: &mut [u64]) {
+    let bits = |chunk: &[u8]| chunk.iter().enumerate().fold(0u64, |m, (i, &s)| m | (u64::from(s == v) << i));
     let mut whole = row.chunks_exact(64);
-    for ((w, s), chunk) in weak.iter_mut().zip(strong.iter_mut()).zip(&mut whole) {
-        (*w, *s) = both(chunk.try_into().expect("64 states"));
+    for (m, chunk) in out.iter_mut().zip(&mut whole) {
+        let chunk: &[u8; 64] = chunk.try_into().expect("64 states");
+        *m = bits(chunk);
     }
-    let rest = whole.remainder();
-    if !rest.is_empty() {
-        let mut chunk = [0u8; 64];
-        chunk[..rest.len()].copy_from_slice(rest);
-        (weak[row.len() / 64], strong[row.len() / 64]) = both(&chunk);
+    if !whole.remainder().is_empty() {
+        out[row.len() / 64] = bits(whole.remainder());
     }
 }
 
