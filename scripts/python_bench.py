@@ -10,7 +10,7 @@ Gradients: cuda_sobel.gradients on the same tensors (int16 beside its native lau
 against kornia's `filters.spatial_gradient` (grey float, unnormalised: Gx and Gy as one tensor) and torch conv2d's
 two gradients, timed the same way. Filters: cuda_sobel.filter on a grey plane and on packed RGB beside its native
 launch alone, against kornia's float blurs and torch conv2d of the same plane. Canny: cuda_sobel.canny beside its
-native launches alone.
+native launches alone, by the events and by the host's clock (what the call costs the CPU).
 CPU: cuda_sobel.sobel on a NumPy array (wall clock, median) against the command line's cpu-rayon computation
 time for the same image (--cli BINARY --json).
 """
@@ -62,6 +62,24 @@ def cuda_medians_interleaved_us(torch, fns, calls):
             end.record()
             end.synchronize()
             t.append(start.elapsed_time(end) * 1e3)
+    return [statistics.median(t) for t in times]
+
+
+def host_medians_interleaved_us(torch, fns, calls):
+    """The host's time in each of ``fns`` (``time.perf_counter`` around the call alone, the GPU drained after it,
+    untimed), their calls taken in turn: what a call costs the CPU before its launches are queued, which the events
+    above see only while the GPU waits for it."""
+    for _ in range(10):
+        for fn in fns:
+            fn()
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for _ in range(calls):
+        for fn, t in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            t.append((time.perf_counter() - start) * 1e6)
+            torch.cuda.synchronize()
     return [statistics.median(t) for t in times]
 
 
@@ -161,8 +179,9 @@ def canny_table(torch, a):
     """cuda_sobel.canny on a device tensor (thresholds 50, 150), into a new tensor and into ``out=``, against the same
     launches straight through the native module into a preallocated output and workspace: what the Python layer adds
     is the difference with ``out=`` (without it, the call also allocates its result)."""
-    print("\n| Canny, device-resident RGB8 | cuda_sobel.canny | canny(out=) | native call alone | the Python layer adds |")
-    print("|---|---|---|---|---|")
+    print("\n| Canny, device-resident RGB8 | cuda_sobel.canny | canny(out=) | native call alone | the Python layer adds "
+          "| host's clock: canny(out=) | native call |")
+    print("|---|---|---|---|---|---|---|")
     native, stream = cs._engine(0)._native, torch.cuda.current_stream().cuda_stream
     f = cs._arrays.native_filter("sobel", 3, None, "exact", "percent", "l1")
     for name, (n, h, w) in SIZES[:2]:
@@ -170,12 +189,15 @@ def canny_table(torch, a):
         out = torch.empty((h, w), dtype=torch.uint8, device="cuda")
         need = cs._native.canny_workspace(native, f, w, h)
         ws = torch.empty((need,), dtype=torch.uint8, device="cuda")
-        raw, new, into = cuda_medians_interleaved_us(torch, (
+        calls = (
             lambda: cs._native.canny_device(
                 native, x.data_ptr(), out.data_ptr(), w, h, 1, stream, f, 50.0, 150.0, (ws.data_ptr(), need)),
             lambda: cs.canny(x, 50, 150),
-            lambda: cs.canny(x, 50, 150, out=out)), a.calls)
-        print(f"| {name} | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs |", flush=True)
+            lambda: cs.canny(x, 50, 150, out=out))
+        raw, new, into = cuda_medians_interleaved_us(torch, calls, a.calls)
+        host_raw, host_into = host_medians_interleaved_us(torch, (calls[0], calls[2]), a.calls)
+        print(f"| {name} | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs | {host_into:.1f} µs "
+              f"| {host_raw:.1f} µs |", flush=True)
         del x, out, ws
         torch.cuda.empty_cache()
     try:
@@ -189,12 +211,15 @@ def canny_table(torch, a):
         out = cp.empty((h, w), cp.uint8)
         need = cs._native.canny_workspace(native, f, w, h)
         ws = cp.empty((need,), cp.uint8)
-        raw, new, into = cuda_medians_interleaved_us(torch, (
+        calls = (
             lambda: cs._native.canny_device(
                 native, x.data.ptr, out.data.ptr, w, h, 1, 0, f, 50.0, 150.0, (ws.data.ptr, need)),
             lambda: cs.canny(x, 50, 150),
-            lambda: cs.canny(x, 50, 150, out=out)), a.calls)
-        print(f"| {name}, CuPy | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs |", flush=True)
+            lambda: cs.canny(x, 50, 150, out=out))
+        raw, new, into = cuda_medians_interleaved_us(torch, calls, a.calls)
+        host_raw, host_into = host_medians_interleaved_us(torch, (calls[0], calls[2]), a.calls)
+        print(f"| {name}, CuPy | {new:.1f} µs | {into:.1f} µs | {raw:.1f} µs | {into - raw:+.1f} µs "
+              f"| {host_into:.1f} µs | {host_raw:.1f} µs |", flush=True)
         del x, out, ws
 
 
